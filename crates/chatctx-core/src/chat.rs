@@ -1,0 +1,314 @@
+//! The state of one chat: the people seen in it, its conversations (one per forum topic) with their items in
+//! time order, the message index, and its objects. Nothing here is ever shared between chats.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::event::Person;
+use crate::history::{ChatHistoryItem, HistoryQuote, Sender};
+use crate::kinds::{ItemKind, Origin};
+use crate::objects::Objects;
+use crate::people::{display_ref, nickname};
+use crate::settings::Mode;
+use crate::time::Timestamp;
+
+/// How a speaker looked when they spoke. A person's later renames make a new profile; old items keep theirs.
+#[derive(Debug)]
+pub(crate) struct Profile {
+    user_id: Box<str>,
+    username: Option<Box<str>>,
+    nickname: Box<str>,
+    is_bot: bool,
+    display_ref: Box<str>,
+}
+
+/// The people of one chat.
+#[derive(Debug, Default)]
+pub(crate) struct People {
+    profiles: Vec<Profile>,
+    by_user: HashMap<Box<str>, u32>,
+    by_username: HashMap<Box<str>, u32>,
+}
+
+/// Who spoke when the event did not say: a system note, or the bot reacting.
+#[derive(Clone, Copy)]
+pub(crate) enum Anonymous {
+    System,
+    Bot,
+}
+
+impl People {
+    /// The profile index for `p` as it looks now, adding a profile when the person is new or changed.
+    pub(crate) fn intern(&mut self, channel: &str, p: &Person) -> u32 {
+        let nick = nickname(p);
+        if let Some(&i) = self.by_user.get(p.user_id.as_str()) {
+            let old = &self.profiles[i as usize];
+            if *old.nickname == *nick
+                && old.username.as_deref() == p.username.as_deref()
+                && old.is_bot == p.is_bot
+            {
+                return i;
+            }
+        }
+        let profile = Profile {
+            display_ref: display_ref(channel, &nick, p.username.as_deref(), &p.user_id).into(),
+            user_id: p.user_id.as_str().into(),
+            username: p.username.as_deref().map(Into::into),
+            nickname: nick.into(),
+            is_bot: p.is_bot,
+        };
+        self.push(profile)
+    }
+
+    fn push(&mut self, profile: Profile) -> u32 {
+        let idx = u32::try_from(self.profiles.len()).unwrap_or(u32::MAX);
+        if !profile.user_id.is_empty() {
+            self.by_user.insert(profile.user_id.clone(), idx);
+        }
+        if let Some(u) = &profile.username {
+            self.by_username.insert(u.to_ascii_lowercase().into(), idx);
+        }
+        self.profiles.push(profile);
+        idx
+    }
+
+    /// The profile for a speaker the event did not name.
+    pub(crate) fn anonymous(&mut self, who: Anonymous) -> u32 {
+        let (key, nick, is_bot) = match who {
+            Anonymous::System => ("\u{0}system", "system", false),
+            Anonymous::Bot => ("\u{0}bot", "assistant", true),
+        };
+        if let Some(&i) = self.by_user.get(key) {
+            return i;
+        }
+        let idx = self.push(Profile {
+            user_id: "".into(),
+            username: None,
+            nickname: nick.into(),
+            is_bot,
+            display_ref: nick.into(),
+        });
+        self.by_user.insert(key.into(), idx);
+        idx
+    }
+
+    /// The current nickname of the member with `username` (case-insensitive), if seen.
+    pub(crate) fn nickname_of(&self, username: &str) -> Option<String> {
+        let key = username.to_ascii_lowercase();
+        self.by_username
+            .get(key.as_str())
+            .map(|&i| self.profiles[i as usize].nickname.to_string())
+    }
+
+    fn sender(&self, idx: u32) -> Sender {
+        match self.profiles.get(idx as usize) {
+            Some(p) => Sender {
+                user_id: p.user_id.to_string(),
+                username: p.username.as_deref().map(str::to_owned),
+                nickname: p.nickname.to_string(),
+                is_bot: p.is_bot,
+                display_ref: p.display_ref.to_string(),
+            },
+            None => Sender {
+                user_id: String::new(),
+                username: None,
+                nickname: "unknown".into(),
+                is_bot: false,
+                display_ref: "unknown".into(),
+            },
+        }
+    }
+}
+
+/// Position of an item: time first, then arrival. Unique within a chat.
+pub(crate) type Key = (Timestamp, u64);
+
+/// One stored history item. Kept small: the speaker is an index into the chat's profiles.
+#[derive(Debug)]
+pub(crate) struct Item {
+    pub(crate) seq: u64,
+    pub(crate) sent_at: Timestamp,
+    pub(crate) sender: u32,
+    pub(crate) kind: ItemKind,
+    /// Read by the selection of SPEC §6.3 (background items leave interactive context).
+    #[allow(dead_code)]
+    pub(crate) origin: Origin,
+    pub(crate) triggered: bool,
+    pub(crate) message_id: Option<Box<str>>,
+    pub(crate) reply_to: Option<Box<str>>,
+    pub(crate) text: Box<str>,
+    pub(crate) quote: Option<Box<(Box<str>, Box<str>)>>,
+    pub(crate) actions: Box<[String]>,
+}
+
+impl Item {
+    pub(crate) fn key(&self) -> Key {
+        (self.sent_at, self.seq)
+    }
+
+    /// Whether the write policy of `mode` records this item for the prompt (SPEC §5.3). The bot's outputs
+    /// always count; inbound messages, reactions and system notes count in `talkative`, and otherwise only
+    /// when they triggered the bot.
+    pub(crate) fn eligible(&self, mode: Mode) -> bool {
+        self.kind.is_outbound()
+            || mode == Mode::Talkative
+            || (self.triggered && self.kind != ItemKind::InboundReaction)
+    }
+}
+
+/// The items of one topic (or of a chat without topics), oldest first.
+#[derive(Debug, Default)]
+pub(crate) struct Conv {
+    pub(crate) topic: Option<Box<str>>,
+    pub(crate) items: VecDeque<Item>,
+}
+
+impl Conv {
+    pub(crate) fn find(&self, key: Key) -> Option<usize> {
+        self.items.binary_search_by_key(&key, Item::key).ok()
+    }
+
+    /// Items strictly before `key`, oldest first.
+    pub(crate) fn before(&self, key: Option<Key>) -> impl DoubleEndedIterator<Item = &Item> {
+        let end = key.map_or(self.items.len(), |k| {
+            self.items.partition_point(|i| i.key() < k)
+        });
+        self.items.range(..end)
+    }
+}
+
+/// Where a message lives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Loc {
+    pub(crate) conv: u32,
+    pub(crate) key: Key,
+}
+
+/// One chat.
+#[derive(Debug, Default)]
+pub(crate) struct Chat {
+    pub(crate) chat_type: Option<Box<str>>,
+    pub(crate) people: People,
+    pub(crate) convs: Vec<Conv>,
+    topics: HashMap<Option<Box<str>>, u32>,
+    pub(crate) index: HashMap<Box<str>, Loc>,
+    pub(crate) next_seq: u64,
+    pub(crate) objects: Objects,
+}
+
+impl Chat {
+    /// The conversation of `topic`, created on first use.
+    pub(crate) fn conv_for(&mut self, topic: Option<&str>) -> u32 {
+        if let Some(&i) = self.topics.get(&topic.map(Into::into)) {
+            return i;
+        }
+        let idx = u32::try_from(self.convs.len()).unwrap_or(u32::MAX);
+        self.convs.push(Conv {
+            topic: topic.map(Into::into),
+            items: VecDeque::new(),
+        });
+        self.topics.insert(topic.map(Into::into), idx);
+        idx
+    }
+
+    /// The conversation of `topic`, if any item was ever recorded in it.
+    pub(crate) fn conv_of(&self, topic: Option<&str>) -> Option<&Conv> {
+        let key: Option<Box<str>> = topic.map(Into::into);
+        self.topics
+            .get(&key)
+            .and_then(|&i| self.convs.get(i as usize))
+    }
+
+    /// Inserts `item` into conversation `conv` in time order, then drops the oldest items beyond `cap`.
+    pub(crate) fn insert(&mut self, conv: u32, item: Item, cap: usize) {
+        let Some(c) = self.convs.get_mut(conv as usize) else {
+            return;
+        };
+        let key = item.key();
+        if let Some(id) = &item.message_id {
+            self.index.insert(id.clone(), Loc { conv, key });
+        }
+        if c.items.back().is_none_or(|last| last.key() < key) {
+            c.items.push_back(item);
+        } else {
+            let at = c.items.partition_point(|i| i.key() < key);
+            c.items.insert(at, item);
+        }
+        while c.items.len() > cap.max(1) {
+            if let Some(old) = c.items.pop_front() {
+                if let Some(id) = old.message_id {
+                    self.index.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// Removes the message `id`, returning it.
+    pub(crate) fn remove_message(&mut self, id: &str) -> Option<(u32, Item)> {
+        let loc = self.index.remove(id)?;
+        let conv = self.convs.get_mut(loc.conv as usize)?;
+        let at = conv.find(loc.key)?;
+        conv.items.remove(at).map(|i| (loc.conv, i))
+    }
+
+    /// The stored message `id`.
+    pub(crate) fn message(&self, id: &str) -> Option<(&Conv, &Item)> {
+        let loc = self.index.get(id)?;
+        let conv = self.convs.get(loc.conv as usize)?;
+        conv.find(loc.key)
+            .and_then(|at| conv.items.get(at))
+            .map(|i| (conv, i))
+    }
+
+    /// The history item view of a stored item.
+    pub(crate) fn view(&self, channel: &str, chat_id: &str, item: &Item) -> ChatHistoryItem {
+        ChatHistoryItem {
+            channel: channel.to_owned(),
+            kind: item.kind,
+            chat_id: chat_id.to_owned(),
+            chat_type: self.chat_type.as_deref().map(str::to_owned),
+            message_id: item.message_id.as_deref().map(str::to_owned),
+            reply_to_message_id: item.reply_to.as_deref().map(str::to_owned),
+            sent_at: item.sent_at,
+            sender: self.people.sender(item.sender),
+            text: item.text.to_string(),
+            quote: item
+                .quote
+                .as_ref()
+                .map(|q| HistoryQuote::new(q.0.to_string(), q.1.to_string())),
+            actions: item.actions.to_vec(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renamed_people_get_a_new_profile_and_old_items_keep_theirs() {
+        let mut people = People::default();
+        let mut p = Person {
+            user_id: "1".into(),
+            username: Some("Bob".into()),
+            first_name: Some("Bob".into()),
+            ..Person::default()
+        };
+        let a = people.intern("telegram", &p);
+        assert_eq!(
+            people.intern("telegram", &p),
+            a,
+            "unchanged person, same profile"
+        );
+        p.first_name = Some("Robert".into());
+        let b = people.intern("telegram", &p);
+        assert_ne!(a, b);
+        assert_eq!(people.sender(a).nickname, "Bob");
+        assert_eq!(people.sender(b).display_ref, "[Robert](tg:@Bob)");
+        assert_eq!(
+            people.nickname_of("bob").as_deref(),
+            Some("Robert"),
+            "usernames match case-insensitively"
+        );
+        assert_eq!(people.nickname_of("nobody"), None);
+    }
+}

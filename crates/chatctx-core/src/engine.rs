@@ -1,0 +1,542 @@
+//! The engine: applies events to per-chat state and answers the tools. It owns no clock and does no I/O;
+//! callers pass `now` and do the logging.
+
+use std::collections::HashMap;
+
+use crate::chat::{Anonymous, Chat, Item};
+use crate::error::{Error, ErrorCode};
+use crate::event::{
+    ActivationEvent, Direction, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp, ObjectRef,
+    ReactionEvent,
+};
+use crate::history::ChatHistoryItem;
+use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
+use crate::mention::{Normalized, normalize, normalize_plain};
+use crate::objects::{Object, short_label};
+use crate::people::person_ref;
+use crate::settings::{Scope, Settings};
+
+/// What applying an event produced besides the state change.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Things that could not be applied in full, for the log (never message text).
+    pub warnings: Vec<String>,
+}
+
+/// The whole in-memory state: every chat, keyed by channel and chat id.
+#[derive(Debug, Default)]
+pub struct Engine {
+    settings: Settings,
+    chats: HashMap<Box<str>, HashMap<Box<str>, Chat>>,
+    /// Platform object ids (Telegram poll ids) to (channel, chat, object). Telegram's `poll_answer` names only
+    /// the poll, so it is routed here; the answer touches only that chat.
+    external: HashMap<Box<str>, (Box<str>, Box<str>, Box<str>)>,
+}
+
+impl Engine {
+    /// An empty engine.
+    pub fn new(settings: Settings) -> Self {
+        Self {
+            settings,
+            ..Self::default()
+        }
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub(crate) fn chat(&self, channel: &str, chat_id: &str) -> Option<&Chat> {
+        self.chats.get(channel)?.get(chat_id)
+    }
+
+    fn chat_mut(&mut self, channel: &str, chat_id: &str) -> &mut Chat {
+        slot(slot(&mut self.chats, channel), chat_id)
+    }
+
+    /// Number of chats held.
+    pub fn chat_count(&self) -> usize {
+        self.chats.values().map(HashMap::len).sum()
+    }
+
+    /// Checks what only the current state can tell (an activation of an unknown object), so that a batch
+    /// can be refused before any of it is applied.
+    pub fn check(&self, event: &Event) -> Result<(), Error> {
+        if let Event::Activation(ActivationEvent {
+            channel,
+            target: ObjectRef::Id { chat_id, object_id },
+            ..
+        }) = event
+        {
+            let known = self.chat(channel, chat_id).is_some_and(|c| {
+                c.objects.get(object_id).is_some() || message_candidate(c, object_id).is_some()
+            });
+            if !known {
+                return Err(Error::invalid_event(format!(
+                    "field `object_id`: no object {object_id:?} in chat {chat_id}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies one validated event.
+    pub fn apply(&mut self, event: Event) -> Result<Applied, Error> {
+        self.check(&event)?;
+        Ok(self.apply_checked(event))
+    }
+
+    /// Applies a batch all or nothing: every event is checked before any is applied.
+    pub fn apply_all(&mut self, events: Vec<Event>) -> Result<Applied, Error> {
+        for e in &events {
+            self.check(e)?;
+        }
+        let mut out = Applied::default();
+        for e in events {
+            out.warnings.extend(self.apply_checked(e).warnings);
+        }
+        Ok(out)
+    }
+
+    fn apply_checked(&mut self, event: Event) -> Applied {
+        let mut out = Applied::default();
+        match event {
+            Event::Message(m) => self.apply_message(m, &mut out),
+            Event::Reaction(r) => self.apply_reaction(r),
+            Event::Object(o) => self.apply_object(o),
+            Event::Activation(a) => self.apply_activation(a, &mut out),
+        }
+        out
+    }
+
+    fn apply_message(&mut self, m: MessageEvent, out: &mut Applied) {
+        let cap = self.settings.conversation.cache_max_per_conversation;
+        let MessageEvent {
+            channel,
+            chat_id,
+            chat_type,
+            topic_id,
+            message_id,
+            reply_to_message_id,
+            kind,
+            sent_at,
+            sender,
+            text,
+            entities,
+            quote,
+            attachments,
+            origin,
+            triggered_agent,
+            actions,
+        } = m;
+        let chat = self.chat_mut(&channel, &chat_id);
+        if let Some(t) = chat_type {
+            if chat.chat_type.as_deref() != Some(t.as_str()) {
+                chat.chat_type = Some(t.into());
+            }
+        }
+        let sender_idx = match &sender {
+            Some(p) => chat.people.intern(&channel, p),
+            None => chat.people.anonymous(Anonymous::System),
+        };
+        let Normalized {
+            text,
+            links,
+            warnings,
+        } = {
+            let people = &chat.people;
+            let known = |u: &str| people.nickname_of(u);
+            if !entities.is_empty() {
+                normalize(&text, &entities, &channel, &known)
+            } else if channel != crate::event::DEFAULT_CHANNEL {
+                Normalized {
+                    text: normalize_plain(&text, &channel, &known),
+                    ..Normalized::default()
+                }
+            } else {
+                Normalized {
+                    text,
+                    ..Normalized::default()
+                }
+            }
+        };
+        out.warnings.extend(
+            warnings
+                .into_iter()
+                .map(|w| format!("chat {chat_id} message {message_id}: {w}")),
+        );
+        let text = with_attachment_tags(text, &attachments);
+        let item_kind = match kind {
+            MessageKind::InboundUser => ItemKind::InboundUser,
+            MessageKind::OutboundAgent => ItemKind::OutboundAgent,
+            MessageKind::System => ItemKind::System,
+        };
+        let quote = quote.map(|q| {
+            let sender_ref = q
+                .sender
+                .as_ref()
+                .map(|p| person_ref(&channel, p))
+                .unwrap_or_default();
+            Box::new((sender_ref.into_boxed_str(), q.text.into_boxed_str()))
+        });
+
+        // Objects carried by the message, with the derived ids of SPEC §3.6.
+        let created_by_bot = kind == MessageKind::OutboundAgent;
+        let by_user = sender
+            .as_ref()
+            .map(|p| p.user_id.clone())
+            .filter(|u| !u.is_empty());
+        let mut objects: Vec<Object> = Vec::with_capacity(attachments.len() + links.len());
+        let mut activations: Vec<(String, Activation)> = Vec::new();
+        let mut seen = [0u32; ObjectKind::ALL.len()];
+        let mut externals = Vec::new();
+        for a in attachments {
+            let n = &mut seen[a.kind as usize];
+            let id = a.object_id.unwrap_or_else(|| match *n {
+                0 => format!("{message_id}:{}", a.kind),
+                k => format!("{message_id}:{}:{k}", a.kind),
+            });
+            *n += 1;
+            if let Some(act) = a.activation {
+                activations.push((id.clone(), act));
+            }
+            if let Some(ext) = &a.external_id {
+                externals.push((ext.clone(), id.clone()));
+            }
+            objects.push(new_object(
+                id,
+                a.kind,
+                &message_id,
+                &topic_id,
+                a.label.as_deref(),
+                &by_user,
+                created_by_bot,
+                sent_at,
+                a.external_id,
+            ));
+        }
+        for (n, url) in links.iter().enumerate() {
+            objects.push(new_object(
+                format!("{message_id}:link:{n}"),
+                ObjectKind::Link,
+                &message_id,
+                &topic_id,
+                Some(url),
+                &by_user,
+                created_by_bot,
+                sent_at,
+                None,
+            ));
+        }
+
+        // An edit replaces the earlier copy in place: same position, same conversation.
+        let (conv, seq, was_triggered) = match chat.remove_message(&message_id) {
+            Some((conv, old)) => (conv, old.seq, old.triggered),
+            None => {
+                let seq = chat.next_seq;
+                chat.next_seq += 1;
+                (chat.conv_for(topic_id.as_deref()), seq, false)
+            }
+        };
+        let ids: Vec<String> = objects.iter().map(|o| o.object_id.clone()).collect();
+        for gone in chat.objects.derived_not_in(&message_id, &ids) {
+            chat.objects.delete(&gone);
+        }
+        for o in objects {
+            chat.objects.upsert(o);
+        }
+        for (id, act) in activations {
+            chat.objects.activate(&id, act, sent_at);
+        }
+        // A user replying to a message activates the typed objects it carries (SPEC §4, `replied_to`).
+        if kind == MessageKind::InboundUser {
+            if let Some(parent) = &reply_to_message_id {
+                for id in chat.objects.derived_not_in(parent, &[]) {
+                    chat.objects.activate(&id, Activation::RepliedTo, sent_at);
+                }
+            }
+        }
+        let item = Item {
+            seq,
+            sent_at,
+            sender: sender_idx,
+            kind: item_kind,
+            origin,
+            triggered: triggered_agent || was_triggered,
+            message_id: Some(message_id.into_boxed_str()),
+            reply_to: reply_to_message_id.map(String::into_boxed_str),
+            text: text.into_boxed_str(),
+            quote,
+            actions: actions.into_boxed_slice(),
+        };
+        chat.insert(conv, item, cap);
+        for (ext, id) in externals {
+            self.external.insert(
+                ext.into(),
+                (channel.as_str().into(), chat_id.as_str().into(), id.into()),
+            );
+        }
+    }
+
+    fn apply_reaction(&mut self, r: ReactionEvent) {
+        let cap = self.settings.conversation.cache_max_per_conversation;
+        let chat = self.chat_mut(&r.channel, &r.chat_id);
+        let topic = match r.topic_id {
+            Some(t) => Some(t),
+            None => chat
+                .message(&r.message_id)
+                .and_then(|(c, _)| c.topic.as_deref().map(str::to_owned)),
+        };
+        let (kind, sender) = match (r.direction, &r.sender) {
+            (Direction::Inbound, Some(p)) => {
+                (ItemKind::InboundReaction, chat.people.intern(&r.channel, p))
+            }
+            (Direction::Inbound, None) => (
+                ItemKind::InboundReaction,
+                chat.people.anonymous(Anonymous::System),
+            ),
+            (Direction::Outbound, Some(p)) => (
+                ItemKind::OutboundReaction,
+                chat.people.intern(&r.channel, p),
+            ),
+            (Direction::Outbound, None) => (
+                ItemKind::OutboundReaction,
+                chat.people.anonymous(Anonymous::Bot),
+            ),
+        };
+        let text = if r.emoji.is_empty() {
+            format!("removed their reaction to message {}", r.message_id)
+        } else {
+            format!("reacted {} to message {}", r.emoji.join(" "), r.message_id)
+        };
+        let conv = chat.conv_for(topic.as_deref());
+        let seq = chat.next_seq;
+        chat.next_seq += 1;
+        let item = Item {
+            seq,
+            sent_at: r.sent_at,
+            sender,
+            kind,
+            origin: Origin::Interactive,
+            triggered: false,
+            message_id: None,
+            reply_to: Some(r.message_id.into_boxed_str()),
+            text: text.into_boxed_str(),
+            quote: None,
+            actions: Box::default(),
+        };
+        chat.insert(conv, item, cap);
+    }
+
+    fn apply_object(&mut self, o: ObjectEvent) {
+        let ObjectEvent {
+            channel,
+            op,
+            at,
+            object: spec,
+            activation,
+        } = o;
+        let chat = self.chat_mut(&channel, &spec.chat_id);
+        if op == ObjectOp::Delete {
+            if let Some(gone) = chat.objects.delete(&spec.object_id) {
+                if let Some(ext) = gone.external_id {
+                    self.external.remove(ext.as_str());
+                }
+            }
+            return;
+        }
+        let by_user = spec.created_by_user_id.clone();
+        let source = spec.source_message_id.clone().unwrap_or_default();
+        let mut obj = new_object(
+            spec.object_id,
+            spec.kind,
+            &source,
+            &spec.topic_id,
+            spec.title_or_label.as_deref(),
+            &by_user,
+            spec.created_by_bot,
+            at,
+            None,
+        );
+        if spec.source_message_id.is_none() {
+            obj.source_message_id = None;
+        }
+        let id = obj.object_id.clone();
+        chat.objects.upsert(obj);
+        if let Some(act) = activation {
+            chat.objects.activate(&id, act, at);
+        }
+        if op == ObjectOp::Close {
+            chat.objects.close(&id, at);
+        }
+    }
+
+    fn apply_activation(&mut self, a: ActivationEvent, out: &mut Applied) {
+        let (channel, chat_id, object_id) = match a.target {
+            ObjectRef::Id { chat_id, object_id } => (a.channel, chat_id, object_id),
+            ObjectRef::External { external_id } => match self.external.get(external_id.as_str()) {
+                Some((ch, chat, obj)) => (ch.to_string(), chat.to_string(), obj.to_string()),
+                None => {
+                    out.warnings.push(format!(
+                        "activation {} for unknown external object {external_id}; ignored",
+                        a.event
+                    ));
+                    return;
+                }
+            },
+        };
+        let chat = self.chat_mut(&channel, &chat_id);
+        if chat.objects.get(&object_id).is_none() {
+            if let Some(obj) = message_candidate(chat, &object_id) {
+                chat.objects.upsert(obj);
+            }
+        }
+        chat.objects.activate(&object_id, a.event, a.at);
+    }
+
+    /// Every history item of a chat in one scope (`topic` under `history.scope = "topic"`), oldest first.
+    pub fn history(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        topic_id: Option<&str>,
+    ) -> Result<Vec<ChatHistoryItem>, Error> {
+        let chat = self
+            .chat(channel, chat_id)
+            .ok_or_else(|| unknown_chat(chat_id))?;
+        let mut items: Vec<&Item> = match self.settings.history.scope {
+            Scope::Topic => chat
+                .conv_of(topic_id)
+                .map(|c| c.items.iter().collect())
+                .unwrap_or_default(),
+            Scope::Chat => chat.convs.iter().flat_map(|c| c.items.iter()).collect(),
+        };
+        items.sort_by_key(|i| i.key());
+        Ok(items
+            .into_iter()
+            .map(|i| chat.view(channel, chat_id, i))
+            .collect())
+    }
+
+    /// The objects of a chat, by id.
+    pub fn objects(&self, channel: &str, chat_id: &str) -> Result<Vec<Object>, Error> {
+        let chat = self
+            .chat(channel, chat_id)
+            .ok_or_else(|| unknown_chat(chat_id))?;
+        let mut v: Vec<Object> = chat.objects.iter().cloned().collect();
+        v.sort_by(|a, b| a.object_id.cmp(&b.object_id));
+        Ok(v)
+    }
+
+    /// The stored message `message_id` as a history item.
+    pub fn message(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        message_id: &str,
+    ) -> Option<ChatHistoryItem> {
+        let chat = self.chat(channel, chat_id)?;
+        chat.message(message_id)
+            .map(|(_, i)| chat.view(channel, chat_id, i))
+    }
+}
+
+/// The value under `key`, inserted as default when missing. Unlike `entry`, a hit allocates nothing.
+fn slot<'m, V: Default>(map: &'m mut HashMap<Box<str>, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        return map.entry(key.into()).or_default();
+    }
+    match map.get_mut(key) {
+        Some(v) => v,
+        None => unreachable!("the key was found just above"),
+    }
+}
+
+pub(crate) fn unknown_chat(chat_id: &str) -> Error {
+    Error::new(
+        ErrorCode::UnknownChat,
+        format!("no chat {chat_id:?} is known"),
+    )
+}
+
+/// The `message` / `bot_message` candidate object of a stored message, for ids `"{message_id}:message"`.
+fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> {
+    let (mid, kind) = object_id.rsplit_once(':')?;
+    let kind = ObjectKind::parse(kind)
+        .filter(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage))?;
+    let (conv, item) = chat.message(mid)?;
+    let is_bot = item.kind == ItemKind::OutboundAgent;
+    if is_bot != (kind == ObjectKind::BotMessage) {
+        return None;
+    }
+    let label: String = item.text.chars().take(200).collect();
+    let mut o = new_object(
+        object_id.to_owned(),
+        kind,
+        mid,
+        &conv.topic.as_deref().map(str::to_owned),
+        Some(&label),
+        &None,
+        is_bot,
+        item.sent_at,
+        None,
+    );
+    o.created_by_user_id = None;
+    Some(o)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn new_object(
+    object_id: String,
+    kind: ObjectKind,
+    source: &str,
+    topic: &Option<String>,
+    label: Option<&str>,
+    by_user: &Option<String>,
+    by_bot: bool,
+    at: crate::time::Timestamp,
+    external_id: Option<String>,
+) -> Object {
+    Object {
+        object_id,
+        kind,
+        source_message_id: Some(source.to_owned()),
+        topic_id: topic.clone(),
+        title_or_label: label.map(short_label).filter(|l| !l.is_empty()),
+        created_by_user_id: by_user.clone(),
+        created_by_bot: by_bot,
+        created_at: at,
+        last_touched_at: at,
+        activation: None,
+        activated_at: None,
+        closed_at: None,
+        external_id,
+    }
+}
+
+/// Prefixes the text with one tag per attachment (`[media.image: cat.jpg]`), so the model sees what a
+/// message carried even when it has no caption.
+fn with_attachment_tags(text: String, attachments: &[crate::event::Attachment]) -> String {
+    if attachments.is_empty() {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 24 * attachments.len());
+    for a in attachments {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push('[');
+        out.push_str(a.kind.as_str());
+        if let Some(l) = a.label.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
+            out.push_str(": ");
+            out.push_str(&short_label(l));
+        }
+        out.push(']');
+    }
+    if !text.is_empty() {
+        out.push(' ');
+        out.push_str(&text);
+    }
+    out
+}

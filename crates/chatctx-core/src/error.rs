@@ -1,0 +1,89 @@
+//! The one error shape of the wire contract (SPEC §9): a stable snake_case code and a message.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Stable error codes. Adapters map each to an HTTP status once.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// An event failed validation; the message names the field.
+    InvalidEvent,
+    /// An event `type` chatctx does not know.
+    UnsupportedEvent,
+    /// A tool request failed validation.
+    InvalidRequest,
+    /// A tool name chatctx does not know.
+    UnknownTool,
+    /// A chat chatctx holds nothing for.
+    UnknownChat,
+    /// `expected_revision` was stale.
+    RevisionConflict,
+    /// A state patch was rejected.
+    InvalidPatch,
+    /// A body or value over its size limit.
+    PayloadTooLarge,
+    /// Missing or wrong credentials.
+    Unauthorized,
+    /// A scoped credential named another chat.
+    ForbiddenScope,
+    /// A fault inside chatctx.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The wire name, e.g. `invalid_event`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidEvent => "invalid_event",
+            Self::UnsupportedEvent => "unsupported_event",
+            Self::InvalidRequest => "invalid_request",
+            Self::UnknownTool => "unknown_tool",
+            Self::UnknownChat => "unknown_chat",
+            Self::RevisionConflict => "revision_conflict",
+            Self::InvalidPatch => "invalid_patch",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::Unauthorized => "unauthorized",
+            Self::ForbiddenScope => "forbidden_scope",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `{"code": "…", "message": "…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct Error {
+    /// The stable code.
+    pub code: ErrorCode,
+    /// What went wrong, for a person; names the field when one is at fault.
+    pub message: String,
+}
+
+impl Error {
+    /// An error with `code` and `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// `invalid_event`.
+    pub fn invalid_event(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidEvent, message)
+    }
+
+    /// `invalid_request`.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidRequest, message)
+    }
+}

@@ -1,0 +1,182 @@
+//! Reading untrusted JSON objects field by field, so that every error names the field at fault
+//! (`field `sender.user_id`: expected a string or integer id`) with the error code of its boundary.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorCode};
+use crate::time::Timestamp;
+
+/// One JSON object being read, with the dotted path that leads to it.
+#[derive(Clone, Copy)]
+pub struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    path: &'a str,
+    code: ErrorCode,
+}
+
+/// Returns `v` as an object, or an error naming `what`.
+pub fn object<'a>(
+    v: &'a Value,
+    what: &str,
+    code: ErrorCode,
+) -> Result<&'a Map<String, Value>, Error> {
+    v.as_object()
+        .ok_or_else(|| Error::new(code, format!("{what} must be a JSON object")))
+}
+
+impl<'a> Fields<'a> {
+    /// Reads `map`, reporting errors with `code` and field names prefixed by `path` (empty for the top).
+    pub fn new(map: &'a Map<String, Value>, path: &'a str, code: ErrorCode) -> Self {
+        Self { map, path, code }
+    }
+
+    /// The dotted name of `key` under this object.
+    pub fn name(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    /// An error about `key`.
+    pub fn err(&self, key: &str, what: &str) -> Error {
+        Error::new(self.code, format!("field `{}`: {what}", self.name(key)))
+    }
+
+    /// The raw value, treating JSON `null` as absent.
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    /// A required field's raw value.
+    pub fn req(&self, key: &str) -> Result<&'a Value, Error> {
+        self.get(key).ok_or_else(|| self.err(key, "is required"))
+    }
+
+    /// An id: a non-empty string or an integer (stringified).
+    pub fn id(&self, key: &str) -> Result<Option<String>, Error> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => id_of(v)
+                .map(Some)
+                .ok_or_else(|| self.err(key, "expected a non-empty string or integer id")),
+        }
+    }
+
+    /// A required id.
+    pub fn req_id(&self, key: &str) -> Result<String, Error> {
+        self.id(key)?.ok_or_else(|| self.err(key, "is required"))
+    }
+
+    /// An optional string.
+    pub fn str(&self, key: &str) -> Result<Option<&'a str>, Error> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(self.err(key, "expected a string")),
+        }
+    }
+
+    /// An optional boolean.
+    pub fn bool(&self, key: &str) -> Result<Option<bool>, Error> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(self.err(key, "expected true or false")),
+        }
+    }
+
+    /// An optional non-negative integer that fits in `u32`.
+    pub fn u32(&self, key: &str) -> Result<Option<u32>, Error> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| self.err(key, "expected a non-negative integer")),
+        }
+    }
+
+    /// An optional time: RFC 3339 with any offset, or integer Unix seconds.
+    pub fn time(&self, key: &str) -> Result<Option<Timestamp>, Error> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => time_of(v).map(Some).map_err(|why| self.err(key, &why)),
+        }
+    }
+
+    /// A required time.
+    pub fn req_time(&self, key: &str) -> Result<Timestamp, Error> {
+        self.time(key)?.ok_or_else(|| self.err(key, "is required"))
+    }
+
+    /// An optional nested object.
+    pub fn obj(&self, key: &str) -> Result<Option<&'a Map<String, Value>>, Error> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(_) => Err(self.err(key, "expected an object")),
+        }
+    }
+
+    /// An optional array.
+    pub fn array(&self, key: &str) -> Result<&'a [Value], Error> {
+        match self.get(key) {
+            None => Ok(&[]),
+            Some(Value::Array(a)) => Ok(a),
+            Some(_) => Err(self.err(key, "expected an array")),
+        }
+    }
+
+    /// An optional list of strings.
+    pub fn strings(&self, key: &str) -> Result<Vec<String>, Error> {
+        self.array(key)?
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| self.err(key, "expected an array of strings"))
+            })
+            .collect()
+    }
+
+    /// An optional string that must be one of `allowed`, returned as its index.
+    pub fn one_of(&self, key: &str, allowed: &[&str]) -> Result<Option<usize>, Error> {
+        match self.str(key)? {
+            None => Ok(None),
+            Some(s) => allowed
+                .iter()
+                .position(|a| *a == s)
+                .map(Some)
+                .ok_or_else(|| {
+                    self.err(
+                        key,
+                        &format!("expected one of {}, got {s:?}", allowed.join(", ")),
+                    )
+                }),
+        }
+    }
+}
+
+/// An id from a JSON value: a non-empty string, or an integer stringified.
+pub fn id_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A time from a JSON value: RFC 3339 or integer Unix seconds.
+pub fn time_of(v: &Value) -> Result<Timestamp, String> {
+    match v {
+        Value::String(s) => Timestamp::parse_rfc3339(s).map_err(|e| e.to_string()),
+        Value::Number(n) => n
+            .as_i64()
+            .and_then(Timestamp::from_unix)
+            .ok_or_else(|| "expected integer Unix seconds within years 1 to 9999".to_owned()),
+        _ => Err("expected an RFC 3339 time or integer Unix seconds".to_owned()),
+    }
+}

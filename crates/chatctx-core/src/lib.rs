@@ -1,0 +1,44 @@
+//! chatctx-core: the pure conversation-context engine.
+//!
+//! Events go in ([`event`]), structured history and objects are kept per chat ([`engine`], [`chat`]),
+//! and the tools answer from that state ([`tools`]). Nothing here reads a clock, a file or the network:
+//! the caller passes `now`, so every answer is reproducible.
+//!
+//! Modules:
+//! - [`time`]: timestamps (RFC 3339 / Unix seconds) and durations.
+//! - [`error`]: the error shape of the contract.
+//! - [`json`]: field-by-field reading of untrusted JSON, naming the bad field.
+//! - [`kinds`]: object kinds, activations, item kinds, origins.
+//! - [`event`]: the input events and their validation.
+//! - [`people`]: nicknames and the one `display_ref` formatter.
+//! - [`mention`]: mention normalization by UTF-16 entity offsets; link extraction.
+//! - [`history`]: `ChatHistoryItem` and its validation.
+//! - [`objects`]: typed objects of a chat.
+//! - [`render`]: `single` / `per_item` rendering, prompt assembly, the addressing input.
+//! - [`settings`]: validated configuration.
+//! - [`engine`]: applying events.
+//! - [`tools`]: the tool requests and responses.
+#![warn(missing_docs)]
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
+mod chat;
+pub mod engine;
+pub mod error;
+pub mod event;
+pub mod history;
+pub mod json;
+pub mod kinds;
+pub mod mention;
+pub mod objects;
+pub mod people;
+pub mod render;
+pub mod settings;
+pub mod time;
+pub mod tools;
+
+pub use engine::{Applied, Engine};
+pub use error::{Error, ErrorCode};
+pub use event::Event;
+pub use history::ChatHistoryItem;
+pub use settings::Settings;
+pub use time::{Span, Timestamp};

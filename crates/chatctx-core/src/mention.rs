@@ -1,0 +1,461 @@
+//! Mention normalization and link extraction over Telegram entities, whose offsets count UTF-16 code units.
+//!
+//! `mention` and `text_mention` spans are replaced by the person's reference (`[Bob](tg:@bob)`); everything
+//! outside those spans is copied unchanged. An entity that is out of range, cuts a surrogate pair, overlaps an
+//! earlier replacement, or names a user without a username leaves its text as it was and yields a warning; it
+//! never fails the event.
+
+use std::ops::Range;
+
+use crate::event::{Entity, EntityKind, Person};
+use crate::people::{display_ref, nickname};
+
+/// The result of normalizing one text.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Normalized {
+    /// The text with mentions replaced.
+    pub text: String,
+    /// URLs of `url` and `text_link` entities, in text order.
+    pub links: Vec<String>,
+    /// What could not be normalized, for the log. Never contains the message text.
+    pub warnings: Vec<String>,
+}
+
+/// Byte ranges in `text` for each entity, in entity order; `None` where the UTF-16 span is out of range or
+/// does not fall on character boundaries. One pass over the text whatever the number of entities.
+pub fn byte_spans(text: &str, entities: &[Entity]) -> Vec<Option<Range<usize>>> {
+    // Every boundary we need, as (utf16 position, entity index, is_end).
+    let mut wanted: Vec<(u64, usize, bool)> = Vec::with_capacity(entities.len() * 2);
+    for (i, e) in entities.iter().enumerate() {
+        let start = u64::from(e.offset);
+        wanted.push((start, i, false));
+        wanted.push((start + u64::from(e.length), i, true));
+    }
+    wanted.sort_unstable();
+    let mut starts: Vec<Option<usize>> = vec![None; entities.len()];
+    let mut ends: Vec<Option<usize>> = vec![None; entities.len()];
+    let mut next = 0;
+    let mut pos16: u64 = 0;
+    // Boundaries below the current position fell strictly inside a character (between the halves of a
+    // surrogate pair) and stay None.
+    let mut record = |next: &mut usize, pos16: u64, byte: usize| {
+        while let Some(&(p, i, end)) = wanted.get(*next) {
+            if p > pos16 {
+                break;
+            }
+            if p == pos16 {
+                if end {
+                    ends[i] = Some(byte)
+                } else {
+                    starts[i] = Some(byte)
+                }
+            }
+            *next += 1;
+        }
+    };
+    for (byte, c) in text.char_indices() {
+        record(&mut next, pos16, byte);
+        pos16 += c.len_utf16() as u64;
+    }
+    record(&mut next, pos16, text.len());
+    starts
+        .into_iter()
+        .zip(ends)
+        .map(|(s, e)| match (s, e) {
+            (Some(s), Some(e)) if s <= e => Some(s..e),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Normalizes `text` by its entities. `scheme_channel` picks the reference scheme; `known` returns the
+/// nickname of a chat member by username (case-insensitive), for `mention` entities.
+pub fn normalize(
+    text: &str,
+    entities: &[Entity],
+    scheme_channel: &str,
+    known: &dyn Fn(&str) -> Option<String>,
+) -> Normalized {
+    let mut out = Normalized::default();
+    if entities.is_empty() {
+        out.text = text.to_owned();
+        return out;
+    }
+    let spans = byte_spans(text, entities);
+    let mut order: Vec<usize> = (0..entities.len()).collect();
+    order.sort_by_key(|&i| (entities[i].offset, i));
+    let mut replacements: Vec<(Range<usize>, String)> = Vec::new();
+    for i in order {
+        let e = &entities[i];
+        let span = spans[i].clone();
+        match &e.kind {
+            EntityKind::Url => match span {
+                Some(r) => out.links.push(text[r].to_owned()),
+                None => out.warnings.push(format!(
+                    "url entity at {} does not fit the text; link not recorded",
+                    e.offset
+                )),
+            },
+            EntityKind::TextLink => match &e.url {
+                Some(u) if !u.is_empty() => out.links.push(u.clone()),
+                _ => out
+                    .warnings
+                    .push(format!("text_link entity at {} carries no url", e.offset)),
+            },
+            EntityKind::Mention | EntityKind::TextMention => {
+                let Some(r) = span else {
+                    out.warnings.push(format!(
+                        "{} entity at offset {} length {} does not fall on character boundaries; text left as is",
+                        if e.kind == EntityKind::Mention { "mention" } else { "text_mention" },
+                        e.offset,
+                        e.length
+                    ));
+                    continue;
+                };
+                if replacements
+                    .last()
+                    .is_some_and(|(prev, _)| prev.end > r.start)
+                {
+                    out.warnings.push(format!(
+                        "mention entity at {} overlaps another; text left as is",
+                        e.offset
+                    ));
+                    continue;
+                }
+                match mention_ref(&text[r.clone()], e, scheme_channel, known) {
+                    Ok(rep) => replacements.push((r, rep)),
+                    Err(w) => out.warnings.push(w),
+                }
+            }
+            EntityKind::Other(_) => {}
+        }
+    }
+    out.text = splice(text, &replacements);
+    out
+}
+
+fn mention_ref(
+    span: &str,
+    e: &Entity,
+    channel: &str,
+    known: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    match e.kind {
+        EntityKind::Mention => {
+            let username = span
+                .strip_prefix('@')
+                .filter(|u| is_username(u))
+                .ok_or_else(|| {
+                    format!(
+                        "mention entity at {} does not cover an @username; text left as is",
+                        e.offset
+                    )
+                })?;
+            let nick = known(username).unwrap_or_else(|| format!("@{username}"));
+            Ok(display_ref(channel, &nick, Some(username), ""))
+        }
+        _ => {
+            let user: &Person = e.user.as_ref().ok_or_else(|| {
+                format!(
+                    "text_mention entity at {} carries no user; text left as is",
+                    e.offset
+                )
+            })?;
+            let username = user.username.as_deref().ok_or_else(|| {
+                format!(
+                    "text_mention of user {} without a username; text left as is",
+                    user.user_id
+                )
+            })?;
+            Ok(display_ref(
+                channel,
+                &nickname(user),
+                Some(username),
+                &user.user_id,
+            ))
+        }
+    }
+}
+
+fn is_username(u: &str) -> bool {
+    !u.is_empty() && u.len() <= 64 && u.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn splice(text: &str, replacements: &[(Range<usize>, String)]) -> String {
+    if replacements.is_empty() {
+        return text.to_owned();
+    }
+    let extra: usize = replacements.iter().map(|(_, s)| s.len()).sum();
+    let mut out = String::with_capacity(text.len() + extra);
+    let mut at = 0;
+    for (r, rep) in replacements {
+        out.push_str(&text[at..r.start]);
+        out.push_str(rep);
+        at = r.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// For channels without entities: replaces a plain `@username` token by the person's reference when the
+/// person is known in the chat. A token counts only at the start or after a character that cannot be part
+/// of a username or an address (so `bob@example.org` is left alone).
+pub fn normalize_plain(
+    text: &str,
+    channel: &str,
+    known: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    if !text.contains('@') {
+        return text.to_owned();
+    }
+    let bytes = text.as_bytes();
+    let mut replacements = Vec::new();
+    let mut i = 0;
+    while let Some(rel) = text.get(i..).and_then(|s| s.find('@')) {
+        let at = i + rel;
+        let start = at + 1;
+        let end = start
+            + bytes[start..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+        let before_ok = at == 0
+            || !text[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let after_ok = !text[end..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '@');
+        if before_ok && after_ok && end > start {
+            let username = &text[start..end];
+            if let Some(nick) = known(username) {
+                replacements.push((at..end, display_ref(channel, &nick, Some(username), "")));
+            }
+        }
+        i = end.max(at + 1);
+    }
+    splice(text, &replacements)
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ent(kind: EntityKind, offset: u32, length: u32) -> Entity {
+        Entity {
+            kind,
+            offset,
+            length,
+            user: None,
+            url: None,
+        }
+    }
+
+    fn known(u: &str) -> Option<String> {
+        match u.to_ascii_lowercase().as_str() {
+            "bob" => Some("Bob".into()),
+            "carol" => Some("Carol C.".into()),
+            _ => None,
+        }
+    }
+
+    fn norm(text: &str, entities: &[Entity]) -> Normalized {
+        normalize(text, entities, "telegram", &known)
+    }
+
+    fn u16len(s: &str) -> u32 {
+        s.encode_utf16().count() as u32
+    }
+
+    #[test]
+    fn replaces_mentions_by_entity() {
+        let n = norm(
+            "Please review @bob's update.",
+            &[ent(EntityKind::Mention, 14, 4)],
+        );
+        assert_eq!(n.text, "Please review [Bob](tg:@bob)'s update.");
+        assert!(n.warnings.is_empty());
+        let n = norm("@stranger hi", &[ent(EntityKind::Mention, 0, 9)]);
+        assert_eq!(n.text, "[@stranger](tg:@stranger) hi");
+    }
+
+    #[test]
+    fn utf16_offsets_after_astral_emoji_zwj_and_skin_tones() {
+        for prefix in ["😀 ", "👨‍👩‍👧‍👦 ", "👍🏽👍🏿 ", "🇺🇦 ", "ñ é 日本 ", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 "]
+        {
+            let text = format!("{prefix}@bob and @carol!");
+            let off = u16len(prefix);
+            let entities = [
+                ent(EntityKind::Mention, off, 4),
+                ent(EntityKind::Mention, off + 9, 6),
+            ];
+            let n = norm(&text, &entities);
+            assert_eq!(
+                n.text,
+                format!("{prefix}[Bob](tg:@bob) and [Carol C.](tg:@carol)!"),
+                "prefix {prefix:?}"
+            );
+            assert!(n.warnings.is_empty(), "{:?}", n.warnings);
+        }
+    }
+
+    #[test]
+    fn text_mention_with_and_without_username() {
+        let mut e = ent(EntityKind::TextMention, 0, 13);
+        e.user = Some(Person {
+            user_id: "6993779075".into(),
+            first_name: Some("Cù Kim".into()),
+            last_name: Some("Ngọc".into()),
+            ..Person::default()
+        });
+        let n = norm("F Ngoc Cu Kim https://x.org", std::slice::from_ref(&e));
+        assert_eq!(n.text, "F Ngoc Cu Kim https://x.org", "left as is");
+        assert_eq!(n.warnings.len(), 1);
+        e.user.as_mut().unwrap().username = Some("ngoc".into());
+        let n = norm("F Ngoc Cu Kim https://x.org", &[e]);
+        assert_eq!(n.text, "[Cù Kim Ngọc](tg:@ngoc) https://x.org");
+    }
+
+    #[test]
+    fn bad_offsets_leave_text_and_warn() {
+        // Offset 1 falls between the two halves of 😀's surrogate pair.
+        let n = norm("😀@bob", &[ent(EntityKind::Mention, 1, 5)]);
+        assert_eq!(n.text, "😀@bob");
+        assert_eq!(n.warnings.len(), 1);
+        let n = norm("hi @bob", &[ent(EntityKind::Mention, 3, 40)]);
+        assert_eq!(n.text, "hi @bob");
+        assert_eq!(n.warnings.len(), 1);
+        let n = norm("hi bob", &[ent(EntityKind::Mention, 3, 3)]);
+        assert_eq!(n.text, "hi bob", "a mention span without @ is left alone");
+        let n = norm(
+            "@bob @carol",
+            &[
+                ent(EntityKind::Mention, 0, 11),
+                ent(EntityKind::Mention, 5, 6),
+            ],
+        );
+        assert_eq!(
+            n.text, "@bob [Carol C.](tg:@carol)",
+            "a span that is not one username is left; the inner one is fine"
+        );
+        assert_eq!(n.warnings.len(), 1);
+        let n = norm(
+            "@bob @carol",
+            &[
+                ent(EntityKind::Mention, 0, 4),
+                ent(EntityKind::Mention, 2, 6),
+            ],
+        );
+        assert_eq!(
+            n.text, "[Bob](tg:@bob) @carol",
+            "an overlapping span is left"
+        );
+        assert_eq!(n.warnings.len(), 1);
+    }
+
+    #[test]
+    fn links_in_text_order() {
+        let text = "see https://a.org and this and 😀 www.b.com";
+        let mut tl = ent(EntityKind::TextLink, 22, 4);
+        tl.url = Some("https://c.org/x".into());
+        let n = norm(
+            text,
+            &[ent(EntityKind::Url, 34, 9), tl, ent(EntityKind::Url, 4, 13)],
+        );
+        assert_eq!(n.links, ["https://a.org", "https://c.org/x", "www.b.com"]);
+    }
+
+    #[test]
+    fn plain_tokens_on_other_channels() {
+        assert_eq!(
+            normalize_plain("ask @bob, not @zed", "talk", &known),
+            "ask [Bob](talk:@bob), not @zed"
+        );
+        assert_eq!(
+            normalize_plain("mail bob@bob.org", "email", &known),
+            "mail bob@bob.org"
+        );
+        assert_eq!(
+            normalize_plain("@carol", "slack", &known),
+            "[Carol C.](slack:@carol)"
+        );
+        assert_eq!(
+            normalize_plain("@@bob", "slack", &known),
+            "@[Bob](slack:@bob)"
+        );
+    }
+
+    fn arb_entity() -> impl Strategy<Value = Entity> {
+        (
+            0u32..4,
+            0u32..80,
+            0u32..20,
+            proptest::option::of("[a-z]{0,6}"),
+        )
+            .prop_map(|(k, offset, length, uname)| {
+                let kind = match k {
+                    0 => EntityKind::Mention,
+                    1 => EntityKind::TextMention,
+                    2 => EntityKind::Url,
+                    _ => EntityKind::Other("bold".into()),
+                };
+                let user = (kind == EntityKind::TextMention).then(|| Person {
+                    user_id: "7".into(),
+                    username: uname.filter(|u| !u.is_empty()),
+                    ..Person::default()
+                });
+                Entity {
+                    kind,
+                    offset,
+                    length,
+                    user,
+                    url: None,
+                }
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_and_keeps_text_outside_spans(
+            text in "(\\PC|😀|👨‍👩‍👧|@bob|@carol| ){0,40}",
+            entities in proptest::collection::vec(arb_entity(), 0..6),
+        ) {
+            let n = norm(&text, &entities);
+            let spans = byte_spans(&text, &entities);
+            // Every byte of the input that no mention span covers appears, in order, in the output.
+            let mut covered = vec![false; text.len()];
+            for (e, s) in entities.iter().zip(&spans) {
+                if matches!(e.kind, EntityKind::Mention | EntityKind::TextMention) {
+                    if let Some(r) = s { for b in &mut covered[r.clone()] { *b = true; } }
+                }
+            }
+            let outside: Vec<u8> = text.bytes().zip(&covered).filter(|(_, c)| !**c).map(|(b, _)| b).collect();
+            let mut it = n.text.bytes();
+            for b in &outside {
+                prop_assert!(it.any(|x| x == *b), "lost byte {b} of {text:?} -> {:?}", n.text);
+            }
+            // Without mention entities the text is untouched.
+            if !entities.iter().any(|e| matches!(e.kind, EntityKind::Mention | EntityKind::TextMention)) {
+                prop_assert_eq!(&n.text, &text);
+            }
+        }
+
+        #[test]
+        fn spans_agree_with_a_utf16_reference(text in "\\PC{0,30}", offset in 0u32..40, length in 0u32..40) {
+            let spans = byte_spans(&text, &[ent(EntityKind::Mention, offset, length)]);
+            let units: Vec<u16> = text.encode_utf16().collect();
+            let (s, e) = (offset as usize, (offset + length) as usize);
+            let expected = if e <= units.len() {
+                match (String::from_utf16(&units[..s]), String::from_utf16(&units[..e])) {
+                    (Ok(a), Ok(b)) => Some(a.len()..b.len()),
+                    _ => None,
+                }
+            } else { None };
+            prop_assert_eq!(&spans[0], &expected);
+        }
+    }
+}
