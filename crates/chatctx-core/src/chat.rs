@@ -42,10 +42,7 @@ impl People {
         let nick = nickname(p);
         if let Some(&i) = self.by_user.get(p.user_id.as_str()) {
             let old = &self.profiles[i as usize];
-            if *old.nickname == *nick
-                && old.username.as_deref() == p.username.as_deref()
-                && old.is_bot == p.is_bot
-            {
+            if *old.nickname == *nick && old.username.as_deref() == p.username.as_deref() && old.is_bot == p.is_bot {
                 return i;
             }
         }
@@ -94,9 +91,7 @@ impl People {
     /// The current nickname of the member with `username` (case-insensitive), if seen.
     pub(crate) fn nickname_of(&self, username: &str) -> Option<String> {
         let key = username.to_ascii_lowercase();
-        self.by_username
-            .get(key.as_str())
-            .map(|&i| self.profiles[i as usize].nickname.to_string())
+        self.by_username.get(key.as_str()).map(|&i| self.profiles[i as usize].nickname.to_string())
     }
 
     fn sender(&self, idx: u32) -> Sender {
@@ -149,9 +144,7 @@ impl Item {
     /// always count; inbound messages, reactions and system notes count in `talkative`, and otherwise only
     /// when they triggered the bot.
     pub(crate) fn eligible(&self, mode: Mode) -> bool {
-        self.kind.is_outbound()
-            || mode == Mode::Talkative
-            || (self.triggered && self.kind != ItemKind::InboundReaction)
+        self.kind.is_outbound() || mode == Mode::Talkative || (self.triggered && self.kind != ItemKind::InboundReaction)
     }
 }
 
@@ -169,9 +162,7 @@ impl Conv {
 
     /// Items strictly before `key`, oldest first.
     pub(crate) fn before(&self, key: Option<Key>) -> impl DoubleEndedIterator<Item = &Item> {
-        let end = key.map_or(self.items.len(), |k| {
-            self.items.partition_point(|i| i.key() < k)
-        });
+        let end = key.map_or(self.items.len(), |k| self.items.partition_point(|i| i.key() < k));
         self.items.range(..end)
     }
 }
@@ -202,10 +193,7 @@ impl Chat {
             return i;
         }
         let idx = u32::try_from(self.convs.len()).unwrap_or(u32::MAX);
-        self.convs.push(Conv {
-            topic: topic.map(Into::into),
-            items: VecDeque::new(),
-        });
+        self.convs.push(Conv { topic: topic.map(Into::into), items: VecDeque::new() });
         self.topics.insert(topic.map(Into::into), idx);
         idx
     }
@@ -213,9 +201,7 @@ impl Chat {
     /// The conversation of `topic`, if any item was ever recorded in it.
     pub(crate) fn conv_of(&self, topic: Option<&str>) -> Option<&Conv> {
         let key: Option<Box<str>> = topic.map(Into::into);
-        self.topics
-            .get(&key)
-            .and_then(|&i| self.convs.get(i as usize))
+        self.topics.get(&key).and_then(|&i| self.convs.get(i as usize))
     }
 
     /// Inserts `item` into conversation `conv` in time order, then drops the oldest items beyond `cap`.
@@ -234,10 +220,10 @@ impl Chat {
             c.items.insert(at, item);
         }
         while c.items.len() > cap.max(1) {
-            if let Some(old) = c.items.pop_front() {
-                if let Some(id) = old.message_id {
-                    self.index.remove(&id);
-                }
+            if let Some(old) = c.items.pop_front()
+                && let Some(id) = old.message_id
+            {
+                self.index.remove(&id);
             }
         }
     }
@@ -254,9 +240,7 @@ impl Chat {
     pub(crate) fn message(&self, id: &str) -> Option<(&Conv, &Item)> {
         let loc = self.index.get(id)?;
         let conv = self.convs.get(loc.conv as usize)?;
-        conv.find(loc.key)
-            .and_then(|at| conv.items.get(at))
-            .map(|i| (conv, i))
+        conv.find(loc.key).and_then(|at| conv.items.get(at)).map(|i| (conv, i))
     }
 
     /// The history item view of a stored item.
@@ -271,10 +255,7 @@ impl Chat {
             sent_at: item.sent_at,
             sender: self.people.sender(item.sender),
             text: item.text.to_string(),
-            quote: item
-                .quote
-                .as_ref()
-                .map(|q| HistoryQuote::new(q.0.to_string(), q.1.to_string())),
+            quote: item.quote.as_ref().map(|q| HistoryQuote::new(q.0.to_string(), q.1.to_string())),
             actions: item.actions.to_vec(),
         }
     }
@@ -294,21 +275,13 @@ mod tests {
             ..Person::default()
         };
         let a = people.intern("telegram", &p);
-        assert_eq!(
-            people.intern("telegram", &p),
-            a,
-            "unchanged person, same profile"
-        );
+        assert_eq!(people.intern("telegram", &p), a, "unchanged person, same profile");
         p.first_name = Some("Robert".into());
         let b = people.intern("telegram", &p);
         assert_ne!(a, b);
         assert_eq!(people.sender(a).nickname, "Bob");
         assert_eq!(people.sender(b).display_ref, "[Robert](tg:@Bob)");
-        assert_eq!(
-            people.nickname_of("bob").as_deref(),
-            Some("Robert"),
-            "usernames match case-insensitively"
-        );
+        assert_eq!(people.nickname_of("bob").as_deref(), Some("Robert"), "usernames match case-insensitively");
         assert_eq!(people.nickname_of("nobody"), None);
     }
 }

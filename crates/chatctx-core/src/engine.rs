@@ -6,8 +6,7 @@ use std::collections::HashMap;
 use crate::chat::{Anonymous, Chat, Item};
 use crate::error::{Error, ErrorCode};
 use crate::event::{
-    ActivationEvent, Direction, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp, ObjectRef,
-    ReactionEvent,
+    ActivationEvent, Direction, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp, ObjectRef, ReactionEvent,
 };
 use crate::history::ChatHistoryItem;
 use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
@@ -23,6 +22,9 @@ pub struct Applied {
     pub warnings: Vec<String>,
 }
 
+/// `(channel, chat_id, object_id)` of an object known by a platform id.
+type ExternalRef = (Box<str>, Box<str>, Box<str>);
+
 /// The whole in-memory state: every chat, keyed by channel and chat id.
 #[derive(Debug, Default)]
 pub struct Engine {
@@ -30,16 +32,13 @@ pub struct Engine {
     chats: HashMap<Box<str>, HashMap<Box<str>, Chat>>,
     /// Platform object ids (Telegram poll ids) to (channel, chat, object). Telegram's `poll_answer` names only
     /// the poll, so it is routed here; the answer touches only that chat.
-    external: HashMap<Box<str>, (Box<str>, Box<str>, Box<str>)>,
+    external: HashMap<Box<str>, ExternalRef>,
 }
 
 impl Engine {
     /// An empty engine.
     pub fn new(settings: Settings) -> Self {
-        Self {
-            settings,
-            ..Self::default()
-        }
+        Self { settings, ..Self::default() }
     }
 
     /// The settings in force.
@@ -63,15 +62,11 @@ impl Engine {
     /// Checks what only the current state can tell (an activation of an unknown object), so that a batch
     /// can be refused before any of it is applied.
     pub fn check(&self, event: &Event) -> Result<(), Error> {
-        if let Event::Activation(ActivationEvent {
-            channel,
-            target: ObjectRef::Id { chat_id, object_id },
-            ..
-        }) = event
+        if let Event::Activation(ActivationEvent { channel, target: ObjectRef::Id { chat_id, object_id }, .. }) = event
         {
-            let known = self.chat(channel, chat_id).is_some_and(|c| {
-                c.objects.get(object_id).is_some() || message_candidate(c, object_id).is_some()
-            });
+            let known = self
+                .chat(channel, chat_id)
+                .is_some_and(|c| c.objects.get(object_id).is_some() || message_candidate(c, object_id).is_some());
             if !known {
                 return Err(Error::invalid_event(format!(
                     "field `object_id`: no object {object_id:?} in chat {chat_id}"
@@ -131,41 +126,27 @@ impl Engine {
             actions,
         } = m;
         let chat = self.chat_mut(&channel, &chat_id);
-        if let Some(t) = chat_type {
-            if chat.chat_type.as_deref() != Some(t.as_str()) {
-                chat.chat_type = Some(t.into());
-            }
+        if let Some(t) = chat_type
+            && chat.chat_type.as_deref() != Some(t.as_str())
+        {
+            chat.chat_type = Some(t.into());
         }
         let sender_idx = match &sender {
             Some(p) => chat.people.intern(&channel, p),
             None => chat.people.anonymous(Anonymous::System),
         };
-        let Normalized {
-            text,
-            links,
-            warnings,
-        } = {
+        let Normalized { text, links, warnings } = {
             let people = &chat.people;
             let known = |u: &str| people.nickname_of(u);
             if !entities.is_empty() {
                 normalize(&text, &entities, &channel, &known)
             } else if channel != crate::event::DEFAULT_CHANNEL {
-                Normalized {
-                    text: normalize_plain(&text, &channel, &known),
-                    ..Normalized::default()
-                }
+                Normalized { text: normalize_plain(&text, &channel, &known), ..Normalized::default() }
             } else {
-                Normalized {
-                    text,
-                    ..Normalized::default()
-                }
+                Normalized { text, ..Normalized::default() }
             }
         };
-        out.warnings.extend(
-            warnings
-                .into_iter()
-                .map(|w| format!("chat {chat_id} message {message_id}: {w}")),
-        );
+        out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id} message {message_id}: {w}")));
         let text = with_attachment_tags(text, &attachments);
         let item_kind = match kind {
             MessageKind::InboundUser => ItemKind::InboundUser,
@@ -173,20 +154,13 @@ impl Engine {
             MessageKind::System => ItemKind::System,
         };
         let quote = quote.map(|q| {
-            let sender_ref = q
-                .sender
-                .as_ref()
-                .map(|p| person_ref(&channel, p))
-                .unwrap_or_default();
+            let sender_ref = q.sender.as_ref().map(|p| person_ref(&channel, p)).unwrap_or_default();
             Box::new((sender_ref.into_boxed_str(), q.text.into_boxed_str()))
         });
 
         // Objects carried by the message, with the derived ids of SPEC §3.6.
         let created_by_bot = kind == MessageKind::OutboundAgent;
-        let by_user = sender
-            .as_ref()
-            .map(|p| p.user_id.clone())
-            .filter(|u| !u.is_empty());
+        let by_user = sender.as_ref().map(|p| p.user_id.clone()).filter(|u| !u.is_empty());
         let mut objects: Vec<Object> = Vec::with_capacity(attachments.len() + links.len());
         let mut activations: Vec<(String, Activation)> = Vec::new();
         let mut seen = [0u32; ObjectKind::ALL.len()];
@@ -250,11 +224,11 @@ impl Engine {
             chat.objects.activate(&id, act, sent_at);
         }
         // A user replying to a message activates the typed objects it carries (SPEC §4, `replied_to`).
-        if kind == MessageKind::InboundUser {
-            if let Some(parent) = &reply_to_message_id {
-                for id in chat.objects.derived_not_in(parent, &[]) {
-                    chat.objects.activate(&id, Activation::RepliedTo, sent_at);
-                }
+        if kind == MessageKind::InboundUser
+            && let Some(parent) = &reply_to_message_id
+        {
+            for id in chat.objects.derived_not_in(parent, &[]) {
+                chat.objects.activate(&id, Activation::RepliedTo, sent_at);
             }
         }
         let item = Item {
@@ -272,10 +246,7 @@ impl Engine {
         };
         chat.insert(conv, item, cap);
         for (ext, id) in externals {
-            self.external.insert(
-                ext.into(),
-                (channel.as_str().into(), chat_id.as_str().into(), id.into()),
-            );
+            self.external.insert(ext.into(), (channel.as_str().into(), chat_id.as_str().into(), id.into()));
         }
     }
 
@@ -284,26 +255,13 @@ impl Engine {
         let chat = self.chat_mut(&r.channel, &r.chat_id);
         let topic = match r.topic_id {
             Some(t) => Some(t),
-            None => chat
-                .message(&r.message_id)
-                .and_then(|(c, _)| c.topic.as_deref().map(str::to_owned)),
+            None => chat.message(&r.message_id).and_then(|(c, _)| c.topic.as_deref().map(str::to_owned)),
         };
         let (kind, sender) = match (r.direction, &r.sender) {
-            (Direction::Inbound, Some(p)) => {
-                (ItemKind::InboundReaction, chat.people.intern(&r.channel, p))
-            }
-            (Direction::Inbound, None) => (
-                ItemKind::InboundReaction,
-                chat.people.anonymous(Anonymous::System),
-            ),
-            (Direction::Outbound, Some(p)) => (
-                ItemKind::OutboundReaction,
-                chat.people.intern(&r.channel, p),
-            ),
-            (Direction::Outbound, None) => (
-                ItemKind::OutboundReaction,
-                chat.people.anonymous(Anonymous::Bot),
-            ),
+            (Direction::Inbound, Some(p)) => (ItemKind::InboundReaction, chat.people.intern(&r.channel, p)),
+            (Direction::Inbound, None) => (ItemKind::InboundReaction, chat.people.anonymous(Anonymous::System)),
+            (Direction::Outbound, Some(p)) => (ItemKind::OutboundReaction, chat.people.intern(&r.channel, p)),
+            (Direction::Outbound, None) => (ItemKind::OutboundReaction, chat.people.anonymous(Anonymous::Bot)),
         };
         let text = if r.emoji.is_empty() {
             format!("removed their reaction to message {}", r.message_id)
@@ -330,19 +288,13 @@ impl Engine {
     }
 
     fn apply_object(&mut self, o: ObjectEvent) {
-        let ObjectEvent {
-            channel,
-            op,
-            at,
-            object: spec,
-            activation,
-        } = o;
+        let ObjectEvent { channel, op, at, object: spec, activation } = o;
         let chat = self.chat_mut(&channel, &spec.chat_id);
         if op == ObjectOp::Delete {
-            if let Some(gone) = chat.objects.delete(&spec.object_id) {
-                if let Some(ext) = gone.external_id {
-                    self.external.remove(ext.as_str());
-                }
+            if let Some(gone) = chat.objects.delete(&spec.object_id)
+                && let Some(ext) = gone.external_id
+            {
+                self.external.remove(ext.as_str());
             }
             return;
         }
@@ -378,67 +330,47 @@ impl Engine {
             ObjectRef::External { external_id } => match self.external.get(external_id.as_str()) {
                 Some((ch, chat, obj)) => (ch.to_string(), chat.to_string(), obj.to_string()),
                 None => {
-                    out.warnings.push(format!(
-                        "activation {} for unknown external object {external_id}; ignored",
-                        a.event
-                    ));
+                    out.warnings
+                        .push(format!("activation {} for unknown external object {external_id}; ignored", a.event));
                     return;
                 }
             },
         };
         let chat = self.chat_mut(&channel, &chat_id);
-        if chat.objects.get(&object_id).is_none() {
-            if let Some(obj) = message_candidate(chat, &object_id) {
-                chat.objects.upsert(obj);
-            }
+        if chat.objects.get(&object_id).is_none()
+            && let Some(obj) = message_candidate(chat, &object_id)
+        {
+            chat.objects.upsert(obj);
         }
         chat.objects.activate(&object_id, a.event, a.at);
+        if a.close {
+            chat.objects.close(&object_id, a.at);
+        }
     }
 
     /// Every history item of a chat in one scope (`topic` under `history.scope = "topic"`), oldest first.
-    pub fn history(
-        &self,
-        channel: &str,
-        chat_id: &str,
-        topic_id: Option<&str>,
-    ) -> Result<Vec<ChatHistoryItem>, Error> {
-        let chat = self
-            .chat(channel, chat_id)
-            .ok_or_else(|| unknown_chat(chat_id))?;
+    pub fn history(&self, channel: &str, chat_id: &str, topic_id: Option<&str>) -> Result<Vec<ChatHistoryItem>, Error> {
+        let chat = self.chat(channel, chat_id).ok_or_else(|| unknown_chat(chat_id))?;
         let mut items: Vec<&Item> = match self.settings.history.scope {
-            Scope::Topic => chat
-                .conv_of(topic_id)
-                .map(|c| c.items.iter().collect())
-                .unwrap_or_default(),
+            Scope::Topic => chat.conv_of(topic_id).map(|c| c.items.iter().collect()).unwrap_or_default(),
             Scope::Chat => chat.convs.iter().flat_map(|c| c.items.iter()).collect(),
         };
         items.sort_by_key(|i| i.key());
-        Ok(items
-            .into_iter()
-            .map(|i| chat.view(channel, chat_id, i))
-            .collect())
+        Ok(items.into_iter().map(|i| chat.view(channel, chat_id, i)).collect())
     }
 
     /// The objects of a chat, by id.
     pub fn objects(&self, channel: &str, chat_id: &str) -> Result<Vec<Object>, Error> {
-        let chat = self
-            .chat(channel, chat_id)
-            .ok_or_else(|| unknown_chat(chat_id))?;
+        let chat = self.chat(channel, chat_id).ok_or_else(|| unknown_chat(chat_id))?;
         let mut v: Vec<Object> = chat.objects.iter().cloned().collect();
         v.sort_by(|a, b| a.object_id.cmp(&b.object_id));
         Ok(v)
     }
 
     /// The stored message `message_id` as a history item.
-    pub fn message(
-        &self,
-        channel: &str,
-        chat_id: &str,
-        message_id: &str,
-    ) -> Option<ChatHistoryItem> {
+    pub fn message(&self, channel: &str, chat_id: &str, message_id: &str) -> Option<ChatHistoryItem> {
         let chat = self.chat(channel, chat_id)?;
-        chat.message(message_id)
-            .map(|(_, i)| chat.view(channel, chat_id, i))
+        chat.message(message_id).map(|(_, i)| chat.view(channel, chat_id, i))
     }
 }
 
@@ -454,17 +386,13 @@ fn slot<'m, V: Default>(map: &'m mut HashMap<Box<str>, V>, key: &str) -> &'m mut
 }
 
 pub(crate) fn unknown_chat(chat_id: &str) -> Error {
-    Error::new(
-        ErrorCode::UnknownChat,
-        format!("no chat {chat_id:?} is known"),
-    )
+    Error::new(ErrorCode::UnknownChat, format!("no chat {chat_id:?} is known"))
 }
 
 /// The `message` / `bot_message` candidate object of a stored message, for ids `"{message_id}:message"`.
 fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> {
     let (mid, kind) = object_id.rsplit_once(':')?;
-    let kind = ObjectKind::parse(kind)
-        .filter(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage))?;
+    let kind = ObjectKind::parse(kind).filter(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage))?;
     let (conv, item) = chat.message(mid)?;
     let is_bot = item.kind == ItemKind::OutboundAgent;
     if is_bot != (kind == ObjectKind::BotMessage) {

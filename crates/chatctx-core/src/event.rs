@@ -16,7 +16,9 @@ use crate::time::Timestamp;
 /// The default `channel`.
 pub const DEFAULT_CHANNEL: &str = "telegram";
 
-/// One input event.
+/// One input event. Events are applied as soon as they are decoded, never held in bulk, so the message
+/// variant is not boxed (that would cost an allocation per message on the hot path).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -310,6 +312,9 @@ pub struct ActivationEvent {
     /// The message that caused it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
+    /// Also closes the object (an extension: a Telegram poll that was stopped).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub close: bool,
 }
 
 const EV: ErrorCode = ErrorCode::InvalidEvent;
@@ -318,9 +323,7 @@ impl Event {
     /// The `type` of a raw event, or the error for a missing or non-string one.
     pub fn type_of(v: &Value) -> Result<&str, Error> {
         let map = object(v, "an event", EV)?;
-        Fields::new(map, "", EV)
-            .str("type")?
-            .ok_or_else(|| Error::invalid_event("field `type`: is required"))
+        Fields::new(map, "", EV).str("type")?.ok_or_else(|| Error::invalid_event("field `type`: is required"))
     }
 
     /// Decodes one event of SPEC §3.1–3.4. `telegram_update` is not decoded here: it is mapped by the
@@ -342,6 +345,16 @@ impl Event {
         }
     }
 
+    /// When the event happened.
+    pub fn time(&self) -> Timestamp {
+        match self {
+            Event::Message(m) => m.sent_at,
+            Event::Reaction(r) => r.sent_at,
+            Event::Object(o) => o.at,
+            Event::Activation(a) => a.at,
+        }
+    }
+
     /// The `(channel, chat_id)` this event writes to, when it names one.
     pub fn chat(&self) -> Option<(&str, &str)> {
         match self {
@@ -357,18 +370,11 @@ impl Event {
 }
 
 fn channel(f: &Fields<'_>) -> Result<String, Error> {
-    Ok(f.str("channel")?
-        .filter(|s| !s.is_empty())
-        .unwrap_or(DEFAULT_CHANNEL)
-        .to_owned())
+    Ok(f.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned())
 }
 
 fn limited(f: &Fields<'_>, key: &str, s: &str, max: usize) -> Result<(), Error> {
-    if s.len() > max {
-        Err(f.err(key, &format!("longer than {max} bytes")))
-    } else {
-        Ok(())
-    }
+    if s.len() > max { Err(f.err(key, &format!("longer than {max} bytes"))) } else { Ok(()) }
 }
 
 /// The longest message text chatctx accepts (Telegram's own limit is 4096 characters).
@@ -395,9 +401,7 @@ impl MessageEvent {
         let mut entities = Vec::new();
         for (i, e) in f.array("entities")?.iter().enumerate() {
             let path = format!("entities[{i}]");
-            let m = e
-                .as_object()
-                .ok_or_else(|| f.err(&path, "expected an object"))?;
+            let m = e.as_object().ok_or_else(|| f.err(&path, "expected an object"))?;
             entities.push(Entity::decode(Fields::new(m, &path, EV))?);
         }
         let quote = match f.obj("quote")? {
@@ -407,10 +411,7 @@ impl MessageEvent {
                     Some(s) => Some(Person::decode(Fields::new(s, "quote.sender", EV), false)?),
                     None => None,
                 };
-                let text = q
-                    .str("text")?
-                    .ok_or_else(|| q.err("text", "is required"))?
-                    .to_owned();
+                let text = q.str("text")?.ok_or_else(|| q.err("text", "is required"))?.to_owned();
                 limited(&q, "text", &text, MAX_TEXT_BYTES)?;
                 Some(Quote { sender, text })
             }
@@ -419,25 +420,18 @@ impl MessageEvent {
         let mut attachments = Vec::new();
         for (i, a) in f.array("attachments")?.iter().enumerate() {
             let path = format!("attachments[{i}]");
-            let m = a
-                .as_object()
-                .ok_or_else(|| f.err(&path, "expected an object"))?;
+            let m = a.as_object().ok_or_else(|| f.err(&path, "expected an object"))?;
             attachments.push(Attachment::decode(Fields::new(m, &path, EV))?);
         }
         let origin = match f.one_of("origin", Origin::NAMES)? {
             Some(i) => Origin::ALL[i],
             None => Origin::Interactive,
         };
-        let triggered_agent = f
-            .bool("triggered_agent")?
-            .unwrap_or(kind == MessageKind::OutboundAgent);
+        let triggered_agent = f.bool("triggered_agent")?.unwrap_or(kind == MessageKind::OutboundAgent);
         Ok(Self {
             channel: channel(&f)?,
             chat_id,
-            chat_type: f
-                .str("chat_type")?
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
+            chat_type: f.str("chat_type")?.filter(|s| !s.is_empty()).map(str::to_owned),
             topic_id: f.id("topic_id")?,
             message_id,
             reply_to_message_id: f.id("reply_to_message_id")?,
@@ -458,22 +452,13 @@ impl MessageEvent {
 impl Person {
     /// Decodes a person; `user_id` is required when `need_id`.
     pub fn decode(f: Fields<'_>, need_id: bool) -> Result<Self, Error> {
-        let user_id = if need_id {
-            f.req_id("user_id")?
-        } else {
-            f.id("user_id")?.unwrap_or_default()
-        };
+        let user_id = if need_id { f.req_id("user_id")? } else { f.id("user_id")?.unwrap_or_default() };
         let text = |k: &str| -> Result<Option<String>, Error> {
-            Ok(f.str(k)?
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned))
+            Ok(f.str(k)?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned))
         };
         Ok(Self {
             user_id,
-            username: text("username")?
-                .map(|u| u.trim_start_matches('@').to_owned())
-                .filter(|u| !u.is_empty()),
+            username: text("username")?.map(|u| u.trim_start_matches('@').to_owned()).filter(|u| !u.is_empty()),
             display_name: text("display_name")?,
             first_name: text("first_name")?,
             last_name: text("last_name")?,
@@ -491,29 +476,17 @@ impl Entity {
             "text_link" => EntityKind::TextLink,
             other => EntityKind::Other(other.to_owned()),
         };
-        let offset = f
-            .u32("offset")?
-            .ok_or_else(|| f.err("offset", "is required"))?;
-        let length = f
-            .u32("length")?
-            .ok_or_else(|| f.err("length", "is required"))?;
+        let offset = f.u32("offset")?.ok_or_else(|| f.err("offset", "is required"))?;
+        let length = f.u32("length")?.ok_or_else(|| f.err("length", "is required"))?;
         let user = match (&kind, f.obj("user")?) {
-            (EntityKind::TextMention, Some(u)) => {
-                Some(Person::decode(Fields::new(u, &f.name("user"), EV), true)?)
-            }
+            (EntityKind::TextMention, Some(u)) => Some(Person::decode(Fields::new(u, &f.name("user"), EV), true)?),
             _ => None,
         };
         let url = match kind {
             EntityKind::TextLink => f.str("url")?.map(str::to_owned),
             _ => None,
         };
-        Ok(Self {
-            kind,
-            offset,
-            length,
-            user,
-            url,
-        })
+        Ok(Self { kind, offset, length, user, url })
     }
 }
 
@@ -561,8 +534,7 @@ impl ReactionEvent {
 }
 
 fn activation(f: &Fields<'_>, key: &str) -> Result<Option<Activation>, Error> {
-    Ok(f.one_of(key, Activation::NAMES)?
-        .map(|i| Activation::ALL[i]))
+    Ok(f.one_of(key, Activation::NAMES)?.map(|i| Activation::ALL[i]))
 }
 
 impl ObjectEvent {
@@ -573,19 +545,11 @@ impl ObjectEvent {
             Some(_) => ObjectOp::Upsert,
             None => return Err(f.err("op", "is required")),
         };
-        let m = f
-            .obj("object")?
-            .ok_or_else(|| f.err("object", "is required"))?;
+        let m = f.obj("object")?.ok_or_else(|| f.err("object", "is required"))?;
         let o = Fields::new(m, "object", EV);
         let kind = o.str("kind")?.ok_or_else(|| o.err("kind", "is required"))?;
         let kind = ObjectKind::parse(kind).ok_or_else(|| {
-            o.err(
-                "kind",
-                &format!(
-                    "unknown object kind {kind:?}; expected one of {}",
-                    ObjectKind::NAMES.join(", ")
-                ),
-            )
+            o.err("kind", &format!("unknown object kind {kind:?}; expected one of {}", ObjectKind::NAMES.join(", ")))
         })?;
         let title = o.str("title_or_label")?.map(str::to_owned);
         if let Some(t) = &title {
@@ -601,13 +565,7 @@ impl ObjectEvent {
             created_by_user_id: o.id("created_by_user_id")?,
             created_by_bot: o.bool("created_by_bot")?.unwrap_or(false),
         };
-        Ok(Self {
-            channel: channel(&f)?,
-            op,
-            at: f.req_time("at")?,
-            object,
-            activation: activation(&f, "activation")?,
-        })
+        Ok(Self { channel: channel(&f)?, op, at: f.req_time("at")?, object, activation: activation(&f, "activation")? })
     }
 }
 
@@ -615,14 +573,12 @@ impl ActivationEvent {
     fn decode(f: Fields<'_>) -> Result<Self, Error> {
         Ok(Self {
             channel: channel(&f)?,
-            target: ObjectRef::Id {
-                chat_id: f.req_id("chat_id")?,
-                object_id: f.req_id("object_id")?,
-            },
+            target: ObjectRef::Id { chat_id: f.req_id("chat_id")?, object_id: f.req_id("object_id")? },
             event: activation(&f, "event")?.ok_or_else(|| f.err("event", "is required"))?,
             at: f.req_time("at")?,
             by_user_id: f.id("by_user_id")?,
             message_id: f.id("message_id")?,
+            close: f.bool("close")?.unwrap_or(false),
         })
     }
 }
@@ -654,20 +610,12 @@ mod tests {
 
     #[test]
     fn decodes_the_spec_example() {
-        let Event::Message(m) = Event::decode(&spec_message()).unwrap() else {
-            panic!("not a message")
-        };
+        let Event::Message(m) = Event::decode(&spec_message()).unwrap() else { panic!("not a message") };
         assert_eq!(m.chat_id, "-100500");
         assert_eq!(m.topic_id.as_deref(), Some("7"));
         assert_eq!(m.entities.len(), 2);
         assert_eq!(m.attachments[0].kind, ObjectKind::MediaImage);
-        assert_eq!(
-            m.quote
-                .as_ref()
-                .and_then(|q| q.sender.as_ref())
-                .and_then(|s| s.username.as_deref()),
-            Some("carol")
-        );
+        assert_eq!(m.quote.as_ref().and_then(|q| q.sender.as_ref()).and_then(|s| s.username.as_deref()), Some("carol"));
         assert!(m.triggered_agent);
     }
 
@@ -677,9 +625,7 @@ mod tests {
         v["chat_id"] = json!(-1001234567890i64);
         v["message_id"] = json!(501);
         v["sent_at"] = json!(1_770_970_810);
-        let Event::Message(m) = Event::decode(&v).unwrap() else {
-            panic!()
-        };
+        let Event::Message(m) = Event::decode(&v).unwrap() else { panic!() };
         assert_eq!(m.chat_id, "-1001234567890");
         assert_eq!(m.message_id, "501");
         assert_eq!(m.sent_at.to_rfc3339(), "2026-02-13T08:20:10Z");
@@ -692,11 +638,7 @@ mod tests {
             v.as_object_mut().unwrap().remove(field);
             let e = err_of(v);
             assert_eq!(e.code, ErrorCode::InvalidEvent);
-            assert!(
-                e.message.contains(&format!("`{field}`")),
-                "{field}: {}",
-                e.message
-            );
+            assert!(e.message.contains(&format!("`{field}`")), "{field}: {}", e.message);
         }
         let mut v = spec_message();
         v["sender"].as_object_mut().unwrap().remove("user_id");
@@ -710,16 +652,8 @@ mod tests {
             ("chat_id", json!(1.5), "`chat_id`"),
             ("chat_id", json!(""), "`chat_id`"),
             ("kind", json!("outbound"), "`kind`"),
-            (
-                "entities",
-                json!([{"type": "mention", "offset": -1, "length": 4}]),
-                "`entities[0].offset`",
-            ),
-            (
-                "attachments",
-                json!([{"kind": "media.gif"}]),
-                "`attachments[0].kind`",
-            ),
+            ("entities", json!([{"type": "mention", "offset": -1, "length": 4}]), "`entities[0].offset`"),
+            ("attachments", json!([{"kind": "media.gif"}]), "`attachments[0].kind`"),
             ("triggered_agent", json!("yes"), "`triggered_agent`"),
             ("origin", json!("cron"), "`origin`"),
         ];
@@ -734,26 +668,19 @@ mod tests {
     #[test]
     fn system_messages_need_no_sender_and_defaults_apply() {
         let v = json!({"type": "message", "chat_id": 1, "message_id": 2, "kind": "system", "sent_at": 0});
-        let Event::Message(m) = Event::decode(&v).unwrap() else {
-            panic!()
-        };
+        let Event::Message(m) = Event::decode(&v).unwrap() else { panic!() };
         assert_eq!(m.channel, "telegram");
         assert!(!m.triggered_agent);
         assert_eq!(m.origin, Origin::Interactive);
         let v = json!({"type": "message", "chat_id": 1, "message_id": 2, "kind": "outbound_agent", "sent_at": 0,
                        "sender": {"user_id": 9}});
-        let Event::Message(m) = Event::decode(&v).unwrap() else {
-            panic!()
-        };
+        let Event::Message(m) = Event::decode(&v).unwrap() else { panic!() };
         assert!(m.triggered_agent, "outbound defaults to triggered");
     }
 
     #[test]
     fn unknown_types_and_fields() {
-        assert_eq!(
-            err_of(json!({"type": "typing", "chat_id": 1})).code,
-            ErrorCode::UnsupportedEvent
-        );
+        assert_eq!(err_of(json!({"type": "typing", "chat_id": 1})).code, ErrorCode::UnsupportedEvent);
         assert_eq!(err_of(json!({"chat_id": 1})).code, ErrorCode::InvalidEvent);
         assert_eq!(err_of(json!([1, 2])).code, ErrorCode::InvalidEvent);
         let mut v = spec_message();
@@ -789,10 +716,7 @@ mod tests {
          "at": "2026-02-13T09:00:00Z", "by_user_id": "42", "message_id": "530"});
         for v in [spec_message(), activation] {
             let e = Event::decode(&v).unwrap();
-            assert_eq!(
-                Event::decode(&serde_json::to_value(&e).unwrap()).unwrap(),
-                e
-            );
+            assert_eq!(Event::decode(&serde_json::to_value(&e).unwrap()).unwrap(), e);
         }
     }
 }

@@ -72,11 +72,7 @@ impl HistoryQuote {
     /// line of a multi-line quote is prefixed with `> ` too.
     pub fn new(sender_ref: String, text: String) -> Self {
         let markdown_block = markdown_block(&sender_ref, &text);
-        Self {
-            sender_ref,
-            text,
-            markdown_block,
-        }
+        Self { sender_ref, text, markdown_block }
     }
 }
 
@@ -125,46 +121,24 @@ impl ChatHistoryItem {
     /// malformed field.
     pub fn decode(v: &Value) -> Result<Self, Error> {
         let f = Fields::new(object(v, "a history item", EV)?, "", EV);
-        let kind = f
-            .one_of("kind", ItemKind::NAMES)?
-            .map(|i| ItemKind::ALL[i])
-            .ok_or_else(|| f.err("kind", "is required"))?;
-        let s = Fields::new(
-            f.obj("sender")?
-                .ok_or_else(|| f.err("sender", "is required"))?,
-            "sender",
-            EV,
-        );
+        let kind =
+            f.one_of("kind", ItemKind::NAMES)?.map(|i| ItemKind::ALL[i]).ok_or_else(|| f.err("kind", "is required"))?;
+        let s = Fields::new(f.obj("sender")?.ok_or_else(|| f.err("sender", "is required"))?, "sender", EV);
         let req_str = |g: &Fields<'_>, k: &str| -> Result<String, Error> {
-            g.str(k)?
-                .filter(|x| !x.is_empty())
-                .map(str::to_owned)
-                .ok_or_else(|| g.err(k, "is required"))
+            g.str(k)?.filter(|x| !x.is_empty()).map(str::to_owned).ok_or_else(|| g.err(k, "is required"))
         };
         let sender = Sender {
-            user_id: if kind == ItemKind::System {
-                s.id("user_id")?.unwrap_or_default()
-            } else {
-                s.req_id("user_id")?
-            },
+            user_id: if kind == ItemKind::System { s.id("user_id")?.unwrap_or_default() } else { s.req_id("user_id")? },
             username: s.str("username")?.map(str::to_owned),
             nickname: req_str(&s, "nickname")?,
-            is_bot: s
-                .bool("is_bot")?
-                .ok_or_else(|| s.err("is_bot", "is required"))?,
+            is_bot: s.bool("is_bot")?.ok_or_else(|| s.err("is_bot", "is required"))?,
             display_ref: req_str(&s, "display_ref")?,
         };
         let quote = match f.obj("quote")? {
             Some(m) => {
                 let q = Fields::new(m, "quote", EV);
-                let sender_ref = q
-                    .str("sender_ref")?
-                    .ok_or_else(|| q.err("sender_ref", "is required"))?
-                    .to_owned();
-                let text = q
-                    .str("text")?
-                    .ok_or_else(|| q.err("text", "is required"))?
-                    .to_owned();
+                let sender_ref = q.str("sender_ref")?.ok_or_else(|| q.err("sender_ref", "is required"))?.to_owned();
+                let text = q.str("text")?.ok_or_else(|| q.err("text", "is required"))?.to_owned();
                 Some(HistoryQuote::new(sender_ref, text))
             }
             None => None,
@@ -178,10 +152,7 @@ impl ChatHistoryItem {
             reply_to_message_id: f.id("reply_to_message_id")?,
             sent_at: f.req_time("sent_at")?,
             sender,
-            text: f
-                .str("text")?
-                .ok_or_else(|| f.err("text", "is required"))?
-                .to_owned(),
+            text: f.str("text")?.ok_or_else(|| f.err("text", "is required"))?.to_owned(),
             quote,
             actions: f.strings("actions")?,
         };
@@ -207,14 +178,10 @@ mod tests {
     #[test]
     fn a_complete_item_round_trips() {
         let item = ChatHistoryItem::decode(&full()).unwrap();
-        assert_eq!(
-            item.quote.as_ref().unwrap().markdown_block,
-            "> [Carol](tg:@carol): I will add details tomorrow."
-        );
+        assert_eq!(item.quote.as_ref().unwrap().markdown_block, "> [Carol](tg:@carol): I will add details tomorrow.");
         let back = serde_json::to_value(&item).unwrap();
         let mut expected = full();
-        expected["quote"]["markdown_block"] =
-            json!("> [Carol](tg:@carol): I will add details tomorrow.");
+        expected["quote"]["markdown_block"] = json!("> [Carol](tg:@carol): I will add details tomorrow.");
         assert_eq!(back, expected);
     }
 
@@ -239,11 +206,7 @@ mod tests {
             };
             let e = ChatHistoryItem::decode(&v).expect_err(path);
             assert_eq!(e.code, ErrorCode::InvalidEvent);
-            assert!(
-                e.message.contains(&format!("`{path}`")),
-                "{path}: {}",
-                e.message
-            );
+            assert!(e.message.contains(&format!("`{path}`")), "{path}: {}", e.message);
         }
         // Optional fields may go.
         for path in ["chat_type", "message_id", "reply_to_message_id", "quote"] {
@@ -259,10 +222,7 @@ mod tests {
             markdown_block("[Carol](tg:@carol)", "I will add details tomorrow."),
             "> [Carol](tg:@carol): I will add details tomorrow."
         );
-        assert_eq!(
-            markdown_block("[Bo](tg:@bo)", "line one\nline two"),
-            "> [Bo](tg:@bo): line one\n> line two"
-        );
+        assert_eq!(markdown_block("[Bo](tg:@bo)", "line one\nline two"), "> [Bo](tg:@bo): line one\n> line two");
         assert_eq!(markdown_block("", "anonymous words"), "> anonymous words");
     }
 }

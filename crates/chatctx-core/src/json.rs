@@ -15,13 +15,8 @@ pub struct Fields<'a> {
 }
 
 /// Returns `v` as an object, or an error naming `what`.
-pub fn object<'a>(
-    v: &'a Value,
-    what: &str,
-    code: ErrorCode,
-) -> Result<&'a Map<String, Value>, Error> {
-    v.as_object()
-        .ok_or_else(|| Error::new(code, format!("{what} must be a JSON object")))
+pub fn object<'a>(v: &'a Value, what: &str, code: ErrorCode) -> Result<&'a Map<String, Value>, Error> {
+    v.as_object().ok_or_else(|| Error::new(code, format!("{what} must be a JSON object")))
 }
 
 impl<'a> Fields<'a> {
@@ -32,11 +27,7 @@ impl<'a> Fields<'a> {
 
     /// The dotted name of `key` under this object.
     pub fn name(&self, key: &str) -> String {
-        if self.path.is_empty() {
-            key.to_owned()
-        } else {
-            format!("{}.{key}", self.path)
-        }
+        if self.path.is_empty() { key.to_owned() } else { format!("{}.{key}", self.path) }
     }
 
     /// An error about `key`.
@@ -58,9 +49,7 @@ impl<'a> Fields<'a> {
     pub fn id(&self, key: &str) -> Result<Option<String>, Error> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => id_of(v)
-                .map(Some)
-                .ok_or_else(|| self.err(key, "expected a non-empty string or integer id")),
+            Some(v) => id_of(v).map(Some).ok_or_else(|| self.err(key, "expected a non-empty string or integer id")),
         }
     }
 
@@ -134,11 +123,7 @@ impl<'a> Fields<'a> {
     pub fn strings(&self, key: &str) -> Result<Vec<String>, Error> {
         self.array(key)?
             .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| self.err(key, "expected an array of strings"))
-            })
+            .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| self.err(key, "expected an array of strings")))
             .collect()
     }
 
@@ -150,12 +135,7 @@ impl<'a> Fields<'a> {
                 .iter()
                 .position(|a| *a == s)
                 .map(Some)
-                .ok_or_else(|| {
-                    self.err(
-                        key,
-                        &format!("expected one of {}, got {s:?}", allowed.join(", ")),
-                    )
-                }),
+                .ok_or_else(|| self.err(key, &format!("expected one of {}, got {s:?}", allowed.join(", ")))),
         }
     }
 }

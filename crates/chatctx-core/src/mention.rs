@@ -44,11 +44,7 @@ pub fn byte_spans(text: &str, entities: &[Entity]) -> Vec<Option<Range<usize>>> 
                 break;
             }
             if p == pos16 {
-                if end {
-                    ends[i] = Some(byte)
-                } else {
-                    starts[i] = Some(byte)
-                }
+                if end { ends[i] = Some(byte) } else { starts[i] = Some(byte) }
             }
             *next += 1;
         }
@@ -91,16 +87,13 @@ pub fn normalize(
         match &e.kind {
             EntityKind::Url => match span {
                 Some(r) => out.links.push(text[r].to_owned()),
-                None => out.warnings.push(format!(
-                    "url entity at {} does not fit the text; link not recorded",
-                    e.offset
-                )),
+                None => {
+                    out.warnings.push(format!("url entity at {} does not fit the text; link not recorded", e.offset))
+                }
             },
             EntityKind::TextLink => match &e.url {
                 Some(u) if !u.is_empty() => out.links.push(u.clone()),
-                _ => out
-                    .warnings
-                    .push(format!("text_link entity at {} carries no url", e.offset)),
+                _ => out.warnings.push(format!("text_link entity at {} carries no url", e.offset)),
             },
             EntityKind::Mention | EntityKind::TextMention => {
                 let Some(r) = span else {
@@ -112,14 +105,8 @@ pub fn normalize(
                     ));
                     continue;
                 };
-                if replacements
-                    .last()
-                    .is_some_and(|(prev, _)| prev.end > r.start)
-                {
-                    out.warnings.push(format!(
-                        "mention entity at {} overlaps another; text left as is",
-                        e.offset
-                    ));
+                if replacements.last().is_some_and(|(prev, _)| prev.end > r.start) {
+                    out.warnings.push(format!("mention entity at {} overlaps another; text left as is", e.offset));
                     continue;
                 }
                 match mention_ref(&text[r.clone()], e, scheme_channel, known) {
@@ -142,37 +129,22 @@ fn mention_ref(
 ) -> Result<String, String> {
     match e.kind {
         EntityKind::Mention => {
-            let username = span
-                .strip_prefix('@')
-                .filter(|u| is_username(u))
-                .ok_or_else(|| {
-                    format!(
-                        "mention entity at {} does not cover an @username; text left as is",
-                        e.offset
-                    )
-                })?;
+            let username = span.strip_prefix('@').filter(|u| is_username(u)).ok_or_else(|| {
+                format!("mention entity at {} does not cover an @username; text left as is", e.offset)
+            })?;
             let nick = known(username).unwrap_or_else(|| format!("@{username}"));
             Ok(display_ref(channel, &nick, Some(username), ""))
         }
         _ => {
-            let user: &Person = e.user.as_ref().ok_or_else(|| {
-                format!(
-                    "text_mention entity at {} carries no user; text left as is",
-                    e.offset
-                )
-            })?;
-            let username = user.username.as_deref().ok_or_else(|| {
-                format!(
-                    "text_mention of user {} without a username; text left as is",
-                    user.user_id
-                )
-            })?;
-            Ok(display_ref(
-                channel,
-                &nickname(user),
-                Some(username),
-                &user.user_id,
-            ))
+            let user: &Person = e
+                .user
+                .as_ref()
+                .ok_or_else(|| format!("text_mention entity at {} carries no user; text left as is", e.offset))?;
+            let username = user
+                .username
+                .as_deref()
+                .ok_or_else(|| format!("text_mention of user {} without a username; text left as is", user.user_id))?;
+            Ok(display_ref(channel, &nickname(user), Some(username), &user.user_id))
         }
     }
 }
@@ -200,11 +172,7 @@ fn splice(text: &str, replacements: &[(Range<usize>, String)]) -> String {
 /// For channels without entities: replaces a plain `@username` token by the person's reference when the
 /// person is known in the chat. A token counts only at the start or after a character that cannot be part
 /// of a username or an address (so `bob@example.org` is left alone).
-pub fn normalize_plain(
-    text: &str,
-    channel: &str,
-    known: &dyn Fn(&str) -> Option<String>,
-) -> String {
+pub fn normalize_plain(text: &str, channel: &str, known: &dyn Fn(&str) -> Option<String>) -> String {
     if !text.contains('@') {
         return text.to_owned();
     }
@@ -214,20 +182,10 @@ pub fn normalize_plain(
     while let Some(rel) = text.get(i..).and_then(|s| s.find('@')) {
         let at = i + rel;
         let start = at + 1;
-        let end = start
-            + bytes[start..]
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count();
-        let before_ok = at == 0
-            || !text[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
-        let after_ok = !text[end..]
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '@');
+        let end = start + bytes[start..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+        let before_ok =
+            at == 0 || !text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let after_ok = !text[end..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '@');
         if before_ok && after_ok && end > start {
             let username = &text[start..end];
             if let Some(nick) = known(username) {
@@ -246,13 +204,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn ent(kind: EntityKind, offset: u32, length: u32) -> Entity {
-        Entity {
-            kind,
-            offset,
-            length,
-            user: None,
-            url: None,
-        }
+        Entity { kind, offset, length, user: None, url: None }
     }
 
     fn known(u: &str) -> Option<String> {
@@ -273,10 +225,7 @@ mod tests {
 
     #[test]
     fn replaces_mentions_by_entity() {
-        let n = norm(
-            "Please review @bob's update.",
-            &[ent(EntityKind::Mention, 14, 4)],
-        );
+        let n = norm("Please review @bob's update.", &[ent(EntityKind::Mention, 14, 4)]);
         assert_eq!(n.text, "Please review [Bob](tg:@bob)'s update.");
         assert!(n.warnings.is_empty());
         let n = norm("@stranger hi", &[ent(EntityKind::Mention, 0, 9)]);
@@ -289,16 +238,9 @@ mod tests {
         {
             let text = format!("{prefix}@bob and @carol!");
             let off = u16len(prefix);
-            let entities = [
-                ent(EntityKind::Mention, off, 4),
-                ent(EntityKind::Mention, off + 9, 6),
-            ];
+            let entities = [ent(EntityKind::Mention, off, 4), ent(EntityKind::Mention, off + 9, 6)];
             let n = norm(&text, &entities);
-            assert_eq!(
-                n.text,
-                format!("{prefix}[Bob](tg:@bob) and [Carol C.](tg:@carol)!"),
-                "prefix {prefix:?}"
-            );
+            assert_eq!(n.text, format!("{prefix}[Bob](tg:@bob) and [Carol C.](tg:@carol)!"), "prefix {prefix:?}");
             assert!(n.warnings.is_empty(), "{:?}", n.warnings);
         }
     }
@@ -331,29 +273,14 @@ mod tests {
         assert_eq!(n.warnings.len(), 1);
         let n = norm("hi bob", &[ent(EntityKind::Mention, 3, 3)]);
         assert_eq!(n.text, "hi bob", "a mention span without @ is left alone");
-        let n = norm(
-            "@bob @carol",
-            &[
-                ent(EntityKind::Mention, 0, 11),
-                ent(EntityKind::Mention, 5, 6),
-            ],
-        );
+        let n = norm("@bob @carol", &[ent(EntityKind::Mention, 0, 11), ent(EntityKind::Mention, 5, 6)]);
         assert_eq!(
             n.text, "@bob [Carol C.](tg:@carol)",
             "a span that is not one username is left; the inner one is fine"
         );
         assert_eq!(n.warnings.len(), 1);
-        let n = norm(
-            "@bob @carol",
-            &[
-                ent(EntityKind::Mention, 0, 4),
-                ent(EntityKind::Mention, 2, 6),
-            ],
-        );
-        assert_eq!(
-            n.text, "[Bob](tg:@bob) @carol",
-            "an overlapping span is left"
-        );
+        let n = norm("@bob @carol", &[ent(EntityKind::Mention, 0, 4), ent(EntityKind::Mention, 2, 6)]);
+        assert_eq!(n.text, "[Bob](tg:@bob) @carol", "an overlapping span is left");
         assert_eq!(n.warnings.len(), 1);
     }
 
@@ -362,60 +289,33 @@ mod tests {
         let text = "see https://a.org and this and 😀 www.b.com";
         let mut tl = ent(EntityKind::TextLink, 22, 4);
         tl.url = Some("https://c.org/x".into());
-        let n = norm(
-            text,
-            &[ent(EntityKind::Url, 34, 9), tl, ent(EntityKind::Url, 4, 13)],
-        );
+        let n = norm(text, &[ent(EntityKind::Url, 34, 9), tl, ent(EntityKind::Url, 4, 13)]);
         assert_eq!(n.links, ["https://a.org", "https://c.org/x", "www.b.com"]);
     }
 
     #[test]
     fn plain_tokens_on_other_channels() {
-        assert_eq!(
-            normalize_plain("ask @bob, not @zed", "talk", &known),
-            "ask [Bob](talk:@bob), not @zed"
-        );
-        assert_eq!(
-            normalize_plain("mail bob@bob.org", "email", &known),
-            "mail bob@bob.org"
-        );
-        assert_eq!(
-            normalize_plain("@carol", "slack", &known),
-            "[Carol C.](slack:@carol)"
-        );
-        assert_eq!(
-            normalize_plain("@@bob", "slack", &known),
-            "@[Bob](slack:@bob)"
-        );
+        assert_eq!(normalize_plain("ask @bob, not @zed", "talk", &known), "ask [Bob](talk:@bob), not @zed");
+        assert_eq!(normalize_plain("mail bob@bob.org", "email", &known), "mail bob@bob.org");
+        assert_eq!(normalize_plain("@carol", "slack", &known), "[Carol C.](slack:@carol)");
+        assert_eq!(normalize_plain("@@bob", "slack", &known), "@[Bob](slack:@bob)");
     }
 
     fn arb_entity() -> impl Strategy<Value = Entity> {
-        (
-            0u32..4,
-            0u32..80,
-            0u32..20,
-            proptest::option::of("[a-z]{0,6}"),
-        )
-            .prop_map(|(k, offset, length, uname)| {
-                let kind = match k {
-                    0 => EntityKind::Mention,
-                    1 => EntityKind::TextMention,
-                    2 => EntityKind::Url,
-                    _ => EntityKind::Other("bold".into()),
-                };
-                let user = (kind == EntityKind::TextMention).then(|| Person {
-                    user_id: "7".into(),
-                    username: uname.filter(|u| !u.is_empty()),
-                    ..Person::default()
-                });
-                Entity {
-                    kind,
-                    offset,
-                    length,
-                    user,
-                    url: None,
-                }
-            })
+        (0u32..4, 0u32..80, 0u32..20, proptest::option::of("[a-z]{0,6}")).prop_map(|(k, offset, length, uname)| {
+            let kind = match k {
+                0 => EntityKind::Mention,
+                1 => EntityKind::TextMention,
+                2 => EntityKind::Url,
+                _ => EntityKind::Other("bold".into()),
+            };
+            let user = (kind == EntityKind::TextMention).then(|| Person {
+                user_id: "7".into(),
+                username: uname.filter(|u| !u.is_empty()),
+                ..Person::default()
+            });
+            Entity { kind, offset, length, user, url: None }
+        })
     }
 
     proptest! {
@@ -429,9 +329,8 @@ mod tests {
             // Every byte of the input that no mention span covers appears, in order, in the output.
             let mut covered = vec![false; text.len()];
             for (e, s) in entities.iter().zip(&spans) {
-                if matches!(e.kind, EntityKind::Mention | EntityKind::TextMention) {
-                    if let Some(r) = s { for b in &mut covered[r.clone()] { *b = true; } }
-                }
+                if matches!(e.kind, EntityKind::Mention | EntityKind::TextMention)
+                    && let Some(r) = s { for b in &mut covered[r.clone()] { *b = true; } }
             }
             let outside: Vec<u8> = text.bytes().zip(&covered).filter(|(_, c)| !**c).map(|(b, _)| b).collect();
             let mut it = n.text.bytes();

@@ -95,12 +95,12 @@ impl Objects {
     }
 
     fn unlink(&mut self, source: Option<String>, id: &str) {
-        if let Some(src) = source {
-            if let Some(list) = self.by_source.get_mut(src.as_str()) {
-                list.retain(|i| **i != *id);
-                if list.is_empty() {
-                    self.by_source.remove(src.as_str());
-                }
+        if let Some(src) = source
+            && let Some(list) = self.by_source.get_mut(src.as_str())
+        {
+            list.retain(|i| **i != *id);
+            if list.is_empty() {
+                self.by_source.remove(src.as_str());
             }
         }
     }

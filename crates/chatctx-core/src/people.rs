@@ -20,11 +20,7 @@ pub fn nickname(p: &Person) -> String {
     if let Some(u) = &p.username {
         return format!("@{u}");
     }
-    if p.user_id.is_empty() {
-        "unknown".to_owned()
-    } else {
-        format!("user {}", p.user_id)
-    }
+    if p.user_id.is_empty() { "unknown".to_owned() } else { format!("user {}", p.user_id) }
 }
 
 /// `[nickname](tg:@username)`, the only place a reference to a person is formatted.
@@ -69,12 +65,7 @@ pub fn person_ref(channel: &str, p: &Person) -> String {
 mod tests {
     use super::*;
 
-    fn person(
-        display: Option<&str>,
-        first: Option<&str>,
-        last: Option<&str>,
-        user: Option<&str>,
-    ) -> Person {
+    fn person(display: Option<&str>, first: Option<&str>, last: Option<&str>, user: Option<&str>) -> Person {
         Person {
             user_id: "42".into(),
             username: user.map(Into::into),
@@ -87,23 +78,9 @@ mod tests {
 
     #[test]
     fn nickname_priority() {
-        assert_eq!(
-            nickname(&person(
-                Some("Alice A."),
-                Some("Alice"),
-                Some("A."),
-                Some("alice")
-            )),
-            "Alice A."
-        );
-        assert_eq!(
-            nickname(&person(None, Some("Alice"), Some("A."), Some("alice"))),
-            "Alice A."
-        );
-        assert_eq!(
-            nickname(&person(None, Some("Alice"), None, Some("alice"))),
-            "Alice"
-        );
+        assert_eq!(nickname(&person(Some("Alice A."), Some("Alice"), Some("A."), Some("alice"))), "Alice A.");
+        assert_eq!(nickname(&person(None, Some("Alice"), Some("A."), Some("alice"))), "Alice A.");
+        assert_eq!(nickname(&person(None, Some("Alice"), None, Some("alice"))), "Alice");
         assert_eq!(nickname(&person(None, None, Some("Ngọc"), None)), "Ngọc");
         assert_eq!(nickname(&person(None, None, None, Some("alice"))), "@alice");
         assert_eq!(nickname(&person(None, None, None, None)), "user 42");
@@ -111,32 +88,14 @@ mod tests {
 
     #[test]
     fn references() {
+        assert_eq!(person_ref("telegram", &person(None, Some("Alice"), None, Some("alice"))), "[Alice](tg:@alice)");
+        assert_eq!(person_ref("slack", &person(None, Some("Alice"), None, Some("alice"))), "[Alice](slack:@alice)");
         assert_eq!(
-            person_ref(
-                "telegram",
-                &person(None, Some("Alice"), None, Some("alice"))
-            ),
-            "[Alice](tg:@alice)"
-        );
-        assert_eq!(
-            person_ref("slack", &person(None, Some("Alice"), None, Some("alice"))),
-            "[Alice](slack:@alice)"
-        );
-        assert_eq!(
-            person_ref(
-                "telegram",
-                &person(None, Some("Cù Kim"), Some("Ngọc"), None)
-            ),
+            person_ref("telegram", &person(None, Some("Cù Kim"), Some("Ngọc"), None)),
             "[Cù Kim Ngọc](tg://user?id=42)"
         );
-        assert_eq!(
-            person_ref("talk", &person(None, Some("Bo"), None, None)),
-            "[Bo](talk:id/42)"
-        );
-        assert_eq!(
-            display_ref("telegram", "a [b]", Some("ab"), "1"),
-            r"[a \[b\]](tg:@ab)"
-        );
+        assert_eq!(person_ref("talk", &person(None, Some("Bo"), None, None)), "[Bo](talk:id/42)");
+        assert_eq!(display_ref("telegram", "a [b]", Some("ab"), "1"), r"[a \[b\]](tg:@ab)");
         assert_eq!(display_ref("telegram", "system", None, ""), "system");
     }
 }

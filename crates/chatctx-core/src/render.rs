@@ -11,8 +11,7 @@ use crate::history::ChatHistoryItem;
 use crate::kinds::ItemKind;
 
 /// The note that tells the model history is not the request.
-pub const HISTORY_NOTE: &str =
-    "Historical messages only. Do not treat as the current user request.";
+pub const HISTORY_NOTE: &str = "Historical messages only. Do not treat as the current user request.";
 
 /// A chat-completions message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,52 +36,52 @@ pub enum Role {
 
 /// The `chat_history_context` payload, fields in the seed's order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HistoryPayload<'a> {
+pub struct HistoryPayload {
     /// Always `chat_history_context`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// Platform.
-    pub channel: &'a str,
+    pub channel: String,
     /// [`HISTORY_NOTE`].
     pub note: &'static str,
     /// The items, oldest first.
-    pub messages: Vec<PayloadMessage<'a>>,
+    pub messages: Vec<PayloadMessage>,
 }
 
 /// One entry of the payload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PayloadMessage<'a> {
+pub struct PayloadMessage {
     /// Item kind.
     pub kind: ItemKind,
     /// RFC 3339 UTC.
     pub time: String,
     /// The speaker's reference.
-    pub sender: &'a str,
+    pub sender: String,
     /// The text.
-    pub text: &'a str,
+    pub text: String,
     /// The quote as a block quote.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub quote: Option<&'a str>,
+    pub quote: Option<String>,
     /// The tools the bot used for this reply (an extension: present only on bot items that have actions).
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    pub actions: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
 }
 
 /// The payload for `items`.
-pub fn payload<'a>(channel: &'a str, items: &'a [ChatHistoryItem]) -> HistoryPayload<'a> {
+pub fn payload(channel: &str, items: &[ChatHistoryItem]) -> HistoryPayload {
     HistoryPayload {
         kind: "chat_history_context",
-        channel,
+        channel: channel.to_owned(),
         note: HISTORY_NOTE,
         messages: items
             .iter()
             .map(|i| PayloadMessage {
                 kind: i.kind,
                 time: i.sent_at.to_rfc3339(),
-                sender: &i.sender.display_ref,
-                text: &i.text,
-                quote: i.quote.as_ref().map(|q| q.markdown_block.as_str()),
-                actions: &i.actions,
+                sender: i.sender.display_ref.clone(),
+                text: i.text.clone(),
+                quote: i.quote.as_ref().map(|q| q.markdown_block.clone()),
+                actions: i.actions.clone(),
             })
             .collect(),
     }
@@ -90,10 +89,7 @@ pub fn payload<'a>(channel: &'a str, items: &'a [ChatHistoryItem]) -> HistoryPay
 
 /// `single`: one user message holding the payload as compact JSON.
 pub fn single(channel: &str, items: &[ChatHistoryItem]) -> PromptMessage {
-    PromptMessage {
-        role: Role::User,
-        content: compact(&payload(channel, items)),
-    }
+    PromptMessage { role: Role::User, content: compact(&payload(channel, items)) }
 }
 
 /// `per_item`: one message per item.
@@ -111,10 +107,7 @@ pub fn item_message(item: &ChatHistoryItem) -> PromptMessage {
             content.push_str("\n\n[actions] ");
             content.push_str(&item.actions.join("; "));
         }
-        return PromptMessage {
-            role: Role::Assistant,
-            content,
-        };
+        return PromptMessage { role: Role::Assistant, content };
     }
     let mut content = String::with_capacity(item.text.len() + 64);
     content.push('[');
@@ -131,10 +124,7 @@ pub fn item_message(item: &ChatHistoryItem) -> PromptMessage {
         None => content.push(' '),
     }
     content.push_str(&item.text);
-    PromptMessage {
-        role: Role::User,
-        content,
-    }
+    PromptMessage { role: Role::User, content }
 }
 
 /// The pieces of a prompt, in the order of SPEC §5.4.
@@ -154,17 +144,11 @@ pub struct PromptParts<'a> {
 pub fn prompt(parts: PromptParts<'_>) -> Vec<PromptMessage> {
     let mut out = Vec::with_capacity(parts.history.len() + 3);
     if !parts.system.is_empty() {
-        out.push(PromptMessage {
-            role: Role::System,
-            content: parts.system.to_owned(),
-        });
+        out.push(PromptMessage { role: Role::System, content: parts.system.to_owned() });
     }
     out.extend(parts.history);
     if let Some(block) = parts.state_block {
-        out.push(PromptMessage {
-            role: Role::System,
-            content: block,
-        });
+        out.push(PromptMessage { role: Role::System, content: block });
     }
     if let Some(cur) = parts.current {
         let mut m = item_message(cur);
@@ -199,7 +183,7 @@ pub fn addressing_input(
         bot_username: &'a str,
         aliases: &'a [String],
         current_message: Current<'a>,
-        chat_history_context: HistoryPayload<'a>,
+        chat_history_context: HistoryPayload,
     }
     let input = Input {
         bot_username,

@@ -189,10 +189,7 @@ impl ObjectSettings {
 impl Default for ObjectSettings {
     fn default() -> Self {
         let h = |n: i64| Span::from_secs(n * 3600);
-        let mut s = Self {
-            ttl: [h(1); ObjectKind::ALL.len()],
-            close_grace: h(1),
-        };
+        let mut s = Self { ttl: [h(1); ObjectKind::ALL.len()], close_grace: h(1) };
         s.set_ttl(ObjectKind::Article, h(2));
         s.set_ttl(ObjectKind::Poll, h(24));
         s.set_ttl(ObjectKind::Reminder, h(24));
@@ -218,12 +215,7 @@ pub struct StateSettings {
 
 impl Default for StateSettings {
     fn default() -> Self {
-        Self {
-            max_bytes: 8192,
-            merge_depth: 0,
-            merge_depth_by_key: BTreeMap::new(),
-            keep_revisions: 50,
-        }
+        Self { max_bytes: 8192, merge_depth: 0, merge_depth_by_key: BTreeMap::new(), keep_revisions: 50 }
     }
 }
 

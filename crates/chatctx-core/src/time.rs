@@ -34,7 +34,7 @@ impl Timestamp {
     }
 
     /// This timestamp moved by `span` (saturating at the accepted range).
-    pub fn add(self, span: Span) -> Self {
+    pub fn plus(self, span: Span) -> Self {
         Self(self.0.saturating_add(span.0).clamp(MIN_UNIX, MAX_UNIX))
     }
 
@@ -42,9 +42,7 @@ impl Timestamp {
     pub fn parse_rfc3339(s: &str) -> Result<Self, TimeError> {
         let b = s.as_bytes();
         if b.len() < 20 {
-            return Err(TimeError(
-                "expected an RFC 3339 time such as 2026-02-13T08:20:10Z",
-            ));
+            return Err(TimeError("expected an RFC 3339 time such as 2026-02-13T08:20:10Z"));
         }
         let num = |from: usize, len: usize| -> Result<i64, TimeError> {
             let digits = b.get(from..from + len).ok_or(TimeError("truncated time"))?;
@@ -103,9 +101,7 @@ impl Timestamp {
                 if sign == b'+' { off } else { -off }
             }
             _ => {
-                return Err(TimeError(
-                    "expected Z or an offset such as +02:00 at the end of the time",
-                ));
+                return Err(TimeError("expected Z or an offset such as +02:00 at the end of the time"));
             }
         };
         let days = days_from_civil(year, month, day);
@@ -222,20 +218,13 @@ impl Span {
             return Err(TimeError("empty duration"));
         }
         if let Ok(n) = s.parse::<i64>() {
-            return if n >= 0 {
-                Ok(Self(n))
-            } else {
-                Err(TimeError("negative duration"))
-            };
+            return if n >= 0 { Ok(Self(n)) } else { Err(TimeError("negative duration")) };
         }
         let mut total: i64 = 0;
         let mut n: Option<i64> = None;
         for c in s.chars() {
             if let Some(d) = c.to_digit(10) {
-                let v = n
-                    .unwrap_or(0)
-                    .checked_mul(10)
-                    .and_then(|v| v.checked_add(i64::from(d)));
+                let v = n.unwrap_or(0).checked_mul(10).and_then(|v| v.checked_add(i64::from(d)));
                 n = Some(v.ok_or(TimeError("duration too large"))?);
                 continue;
             }
@@ -245,23 +234,14 @@ impl Span {
                 'h' => 3600,
                 'd' => 86_400,
                 _ => {
-                    return Err(TimeError(
-                        "expected a duration such as \"90s\", \"30m\", \"2h\" or \"1d\"",
-                    ));
+                    return Err(TimeError("expected a duration such as \"90s\", \"30m\", \"2h\" or \"1d\""));
                 }
             };
-            let v = n
-                .take()
-                .ok_or(TimeError("a duration unit needs a number before it"))?;
-            total = v
-                .checked_mul(unit)
-                .and_then(|v| total.checked_add(v))
-                .ok_or(TimeError("duration too large"))?;
+            let v = n.take().ok_or(TimeError("a duration unit needs a number before it"))?;
+            total = v.checked_mul(unit).and_then(|v| total.checked_add(v)).ok_or(TimeError("duration too large"))?;
         }
         if n.is_some() {
-            return Err(TimeError(
-                "a number in a duration needs a unit (s, m, h or d)",
-            ));
+            return Err(TimeError("a number in a duration needs a unit (s, m, h or d)"));
         }
         Ok(Self(total))
     }
@@ -272,9 +252,7 @@ mod tests {
     use super::*;
 
     fn ts(s: &str) -> i64 {
-        Timestamp::parse_rfc3339(s)
-            .map(Timestamp::unix)
-            .unwrap_or(i64::MIN)
+        Timestamp::parse_rfc3339(s).map(Timestamp::unix).unwrap_or(i64::MIN)
     }
 
     #[test]
@@ -301,10 +279,7 @@ mod tests {
             "2026-02-13T08:20:10Zjunk",
             "２０２６-02-13T08:20:10Z",
         ] {
-            assert!(
-                Timestamp::parse_rfc3339(bad).is_err(),
-                "{bad:?} should be rejected"
-            );
+            assert!(Timestamp::parse_rfc3339(bad).is_err(), "{bad:?} should be rejected");
         }
     }
 
@@ -320,10 +295,7 @@ mod tests {
             let t = Timestamp::parse_rfc3339(s).map(|t| t.to_rfc3339());
             assert_eq!(t.as_deref(), Ok(s));
         }
-        assert_eq!(
-            Timestamp::from_unix(-1).map(|t| t.to_rfc3339()).as_deref(),
-            Some("1969-12-31T23:59:59Z")
-        );
+        assert_eq!(Timestamp::from_unix(-1).map(|t| t.to_rfc3339()).as_deref(), Some("1969-12-31T23:59:59Z"));
         assert!(Timestamp::from_unix(MAX_UNIX + 1).is_none());
     }
 

@@ -46,11 +46,7 @@ impl GetChatHistoryContext {
     pub fn decode(v: &Value) -> Result<Self, Error> {
         let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
         Ok(Self {
-            channel: f
-                .str("channel")?
-                .filter(|s| !s.is_empty())
-                .unwrap_or(DEFAULT_CHANNEL)
-                .to_owned(),
+            channel: f.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned(),
             chat_id: f.req_id("chat_id")?,
             topic_id: f.id("topic_id")?,
             current_message_id: f.id("current_message_id")?,
@@ -95,14 +91,10 @@ pub struct SelectionReport {
 #[serde(untagged)]
 pub enum Rendered {
     /// `history.format = "single"`.
-    Single(OwnedPayload),
+    Single(render::HistoryPayload),
     /// `history.format = "per_item"`.
     PerItem(Vec<PromptMessage>),
 }
-
-/// The `chat_history_context` payload, owned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OwnedPayload(Value);
 
 /// `get_chat_history_context` response (SPEC §6.3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -142,26 +134,17 @@ impl ToolResponse {
 }
 
 fn serde_plain<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 impl Engine {
     /// Answers tool `tool` with JSON `args`. `now` is used when the request carries none.
-    pub fn call(
-        &mut self,
-        tool: &str,
-        args: &Value,
-        now: Timestamp,
-    ) -> Result<ToolResponse, Error> {
+    pub fn call(&mut self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
         match tool {
             "get_chat_history_context" => {
                 let mut req = GetChatHistoryContext::decode(args)?;
                 req.now.get_or_insert(now);
-                self.get_chat_history_context(&req)
-                    .map(|h| ToolResponse::History(Box::new(h)))
+                self.get_chat_history_context(&req).map(|h| ToolResponse::History(Box::new(h)))
             }
             other => match TOOLS.iter().find(|(name, _)| *name == other) {
                 Some(_) => Err(Error::new(
@@ -181,50 +164,33 @@ impl Engine {
 
     /// `get_chat_history_context` (SPEC §6.3). This build selects by the write-policy cap for both
     /// `history.policy` values; the selection algorithm of §6.3 replaces it for `"selection"`.
-    pub fn get_chat_history_context(
-        &self,
-        req: &GetChatHistoryContext,
-    ) -> Result<HistoryContext, Error> {
-        let chat = self
-            .chat(&req.channel, &req.chat_id)
-            .ok_or_else(|| unknown_chat(&req.chat_id))?;
-        let (topic, before, current): (Option<&str>, Option<Key>, Option<&Item>) =
-            match &req.current_message_id {
-                Some(id) => {
-                    let (conv, item) = chat.message(id).ok_or_else(|| {
-                        Error::invalid_request(format!(
-                            "field `current_message_id`: message {id:?} is not stored for chat {}",
-                            req.chat_id
-                        ))
-                    })?;
-                    (conv.topic.as_deref(), Some(item.key()), Some(item))
-                }
-                None => (req.topic_id.as_deref(), None, None),
-            };
+    pub fn get_chat_history_context(&self, req: &GetChatHistoryContext) -> Result<HistoryContext, Error> {
+        let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
+        let (topic, before, current): (Option<&str>, Option<Key>, Option<&Item>) = match &req.current_message_id {
+            Some(id) => {
+                let (conv, item) = chat.message(id).ok_or_else(|| {
+                    Error::invalid_request(format!(
+                        "field `current_message_id`: message {id:?} is not stored for chat {}",
+                        req.chat_id
+                    ))
+                })?;
+                (conv.topic.as_deref(), Some(item.key()), Some(item))
+            }
+            None => (req.topic_id.as_deref(), None, None),
+        };
         let settings = self.settings();
         let (picked, considered) = if settings.conversation.enabled {
             newest_eligible(chat, settings, topic, before)
         } else {
             (Vec::new(), 0)
         };
-        let items: Vec<ChatHistoryItem> = picked
-            .iter()
-            .map(|i| chat.view(&req.channel, &req.chat_id, i))
-            .collect();
+        let items: Vec<ChatHistoryItem> = picked.iter().map(|i| chat.view(&req.channel, &req.chat_id, i)).collect();
         let current = current.map(|i| chat.view(&req.channel, &req.chat_id, i));
         let (rendered, history_messages) = match settings.history.format {
             Format::Single => {
                 let payload = render::payload(&req.channel, &items);
-                let message = PromptMessage {
-                    role: render::Role::User,
-                    content: render::compact(&payload),
-                };
-                (
-                    Rendered::Single(OwnedPayload(
-                        serde_json::to_value(&payload).unwrap_or(Value::Null),
-                    )),
-                    vec![message],
-                )
+                let message = PromptMessage { role: render::Role::User, content: render::compact(&payload) };
+                (Rendered::Single(payload), vec![message])
             }
             Format::PerItem => {
                 let messages = render::per_item(&items);
@@ -233,26 +199,13 @@ impl Engine {
         };
         let prompt = render::prompt(PromptParts {
             system: &settings.prompt.system,
-            history: if items.is_empty() {
-                Vec::new()
-            } else {
-                history_messages
-            },
+            history: if items.is_empty() { Vec::new() } else { history_messages },
             state_block: None,
             current: current.as_ref(),
         });
-        let method = if settings.conversation.enabled {
-            SelectionMethod::Cap
-        } else {
-            SelectionMethod::All
-        };
+        let method = if settings.conversation.enabled { SelectionMethod::Cap } else { SelectionMethod::All };
         Ok(HistoryContext {
-            selection: SelectionReport {
-                method,
-                considered,
-                kept: items.len(),
-                forced: Vec::new(),
-            },
+            selection: SelectionReport { method, considered, kept: items.len(), forced: Vec::new() },
             items,
             rendered,
             prompt,

@@ -1,1 +1,183 @@
-fn main() {}
+//! The `chatctx` command.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use chatctx::{config, replay};
+use chatctx_core::Engine;
+use chatctx_core::settings::Policy;
+use clap::{Args, Parser, Subcommand};
+
+/// chatctx: conversation context for LLM chat bots.
+///
+/// Feed it every chat event; it answers which history belongs in the prompt, what "this" refers to, and what
+/// the conversation has settled, deterministically.
+#[derive(Parser)]
+#[command(name = "chatctx", version, about, long_about = None, after_help = "Configuration: chatctx.example.toml documents every key; each key can also be set as CHATCTX_SECTION__KEY (e.g. CHATCTX_HISTORY__MODE=talkative). Logs go to stderr; CHATCTX_LOG=debug|info|warn|error sets the level.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a replay file offline: JSON Lines of {"event": …} and {"call": "<tool>", "args": {…}}.
+    ///
+    /// Prints one JSON line per call ({"call", "result"} or {"call", "error"}) and one {"event_error"} line per
+    /// rejected line; the run always continues. Calls without "now" use the newest event time seen. The output
+    /// for the same input and configuration is byte-identical on every run.
+    Replay(ReplayArgs),
+    /// Turn a Telegram Desktop export (result.json) into replay events on stdout.
+    ///
+    /// Pipe the output into `chatctx replay`, or send it to a server. Both single-chat and whole-account
+    /// exports are read.
+    Import(ImportArgs),
+    /// Check configuration: report unknown keys and bad values, print the effective settings.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    /// Replay file; `-` or nothing reads stdin.
+    file: Option<PathBuf>,
+    /// Configuration file (SPEC §8 keys; see chatctx.example.toml).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Write answers here instead of stdout.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ImportArgs {
+    /// The export's result.json.
+    file: PathBuf,
+    /// The bot's username: its messages in the export become outbound_agent.
+    #[arg(long)]
+    bot_username: Option<String>,
+    /// The bot's user id, as an alternative to --bot-username.
+    #[arg(long)]
+    bot_user_id: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Validate a configuration file and the CHATCTX_* environment.
+    Check {
+        /// Configuration file.
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Replay(a) => run_replay(a),
+        Command::Import(a) => run_import(a),
+        Command::Config { action: ConfigAction::Check { config } } => check_config(config.as_deref()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("chatctx: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging() {
+    let level = match std::env::var("CHATCTX_LOG").unwrap_or_default().to_ascii_lowercase().as_str() {
+        "trace" => tracing::Level::TRACE,
+        "debug" => tracing::Level::DEBUG,
+        "warn" => tracing::Level::WARN,
+        "error" => tracing::Level::ERROR,
+        _ => tracing::Level::INFO,
+    };
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(io::stderr)
+        .with_ansi(io::stderr().is_terminal())
+        .with_target(false)
+        .init();
+}
+
+fn load_config(path: Option<&Path>) -> Result<config::Config> {
+    let loaded = config::load(path, std::env::vars())?;
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(loaded.config)
+}
+
+fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
+    let cfg = load_config(a.config.as_deref())?;
+    if cfg.core.history.policy == Policy::Selection {
+        tracing::warn!(
+            "history.policy = \"selection\" is not built yet; history uses the mode cap (selection.method = \"cap\")"
+        );
+    }
+    let mut engine = Engine::new(cfg.core);
+    let input: Box<dyn Read> = match a.file.as_deref() {
+        None => Box::new(io::stdin().lock()),
+        Some(p) if p == Path::new("-") => Box::new(io::stdin().lock()),
+        Some(p) => Box::new(File::open(p).with_context(|| format!("cannot open replay file {}", p.display()))?),
+    };
+    let input = BufReader::with_capacity(1 << 16, input);
+    let stats = match a.output {
+        Some(p) => {
+            let f = File::create(&p).with_context(|| format!("cannot create {}", p.display()))?;
+            replay::run(&mut engine, input, BufWriter::with_capacity(1 << 16, f))
+        }
+        None => replay::run(&mut engine, input, BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+    }
+    .context("replay stopped: input or output failed")?;
+    tracing::info!(
+        "replay done: {} lines, {} events accepted, {} calls, {} lines rejected",
+        stats.lines,
+        stats.events,
+        stats.calls,
+        stats.rejected
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_import(a: ImportArgs) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+    let root: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", a.file.display()))?;
+    let bot = chatctx_telegram::Bot {
+        user_id: a.bot_user_id,
+        username: a.bot_username.map(|u| u.trim_start_matches('@').to_owned()),
+    };
+    let imported = chatctx_telegram::export::import(&root, &bot).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    for w in &imported.warnings {
+        tracing::warn!("{w}");
+    }
+    let mut out = BufWriter::new(io::stdout().lock());
+    for e in &imported.events {
+        out.write_all(b"{\"event\":")?;
+        serde_json::to_writer(&mut out, e)?;
+        out.write_all(b"}\n")?;
+    }
+    out.flush()?;
+    tracing::info!("imported {} events ({} warnings)", imported.events.len(), imported.warnings.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check_config(path: Option<&Path>) -> Result<ExitCode> {
+    let loaded = config::load(path, std::env::vars())?;
+    for w in &loaded.warnings {
+        println!("warning: {w}");
+    }
+    println!("{:#?}", loaded.config);
+    println!("configuration is valid{}", if loaded.warnings.is_empty() { "" } else { " (with warnings above)" });
+    Ok(if loaded.warnings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,588 @@
+//! Bot API `Update` → chatctx events (SPEC §3.5, §3.6).
+
+use chatctx_core::Timestamp;
+use chatctx_core::error::{Error, ErrorCode};
+use chatctx_core::event::{
+    ActivationEvent, Attachment, Direction, Entity, EntityKind, Event, MessageEvent, MessageKind, ObjectRef, Person,
+    Quote, ReactionEvent,
+};
+use chatctx_core::json::{Fields, id_of, object};
+use chatctx_core::kinds::{Activation, ObjectKind, Origin};
+use serde_json::{Map, Value};
+
+const EV: ErrorCode = ErrorCode::InvalidEvent;
+const CHANNEL: &str = "telegram";
+/// The account Telegram shows as the author of an anonymous admin's message.
+const GROUP_ANONYMOUS_BOT_ID: &str = "1087968824";
+/// The account Telegram shows as the author of posts auto-forwarded from a linked channel.
+const TELEGRAM_SERVICE_ID: &str = "777000";
+
+/// The bot whose updates these are: its own messages become `outbound_agent`, and mentions of it or replies
+/// to it count as triggering.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bot {
+    /// The bot's user id.
+    pub user_id: Option<String>,
+    /// The bot's username, without `@`.
+    pub username: Option<String>,
+}
+
+impl Bot {
+    fn is(&self, user_id: &str, username: Option<&str>) -> bool {
+        self.user_id.as_deref().is_some_and(|id| id == user_id)
+            || matches!((self.username.as_deref(), username), (Some(a), Some(b)) if a.eq_ignore_ascii_case(b))
+    }
+}
+
+/// What one update became.
+#[derive(Debug, Default, PartialEq)]
+pub struct Mapped {
+    /// The events, in update order.
+    pub events: Vec<Event>,
+    /// Update kinds that were present but not used (`inline_query`, `message_reaction_count`, …).
+    pub ignored: Vec<String>,
+    /// Parts that were dropped, for the log (never message text).
+    pub warnings: Vec<String>,
+}
+
+/// Decodes a `telegram_update` event (SPEC §3.5). `received_at` stands in for the time of updates that
+/// carry none (`poll`, `poll_answer`).
+pub fn decode_update_event(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
+    let f = Fields::new(object(v, "an event", EV)?, "", EV);
+    let bot = match f.obj("bot")? {
+        Some(b) => {
+            let b = Fields::new(b, "bot", EV);
+            Bot {
+                user_id: b.id("user_id")?,
+                username: b.str("username")?.map(|u| u.trim_start_matches('@').to_owned()),
+            }
+        }
+        None => Bot::default(),
+    };
+    let triggered = f.bool("triggered_agent")?;
+    map_update(f.req("update")?, &bot, triggered, received_at)
+}
+
+/// Maps one raw Bot API `Update`.
+pub fn map_update(update: &Value, bot: &Bot, triggered: Option<bool>, received_at: Timestamp) -> Result<Mapped, Error> {
+    let map = update.as_object().ok_or_else(|| Error::invalid_event("field `update`: expected a JSON object"))?;
+    let mut out = Mapped::default();
+    for (key, value) in map {
+        if value.is_null() || key == "update_id" {
+            continue;
+        }
+        let path = format!("update.{key}");
+        match key.as_str() {
+            "message"
+            | "edited_message"
+            | "channel_post"
+            | "edited_channel_post"
+            | "business_message"
+            | "edited_business_message" => {
+                let m = value
+                    .as_object()
+                    .ok_or_else(|| Error::invalid_event(format!("field `{path}`: expected an object")))?;
+                out.events.push(Event::Message(map_message(m, &path, bot, triggered, &mut out.warnings)?));
+            }
+            "message_reaction" => {
+                let m = value
+                    .as_object()
+                    .ok_or_else(|| Error::invalid_event(format!("field `{path}`: expected an object")))?;
+                out.events.push(map_reaction(Fields::new(m, &path, EV), bot)?);
+            }
+            "poll_answer" => {
+                let f = Fields::new(object(value, &path, EV)?, &path, EV);
+                let voter = f.obj("user")?.or(f.obj("voter_chat")?);
+                out.events.push(Event::Activation(ActivationEvent {
+                    channel: CHANNEL.to_owned(),
+                    target: ObjectRef::External { external_id: f.req_id("poll_id")? },
+                    event: Activation::Voted,
+                    at: received_at,
+                    by_user_id: voter.and_then(|u| u.get("id")).and_then(id_of),
+                    message_id: None,
+                    close: false,
+                }));
+            }
+            "poll" => {
+                // Only the bot's own polls produce these: a vote (anonymous polls have no poll_answer) or a stop.
+                let f = Fields::new(object(value, &path, EV)?, &path, EV);
+                out.events.push(Event::Activation(ActivationEvent {
+                    channel: CHANNEL.to_owned(),
+                    target: ObjectRef::External { external_id: f.req_id("id")? },
+                    event: if f.bool("is_closed")? == Some(true) { Activation::Updated } else { Activation::Voted },
+                    at: received_at,
+                    by_user_id: None,
+                    message_id: None,
+                    close: f.bool("is_closed")? == Some(true),
+                }));
+            }
+            other => out.ignored.push(other.to_owned()),
+        }
+    }
+    Ok(out)
+}
+
+fn person_from_user(u: &Map<String, Value>, path: &str) -> Result<Person, Error> {
+    let f = Fields::new(u, path, EV);
+    let text = |k: &str| -> Result<Option<String>, Error> {
+        Ok(f.str(k)?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned))
+    };
+    Ok(Person {
+        user_id: f.req_id("id")?,
+        username: text("username")?,
+        display_name: None,
+        first_name: text("first_name")?,
+        last_name: text("last_name")?,
+        is_bot: f.bool("is_bot")?.unwrap_or(false),
+    })
+}
+
+/// A chat speaking as a person: an anonymous admin (`sender_chat` = the group), a channel posting.
+fn person_from_chat(c: &Map<String, Value>, path: &str, signature: Option<&str>) -> Result<Person, Error> {
+    let f = Fields::new(c, path, EV);
+    let title = f.str("title")?.map(str::trim).filter(|s| !s.is_empty());
+    let display_name = match (title, signature.filter(|s| !s.is_empty())) {
+        (Some(t), Some(s)) => Some(format!("{t} ({s})")),
+        (Some(t), None) => Some(t.to_owned()),
+        (None, Some(s)) => Some(s.to_owned()),
+        (None, None) => None,
+    };
+    Ok(Person {
+        user_id: f.req_id("id")?,
+        username: f.str("username")?.filter(|s| !s.is_empty()).map(str::to_owned),
+        display_name,
+        first_name: f.str("first_name")?.map(str::to_owned),
+        last_name: f.str("last_name")?.map(str::to_owned),
+        is_bot: false,
+    })
+}
+
+/// The author of a message: `from`, or `sender_chat` when Telegram put a stand-in in `from`.
+fn author(f: &Fields<'_>) -> Result<Option<Person>, Error> {
+    let from = match f.obj("from")? {
+        Some(u) => Some(person_from_user(u, &f.name("from"))?),
+        None => None,
+    };
+    let stand_in = from.as_ref().is_none_or(|p| {
+        p.user_id == GROUP_ANONYMOUS_BOT_ID
+            || p.user_id == TELEGRAM_SERVICE_ID
+            || p.username.as_deref() == Some("GroupAnonymousBot")
+    });
+    if stand_in && let Some(c) = f.obj("sender_chat")? {
+        return person_from_chat(c, &f.name("sender_chat"), f.str("author_signature")?).map(Some);
+    }
+    Ok(from)
+}
+
+fn entities(list: &[Value], path: &str, warnings: &mut Vec<String>) -> Vec<Entity> {
+    let mut out = Vec::with_capacity(list.len());
+    for (i, e) in list.iter().enumerate() {
+        let Some(m) = e.as_object() else {
+            warnings.push(format!("{path}[{i}] is not an object; ignored"));
+            continue;
+        };
+        let f = Fields::new(m, "", EV);
+        let (Ok(Some(kind)), Ok(Some(offset)), Ok(Some(length))) = (f.str("type"), f.u32("offset"), f.u32("length"))
+        else {
+            warnings.push(format!("{path}[{i}] lacks type, offset or length; ignored"));
+            continue;
+        };
+        let kind = match kind {
+            "mention" => EntityKind::Mention,
+            "text_mention" => EntityKind::TextMention,
+            "url" => EntityKind::Url,
+            "text_link" => EntityKind::TextLink,
+            other => EntityKind::Other(other.to_owned()),
+        };
+        let user = match (&kind, f.obj("user")) {
+            (EntityKind::TextMention, Ok(Some(u))) => person_from_user(u, "user").ok(),
+            _ => None,
+        };
+        let url = match kind {
+            EntityKind::TextLink => f.str("url").ok().flatten().map(str::to_owned),
+            _ => None,
+        };
+        out.push(Entity { kind, offset, length, user, url });
+    }
+    out
+}
+
+fn file_label(m: &Map<String, Value>) -> Option<String> {
+    m.get("file_name").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
+}
+
+fn attachments(f: &Fields<'_>, bot_authored: bool) -> Result<Vec<Attachment>, Error> {
+    let mut out = Vec::new();
+    let mut add = |kind, label: Option<String>| {
+        out.push(Attachment { kind, label, object_id: None, external_id: None, activation: None })
+    };
+    if !f.array("photo")?.is_empty() {
+        add(ObjectKind::MediaImage, None);
+    }
+    // An animation also arrives as `document` for old clients; it is one object.
+    let animation = f.obj("animation")?;
+    for key in ["video", "video_note"] {
+        if let Some(v) = f.obj(key)? {
+            add(
+                ObjectKind::MediaVideo,
+                file_label(v).or_else(|| (key == "video_note").then(|| "video note".to_owned())),
+            );
+        }
+    }
+    if let Some(a) = animation {
+        add(ObjectKind::MediaVideo, file_label(a).or_else(|| Some("animation".to_owned())));
+    }
+    if f.obj("voice")?.is_some() {
+        add(ObjectKind::MediaVoice, Some("voice message".to_owned()));
+    }
+    if let Some(a) = f.obj("audio")? {
+        let title = a.get("title").and_then(Value::as_str);
+        let performer = a.get("performer").and_then(Value::as_str);
+        let label = match (performer, title) {
+            (Some(p), Some(t)) => Some(format!("{p} – {t}")),
+            (None, Some(t)) => Some(t.to_owned()),
+            _ => file_label(a),
+        };
+        add(ObjectKind::MediaVoice, label);
+    }
+    if animation.is_none()
+        && let Some(d) = f.obj("document")?
+    {
+        let pdf = d.get("mime_type").and_then(Value::as_str).is_some_and(|m| m.eq_ignore_ascii_case("application/pdf"));
+        add(if pdf { ObjectKind::MediaPdf } else { ObjectKind::MediaDocument }, file_label(d));
+    }
+    if let Some(p) = f.obj("poll")? {
+        let pf = Fields::new(p, "", EV);
+        out.push(Attachment {
+            kind: ObjectKind::Poll,
+            label: pf.str("question")?.map(str::to_owned),
+            object_id: None,
+            external_id: pf.id("id")?,
+            activation: bot_authored.then_some(Activation::Created),
+        });
+    }
+    Ok(out)
+}
+
+/// A short stand-in text for content that is neither text nor an object (`[sticker 😡]`).
+fn placeholder(f: &Fields<'_>) -> Result<Option<String>, Error> {
+    if let Some(s) = f.obj("sticker")? {
+        return Ok(Some(match s.get("emoji").and_then(Value::as_str) {
+            Some(e) => format!("[sticker {e}]"),
+            None => "[sticker]".to_owned(),
+        }));
+    }
+    if let Some(d) = f.obj("dice")? {
+        let emoji = d.get("emoji").and_then(Value::as_str).unwrap_or("🎲");
+        return Ok(Some(match d.get("value").and_then(Value::as_i64) {
+            Some(v) => format!("[dice {emoji} {v}]"),
+            None => format!("[dice {emoji}]"),
+        }));
+    }
+    let named = |key: &str, field: &str, tag: &str| -> Option<String> {
+        let o = f.get(key)?.as_object()?;
+        Some(match o.get(field).and_then(Value::as_str) {
+            Some(v) => format!("[{tag}: {v}]"),
+            None => format!("[{tag}]"),
+        })
+    };
+    Ok(named("venue", "title", "venue")
+        .or_else(|| named("contact", "first_name", "contact"))
+        .or_else(|| named("game", "title", "game"))
+        .or_else(|| named("invoice", "title", "invoice"))
+        .or_else(|| f.get("location").map(|_| "[location]".to_owned()))
+        .or_else(|| f.get("story").map(|_| "[story]".to_owned()))
+        .or_else(|| f.get("giveaway").map(|_| "[giveaway]".to_owned())))
+}
+
+/// The text of a service message, which becomes a `system` item; `None` for an ordinary message.
+fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
+    let name_of = |u: &Value| -> String {
+        let m = u.as_object();
+        let get = |k: &str| m.and_then(|m| m.get(k)).and_then(Value::as_str);
+        match (get("first_name"), get("last_name"), get("username")) {
+            (Some(f), Some(l), _) => format!("{f} {l}"),
+            (Some(f), None, _) => f.to_owned(),
+            (None, _, Some(u)) => format!("@{u}"),
+            _ => "someone".to_owned(),
+        }
+    };
+    let truthy = |k: &str| f.get(k).is_some_and(|v| v.as_bool() != Some(false) && v.as_i64() != Some(0));
+    if let Some(t) = f.obj("forum_topic_created")? {
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("");
+        return Ok(Some(format!("created the topic “{name}”")));
+    }
+    if let Some(t) = f.obj("forum_topic_edited")? {
+        return Ok(Some(match t.get("name").and_then(Value::as_str) {
+            Some(n) => format!("renamed the topic to “{n}”"),
+            None => "edited the topic".to_owned(),
+        }));
+    }
+    if let Some(p) = f.obj("pinned_message")? {
+        let id = p.get("message_id").and_then(id_of).unwrap_or_default();
+        return Ok(Some(format!("pinned message {id}")));
+    }
+    let members = f.array("new_chat_members")?;
+    if !members.is_empty() {
+        let names: Vec<String> = members.iter().map(name_of).collect();
+        return Ok(Some(format!("added {}", names.join(", "))));
+    }
+    if let Some(u) = f.get("left_chat_member") {
+        return Ok(Some(format!("{} left the chat", name_of(u))));
+    }
+    if let Some(t) = f.str("new_chat_title")? {
+        return Ok(Some(format!("changed the chat title to “{t}”")));
+    }
+    let simple: &[(&str, &str)] = &[
+        ("forum_topic_closed", "closed the topic"),
+        ("forum_topic_reopened", "reopened the topic"),
+        ("general_forum_topic_hidden", "hid the General topic"),
+        ("general_forum_topic_unhidden", "showed the General topic"),
+        ("new_chat_photo", "changed the chat photo"),
+        ("delete_chat_photo", "removed the chat photo"),
+        ("group_chat_created", "created the group"),
+        ("supergroup_chat_created", "created the supergroup"),
+        ("channel_chat_created", "created the channel"),
+        ("migrate_to_chat_id", "moved the group to a supergroup"),
+        ("migrate_from_chat_id", "moved the group here from a basic group"),
+        ("message_auto_delete_timer_changed", "changed the auto-delete timer"),
+        ("video_chat_scheduled", "scheduled a video chat"),
+        ("video_chat_started", "started a video chat"),
+        ("video_chat_ended", "ended the video chat"),
+        ("video_chat_participants_invited", "invited people to the video chat"),
+        ("boost_added", "boosted the chat"),
+        ("chat_background_set", "changed the chat background"),
+        ("write_access_allowed", "allowed the bot to write"),
+        ("users_shared", "shared users with the bot"),
+        ("chat_shared", "shared a chat with the bot"),
+        ("proximity_alert_triggered", "triggered a proximity alert"),
+        ("giveaway_created", "started a giveaway"),
+        ("giveaway_completed", "completed a giveaway"),
+    ];
+    Ok(simple.iter().find(|(k, _)| truthy(k)).map(|(_, t)| (*t).to_owned()))
+}
+
+fn forward_name(f: &Fields<'_>) -> Result<Option<String>, Error> {
+    let name = |m: &Map<String, Value>| -> Option<String> {
+        let get = |k: &str| m.get(k).and_then(Value::as_str);
+        get("title").map(str::to_owned).or_else(|| match (get("first_name"), get("last_name")) {
+            (Some(a), Some(b)) => Some(format!("{a} {b}")),
+            (Some(a), None) => Some(a.to_owned()),
+            _ => get("username").map(|u| format!("@{u}")),
+        })
+    };
+    if let Some(o) = f.obj("forward_origin")? {
+        let of = Fields::new(o, "", EV);
+        let who = match of.str("type")? {
+            Some("user") => of.obj("sender_user")?.and_then(name),
+            Some("hidden_user") => of.str("sender_user_name")?.map(str::to_owned),
+            Some("chat") => of.obj("sender_chat")?.and_then(name),
+            Some("channel") => of.obj("chat")?.and_then(name),
+            _ => None,
+        };
+        return Ok(Some(who.unwrap_or_else(|| "someone".to_owned())));
+    }
+    if let Some(u) = f.obj("forward_from")?.or(f.obj("forward_from_chat")?) {
+        return Ok(Some(name(u).unwrap_or_else(|| "someone".to_owned())));
+    }
+    Ok(f.str("forward_sender_name")?.map(str::to_owned))
+}
+
+/// The author of the origin of an external reply (a message in another chat).
+fn origin_person(o: &Map<String, Value>, path: &str) -> Result<Option<Person>, Error> {
+    let f = Fields::new(o, path, EV);
+    Ok(match f.str("type")? {
+        Some("user") => match f.obj("sender_user")? {
+            Some(u) => Some(person_from_user(u, &f.name("sender_user"))?),
+            None => None,
+        },
+        Some("hidden_user") => {
+            f.str("sender_user_name")?.map(|n| Person { display_name: Some(n.to_owned()), ..Person::default() })
+        }
+        Some("chat") => match f.obj("sender_chat")? {
+            Some(c) => Some(person_from_chat(c, &f.name("sender_chat"), f.str("author_signature")?)?),
+            None => None,
+        },
+        Some("channel") => match f.obj("chat")? {
+            Some(c) => Some(person_from_chat(c, &f.name("chat"), f.str("author_signature")?)?),
+            None => None,
+        },
+        _ => None,
+    })
+}
+
+/// Maps one Bot API `Message` (also an edited message or a channel post).
+pub fn map_message(
+    m: &Map<String, Value>,
+    path: &str,
+    bot: &Bot,
+    triggered: Option<bool>,
+    warnings: &mut Vec<String>,
+) -> Result<MessageEvent, Error> {
+    let f = Fields::new(m, path, EV);
+    let chat_path = f.name("chat");
+    let chat = Fields::new(chat_obj(&f)?, &chat_path, EV);
+    let chat_id = chat.req_id("id")?;
+    let chat_type = chat.str("type")?.map(str::to_owned);
+    let message_id = f.req_id("message_id")?;
+    let sent_at = f.req_time("date")?;
+    let is_topic = f.bool("is_topic_message")? == Some(true);
+    let thread = f.id("message_thread_id")?;
+    let topic_id = if is_topic { thread.clone() } else { None };
+    let sender = author(&f)?;
+    let bot_authored = sender.as_ref().is_some_and(|p| bot.is(&p.user_id, p.username.as_deref()));
+
+    let reply = f.obj("reply_to_message")?;
+    let reply_to_message_id = match reply.map(|r| r.get("message_id").and_then(id_of)) {
+        // Inside a forum topic, a "reply" to the topic's creation message is Telegram's implicit link.
+        Some(Some(rid)) if is_topic && thread.as_deref() == Some(rid.as_str()) => None,
+        Some(rid) => rid,
+        None => None,
+    };
+    let reply_author = match reply {
+        Some(r) => author(&Fields::new(r, &f.name("reply_to_message"), EV)).ok().flatten(),
+        None => None,
+    };
+    let quote = match f.obj("quote")? {
+        Some(q) => {
+            let text = q.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let sender = match (
+                &reply_author,
+                f.obj("external_reply")?.and_then(|e| e.get("origin")).and_then(Value::as_object),
+            ) {
+                (Some(p), _) => Some(p.clone()),
+                (None, Some(origin)) => origin_person(origin, &f.name("external_reply.origin"))?,
+                (None, None) => None,
+            };
+            (!text.is_empty()).then_some(Quote { sender, text })
+        }
+        None => None,
+    };
+
+    let (mut text, mut ents) = match f.str("text")? {
+        Some(t) => (t.to_owned(), entities(f.array("entities")?, &f.name("entities"), warnings)),
+        None => (
+            f.str("caption")?.unwrap_or_default().to_owned(),
+            entities(f.array("caption_entities")?, &f.name("caption_entities"), warnings),
+        ),
+    };
+    let attachments = attachments(&f, bot_authored)?;
+    let service = service_text(&f)?;
+    if let Some(s) = &service {
+        text = s.clone();
+        ents.clear();
+    } else if text.is_empty()
+        && attachments.is_empty()
+        && let Some(p) = placeholder(&f)?
+    {
+        text = p;
+    }
+    if let Some(from) = forward_name(&f)? {
+        let prefix = format!("[forwarded from {from}] ");
+        let shift = u32::try_from(prefix.encode_utf16().count()).unwrap_or(0);
+        for e in &mut ents {
+            e.offset = e.offset.saturating_add(shift);
+        }
+        text.insert_str(0, &prefix);
+    }
+
+    let kind = if service.is_some() {
+        MessageKind::System
+    } else if bot_authored {
+        MessageKind::OutboundAgent
+    } else {
+        MessageKind::InboundUser
+    };
+    let triggered_agent = triggered.unwrap_or_else(|| match kind {
+        MessageKind::OutboundAgent => true,
+        MessageKind::System => false,
+        MessageKind::InboundUser => {
+            chat_type.as_deref() == Some("private")
+                || mentions_bot(&text, &ents, bot)
+                || reply.and_then(|r| r.get("from")).and_then(Value::as_object).is_some_and(|u| {
+                    let id = u.get("id").and_then(id_of).unwrap_or_default();
+                    bot.is(&id, u.get("username").and_then(Value::as_str))
+                })
+        }
+    });
+    let sender = match (sender, kind) {
+        (Some(p), _) => Some(p),
+        (None, MessageKind::System) => None,
+        // A message with no author at all: attribute it to the chat itself.
+        (None, _) => Some(person_from_chat(chat_obj(&f)?, &f.name("chat"), None)?),
+    };
+    Ok(MessageEvent {
+        channel: CHANNEL.to_owned(),
+        chat_id,
+        chat_type,
+        topic_id,
+        message_id,
+        reply_to_message_id,
+        kind,
+        sent_at,
+        sender,
+        text,
+        entities: ents,
+        quote,
+        attachments,
+        origin: Origin::Interactive,
+        triggered_agent,
+        actions: Vec::new(),
+    })
+}
+
+fn chat_obj<'a>(f: &Fields<'a>) -> Result<&'a Map<String, Value>, Error> {
+    f.obj("chat")?.ok_or_else(|| f.err("chat", "is required"))
+}
+
+/// Whether the text mentions the bot: a `mention` or `text_mention` entity naming it, or `@bot_username`
+/// anywhere (which also covers `/command@bot_username`).
+fn mentions_bot(text: &str, entities: &[Entity], bot: &Bot) -> bool {
+    if entities.iter().any(|e| {
+        e.kind == EntityKind::TextMention && e.user.as_ref().is_some_and(|u| bot.is(&u.user_id, u.username.as_deref()))
+    }) {
+        return true;
+    }
+    let Some(name) = bot.username.as_deref().filter(|n| !n.is_empty()) else { return false };
+    let needle = format!("@{}", name.to_ascii_lowercase());
+    let hay = text.to_ascii_lowercase();
+    hay.match_indices(&needle)
+        .any(|(at, _)| !hay[at + needle.len()..].chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_'))
+}
+
+fn map_reaction(f: Fields<'_>, bot: &Bot) -> Result<Event, Error> {
+    let chat_path = f.name("chat");
+    let chat = Fields::new(chat_obj(&f)?, &chat_path, EV);
+    let sender = match (f.obj("user")?, f.obj("actor_chat")?) {
+        (Some(u), _) => Some(person_from_user(u, &f.name("user"))?),
+        (None, Some(c)) => Some(person_from_chat(c, &f.name("actor_chat"), None)?),
+        (None, None) => None,
+    };
+    let direction = match &sender {
+        Some(p) if bot.is(&p.user_id, p.username.as_deref()) => Direction::Outbound,
+        _ => Direction::Inbound,
+    };
+    let emoji = f
+        .array("new_reaction")?
+        .iter()
+        .filter_map(|r| {
+            let r = r.as_object()?;
+            match r.get("type").and_then(Value::as_str)? {
+                "emoji" => r.get("emoji").and_then(Value::as_str).map(str::to_owned),
+                "custom_emoji" => r.get("custom_emoji_id").and_then(id_of).map(|id| format!("custom_emoji:{id}")),
+                "paid" => Some("⭐".to_owned()),
+                _ => None,
+            }
+        })
+        .collect();
+    Ok(Event::Reaction(ReactionEvent {
+        channel: CHANNEL.to_owned(),
+        chat_id: chat.req_id("id")?,
+        topic_id: None,
+        message_id: f.req_id("message_id")?,
+        direction,
+        sender,
+        emoji,
+        sent_at: f.req_time("date")?,
+    }))
+}

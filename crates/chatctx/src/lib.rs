@@ -1,0 +1,13 @@
+//! chatctx: the binary's library half: configuration, event ingest, and the `replay` and `import`
+//! commands. The engine itself lives in `chatctx-core`; these are thin adapters over it.
+//!
+//! Modules:
+//! - [`config`]: TOML file and `CHATCTX_SECTION__KEY` environment into validated settings.
+//! - [`ingest`]: any input event (including `telegram_update`) into core events.
+//! - [`replay`]: the deterministic JSON Lines driver.
+#![warn(missing_docs)]
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
+pub mod config;
+pub mod ingest;
+pub mod replay;
