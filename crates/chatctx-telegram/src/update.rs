@@ -17,6 +17,19 @@ const GROUP_ANONYMOUS_BOT_ID: &str = "1087968824";
 /// The account Telegram shows as the author of posts auto-forwarded from a linked channel.
 const TELEGRAM_SERVICE_ID: &str = "777000";
 
+/// The update kinds chatctx maps, in the order they are applied.
+const KNOWN_KINDS: &[&str] = &[
+    "message",
+    "edited_message",
+    "channel_post",
+    "edited_channel_post",
+    "business_message",
+    "edited_business_message",
+    "message_reaction",
+    "poll",
+    "poll_answer",
+];
+
 /// The bot whose updates these are: its own messages become `outbound_agent`, and mentions of it or replies
 /// to it count as triggering.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,23 +80,11 @@ pub fn decode_update_event(v: &Value, received_at: Timestamp) -> Result<Mapped, 
 pub fn map_update(update: &Value, bot: &Bot, triggered: Option<bool>, received_at: Timestamp) -> Result<Mapped, Error> {
     let map = update.as_object().ok_or_else(|| Error::invalid_event("field `update`: expected a JSON object"))?;
     let mut out = Mapped::default();
-    for (key, value) in map {
-        if value.is_null() || key == "update_id" {
-            continue;
-        }
+    // Known kinds in a fixed order (a real update has one; a synthetic one may have several).
+    for &key in KNOWN_KINDS {
+        let Some(value) = map.get(key).filter(|v| !v.is_null()) else { continue };
         let path = format!("update.{key}");
-        match key.as_str() {
-            "message"
-            | "edited_message"
-            | "channel_post"
-            | "edited_channel_post"
-            | "business_message"
-            | "edited_business_message" => {
-                let m = value
-                    .as_object()
-                    .ok_or_else(|| Error::invalid_event(format!("field `{path}`: expected an object")))?;
-                out.events.push(Event::Message(map_message(m, &path, bot, triggered, &mut out.warnings)?));
-            }
+        match key {
             "message_reaction" => {
                 let m = value
                     .as_object()
@@ -106,19 +107,30 @@ pub fn map_update(update: &Value, bot: &Bot, triggered: Option<bool>, received_a
             "poll" => {
                 // Only the bot's own polls produce these: a vote (anonymous polls have no poll_answer) or a stop.
                 let f = Fields::new(object(value, &path, EV)?, &path, EV);
+                let closed = f.bool("is_closed")? == Some(true);
                 out.events.push(Event::Activation(ActivationEvent {
                     channel: CHANNEL.to_owned(),
                     target: ObjectRef::External { external_id: f.req_id("id")? },
-                    event: if f.bool("is_closed")? == Some(true) { Activation::Updated } else { Activation::Voted },
+                    event: if closed { Activation::Updated } else { Activation::Voted },
                     at: received_at,
                     by_user_id: None,
                     message_id: None,
-                    close: f.bool("is_closed")? == Some(true),
+                    close: closed,
                 }));
             }
-            other => out.ignored.push(other.to_owned()),
+            _ => {
+                let m = value
+                    .as_object()
+                    .ok_or_else(|| Error::invalid_event(format!("field `{path}`: expected an object")))?;
+                out.events.push(Event::Message(map_message(m, &path, bot, triggered, &mut out.warnings)?));
+            }
         }
     }
+    out.ignored = map
+        .iter()
+        .filter(|(k, v)| !v.is_null() && *k != "update_id" && !KNOWN_KINDS.contains(&k.as_str()))
+        .map(|(k, _)| k.clone())
+        .collect();
     Ok(out)
 }
 

@@ -1,0 +1,54 @@
+//! Integration tests of the Telegram mapping: every fixture of `tests/data/telegram/` (sources and licences in
+//! its SOURCES.md), the trigger inference, polls, and Telegram Desktop exports.
+#![allow(clippy::disallowed_methods)]
+
+mod export;
+mod fixtures;
+mod mapping;
+
+use chatctx_core::event::{Event, MessageEvent};
+use chatctx_core::{Engine, Settings, Timestamp};
+use chatctx_telegram::{Bot, Mapped, map_update};
+use serde_json::{Value, json};
+
+pub fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/data/telegram/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A bare Message fixture as an Update.
+pub fn as_update(message: Value) -> Value {
+    json!({"update_id": 1, "message": message})
+}
+
+pub fn bot() -> Bot {
+    Bot { user_id: Some("999".into()), username: Some("my_bot".into()) }
+}
+
+pub fn received() -> Timestamp {
+    Timestamp::from_unix(1_800_000_000).unwrap()
+}
+
+pub fn map(update: &Value) -> Mapped {
+    map_update(update, &bot(), None, received()).unwrap_or_else(|e| panic!("mapping failed: {e}"))
+}
+
+/// The one message event an update maps to.
+pub fn message(update: &Value) -> MessageEvent {
+    let m = map(update);
+    assert_eq!(m.events.len(), 1, "{m:?}");
+    match m.events.into_iter().next() {
+        Some(Event::Message(msg)) => msg,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+/// An engine in talkative mode (so every item is visible) after applying `events`.
+pub fn engine_with(events: Vec<Event>) -> Engine {
+    let mut s = Settings::default();
+    s.history.mode = chatctx_core::settings::Mode::Talkative;
+    let mut e = Engine::new(s);
+    e.apply_all(events).unwrap();
+    e
+}
