@@ -71,7 +71,8 @@ impl Objects {
         self.by_id.values()
     }
 
-    /// Registers or replaces `obj`, keeping `created_at` and the activation of an earlier copy.
+    /// Registers `obj`, or updates a known one: fields `obj` leaves empty keep their earlier value, and
+    /// `created_at` and the latest activation are kept.
     pub(crate) fn upsert(&mut self, mut obj: Object) {
         if let Some(old) = self.by_id.get(obj.object_id.as_str()) {
             obj.created_at = old.created_at.min(obj.created_at);
@@ -81,6 +82,12 @@ impl Objects {
                 obj.activated_at = old.activated_at;
             }
             obj.closed_at = obj.closed_at.or(old.closed_at);
+            obj.topic_id = obj.topic_id.or_else(|| old.topic_id.clone());
+            obj.title_or_label = obj.title_or_label.or_else(|| old.title_or_label.clone());
+            obj.created_by_user_id = obj.created_by_user_id.or_else(|| old.created_by_user_id.clone());
+            obj.created_by_bot |= old.created_by_bot;
+            obj.external_id = obj.external_id.or_else(|| old.external_id.clone());
+            obj.source_message_id = obj.source_message_id.or_else(|| old.source_message_id.clone());
             if old.source_message_id != obj.source_message_id {
                 self.unlink(old.source_message_id.clone(), &obj.object_id);
             }

@@ -5,7 +5,6 @@
 //! The prompt is always system → history → state block → current message.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::history::ChatHistoryItem;
 use crate::kinds::ItemKind;
@@ -158,47 +157,59 @@ pub fn prompt(parts: PromptParts<'_>) -> Vec<PromptMessage> {
     out
 }
 
-/// The input of an addressing decision ("should the bot answer this?"), seed §4.6: the bot's username and
-/// aliases, the current message with its speaker, and the history payload. chatctx builds it; the bot sends
-/// it to its own model.
+/// The input of an addressing decision ("should the bot answer this?"), seed §4.6.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AddressingInput {
+    /// The bot's username.
+    pub bot_username: String,
+    /// Other names the bot answers to.
+    pub aliases: Vec<String>,
+    /// The message to decide on, with its speaker.
+    pub current_message: CurrentMessage,
+    /// The history payload, as in `single` rendering.
+    pub chat_history_context: HistoryPayload,
+}
+
+/// The current message of an addressing input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CurrentMessage {
+    /// Item kind.
+    pub kind: ItemKind,
+    /// RFC 3339 UTC.
+    pub time: String,
+    /// The speaker, in full.
+    pub sender: crate::history::Sender,
+    /// The text, mentions normalized.
+    pub text: String,
+    /// The quote as a block quote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
+    /// The message it replies to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_to_message_id: Option<String>,
+}
+
+/// Builds the addressing input: the bot's username and aliases, the current message with its speaker, and
+/// the history payload. chatctx builds it; the bot sends it to its own model.
 pub fn addressing_input(
     bot_username: &str,
     aliases: &[String],
     current: &ChatHistoryItem,
     history: &[ChatHistoryItem],
-) -> Value {
-    #[derive(Serialize)]
-    struct Current<'a> {
-        kind: ItemKind,
-        time: String,
-        sender: &'a crate::history::Sender,
-        text: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        quote: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        reply_to_message_id: Option<&'a str>,
-    }
-    #[derive(Serialize)]
-    struct Input<'a> {
-        bot_username: &'a str,
-        aliases: &'a [String],
-        current_message: Current<'a>,
-        chat_history_context: HistoryPayload,
-    }
-    let input = Input {
-        bot_username,
-        aliases,
-        current_message: Current {
+) -> AddressingInput {
+    AddressingInput {
+        bot_username: bot_username.to_owned(),
+        aliases: aliases.to_vec(),
+        current_message: CurrentMessage {
             kind: current.kind,
             time: current.sent_at.to_rfc3339(),
-            sender: &current.sender,
-            text: &current.text,
-            quote: current.quote.as_ref().map(|q| q.markdown_block.as_str()),
-            reply_to_message_id: current.reply_to_message_id.as_deref(),
+            sender: current.sender.clone(),
+            text: current.text.clone(),
+            quote: current.quote.as_ref().map(|q| q.markdown_block.clone()),
+            reply_to_message_id: current.reply_to_message_id.clone(),
         },
         chat_history_context: payload(&current.channel, history),
-    };
-    serde_json::to_value(&input).unwrap_or(Value::Null)
+    }
 }
 
 /// Compact JSON of a value whose serialization cannot fail (plain structs of strings and numbers).

@@ -1,0 +1,209 @@
+//! Applying events: edits, atomic rejection, eviction, ordering, people, objects.
+
+use chatctx_core::ErrorCode;
+use chatctx_core::kinds::{Activation, ObjectKind};
+
+use super::*;
+
+fn snapshot(e: &Engine, chat: &str) -> String {
+    let items = e.history("telegram", chat, None).unwrap_or_default();
+    let objects = e.objects("telegram", chat).unwrap_or_default();
+    format!("{}|{}", serde_json::to_string(&items).unwrap(), serde_json::to_string(&objects).unwrap())
+}
+
+#[test]
+fn the_same_message_again_is_an_edit() {
+    let mut e = engine(
+        settings(Mode::Talkative, Scope::Topic),
+        [
+            msg("-1", None, 1, user("1", "Ann"), "first", false, 1),
+            msg("-1", None, 2, user("2", "Bo"), "second", false, 2),
+        ],
+    );
+    e.apply(msg("-1", None, 1, user("1", "Ann"), "first, edited", false, 1)).unwrap();
+    assert_eq!(texts(&history(&e, "-1", None, None)), ["first, edited", "second"], "same place, no duplicate");
+}
+
+#[test]
+fn an_edit_keeps_a_message_that_triggered_the_bot_eligible() {
+    let mut e =
+        engine(settings(Mode::Smart, Scope::Topic), [msg("-1", None, 1, user("1", "Ann"), "@bot do x", true, 1)]);
+    e.apply(msg("-1", None, 1, user("1", "Ann"), "do x (mention removed)", false, 1)).unwrap();
+    assert_eq!(texts(&history(&e, "-1", None, None)), ["do x (mention removed)"]);
+}
+
+#[test]
+fn a_rejected_event_changes_nothing() {
+    let mut e =
+        engine(settings(Mode::Talkative, Scope::Topic), [msg("-1", None, 1, user("1", "Ann"), "see the pic", true, 1)]);
+    let before = snapshot(&e, "-1");
+    let bad =
+        ev(json!({"type": "activation", "chat_id": "-1", "object_id": "nope", "event": "described", "at": T0 + 5}));
+    let err = e.apply(bad.clone()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidEvent);
+    assert!(err.message.contains("`object_id`"), "{}", err.message);
+    // A batch with one bad event is refused whole.
+    let good = msg("-1", None, 2, user("2", "Bo"), "more", true, 2);
+    assert!(e.apply_all(vec![good, bad]).is_err());
+    assert_eq!(snapshot(&e, "-1"), before);
+}
+
+#[test]
+fn the_oldest_messages_are_evicted_per_conversation() {
+    let mut s = settings(Mode::Talkative, Scope::Topic);
+    s.conversation.cache_max_per_conversation = 5;
+    let mut events: Vec<Event> =
+        (1..=8).map(|i| msg("-1", Some("7"), i, user("1", "Ann"), &format!("t7-{i}"), false, i64::from(i))).collect();
+    events.push(msg("-1", Some("9"), 100, user("1", "Ann"), "t9", false, 100));
+    let e = engine(s, events);
+    assert_eq!(texts(&history(&e, "-1", Some("7"), None)), ["t7-4", "t7-5", "t7-6", "t7-7", "t7-8"]);
+    assert!(e.message("telegram", "-1", "3").is_none(), "an evicted message leaves the index");
+    assert_eq!(texts(&history(&e, "-1", Some("9"), None)), ["t9"], "a busy topic does not evict a quiet one");
+}
+
+#[test]
+fn late_arrivals_are_placed_by_time() {
+    let e = engine(
+        settings(Mode::Talkative, Scope::Topic),
+        [
+            msg("-1", None, 1, user("1", "Ann"), "a", false, 10),
+            msg("-1", None, 3, user("1", "Ann"), "c", false, 30),
+            msg("-1", None, 2, user("2", "Bo"), "b", false, 20),
+        ],
+    );
+    assert_eq!(texts(&history(&e, "-1", None, None)), ["a", "b", "c"]);
+}
+
+#[test]
+fn mentions_use_the_nickname_of_a_known_member() {
+    let bob = json!({"user_id": "2", "username": "Bob", "display_name": "Bob the Builder", "first_name": "Bob"});
+    let mention = |id: u32, text: &str, offset: u32| {
+        ev(
+            json!({"type": "message", "chat_id": "-1", "message_id": id.to_string(), "kind": "inbound_user", "sent_at": T0 + i64::from(id),
+                  "sender": user("1", "Ann"), "text": text, "entities": [{"type": "mention", "offset": offset, "length": 4}]}),
+        )
+    };
+    let e = engine(
+        settings(Mode::Talkative, Scope::Topic),
+        [mention(1, "hi @bob", 3), msg("-1", None, 2, bob, "hello", false, 2), mention(3, "👋🏽 @bob again", 5)],
+    );
+    let h = history(&e, "-1", None, None);
+    assert_eq!(h.items[0].text, "hi [@bob](tg:@bob)", "not seen yet: the username");
+    assert_eq!(h.items[1].sender.display_ref, "[Bob the Builder](tg:@Bob)", "display_name first");
+    assert_eq!(h.items[2].text, "👋🏽 [Bob the Builder](tg:@bob) again", "seen: the member's nickname");
+}
+
+#[test]
+fn a_renamed_person_keeps_old_references_on_old_items() {
+    let e = engine(
+        settings(Mode::Talkative, Scope::Topic),
+        [
+            msg("-1", None, 1, json!({"user_id": "1", "username": "ann", "first_name": "Ann"}), "before", false, 1),
+            msg("-1", None, 2, json!({"user_id": "1", "username": "ann", "first_name": "Annie"}), "after", false, 2),
+        ],
+    );
+    let refs: Vec<String> = history(&e, "-1", None, None).items.into_iter().map(|i| i.sender.display_ref).collect();
+    assert_eq!(refs, ["[Ann](tg:@ann)", "[Annie](tg:@ann)"]);
+}
+
+#[test]
+fn plain_mentions_on_other_channels() {
+    let mut v = json!({"type": "message", "channel": "talk", "chat_id": "room", "message_id": "1", "kind": "inbound_user",
+                       "sent_at": T0, "sender": {"user_id": "u2", "username": "bob", "display_name": "Bob"}, "text": "hi"});
+    let first = ev(v.clone());
+    v["message_id"] = json!("2");
+    v["sender"] = json!({"user_id": "u1", "username": "ann", "display_name": "Ann"});
+    v["text"] = json!("@bob and @zed, mail bob@example.org");
+    let mut e = Engine::new(settings(Mode::Talkative, Scope::Topic));
+    e.apply(first).unwrap();
+    e.apply(ev(v)).unwrap();
+    let item = e.message("talk", "room", "2").unwrap();
+    assert_eq!(item.text, "[Bob](talk:@bob) and @zed, mail bob@example.org");
+    assert_eq!(item.sender.display_ref, "[Ann](talk:@ann)");
+}
+
+#[test]
+fn attachments_links_and_derived_ids() {
+    let v = json!({"type": "message", "chat_id": "-1", "message_id": "501", "kind": "inbound_user", "sent_at": T0,
+                   "sender": user("1", "Ann"), "text": "look https://a.org and this",
+                   "entities": [{"type": "url", "offset": 5, "length": 13}, {"type": "text_link", "offset": 23, "length": 4, "url": "https://b.org"}],
+                   "attachments": [{"kind": "media.image", "label": "cat.jpg"}, {"kind": "media.image"}, {"kind": "reminder", "object_id": "rem-1"}]});
+    let mut e = engine(settings(Mode::Talkative, Scope::Topic), [ev(v.clone())]);
+    let ids: Vec<(String, ObjectKind)> =
+        e.objects("telegram", "-1").unwrap().into_iter().map(|o| (o.object_id, o.kind)).collect();
+    assert_eq!(
+        ids,
+        [
+            ("501:link:0".to_owned(), ObjectKind::Link),
+            ("501:link:1".to_owned(), ObjectKind::Link),
+            ("501:media.image".to_owned(), ObjectKind::MediaImage),
+            ("501:media.image:1".to_owned(), ObjectKind::MediaImage),
+            ("rem-1".to_owned(), ObjectKind::Reminder),
+        ]
+    );
+    assert_eq!(
+        e.message("telegram", "-1", "501").unwrap().text,
+        "[media.image: cat.jpg] [media.image] [reminder] look https://a.org and this"
+    );
+    assert!(e.objects("telegram", "-1").unwrap().iter().all(|o| o.activation.is_none()), "known, not active");
+
+    // A user replying to the message activates its typed objects (replied_to), not by mention.
+    e.apply(ev(json!({"type": "message", "chat_id": "-1", "message_id": "502", "reply_to_message_id": "501", "kind": "inbound_user",
+                      "sent_at": T0 + 60, "sender": user("2", "Bo"), "text": "nice cat"}))).unwrap();
+    let o = e.objects("telegram", "-1").unwrap();
+    assert!(o.iter().filter(|o| o.object_id.starts_with("501:")).all(|o| o.activation == Some(Activation::RepliedTo)));
+
+    // An edit that drops the second image and the links removes their objects.
+    let mut edited = v;
+    edited["text"] = json!("just the cat");
+    edited["entities"] = json!([]);
+    edited["attachments"] = json!([{"kind": "media.image", "label": "cat.jpg"}]);
+    e.apply(ev(edited)).unwrap();
+    let ids: Vec<String> = e.objects("telegram", "-1").unwrap().into_iter().map(|o| o.object_id).collect();
+    assert_eq!(ids, ["501:media.image", "rem-1"], "an explicit id is not derived from the message");
+}
+
+#[test]
+fn object_and_activation_events() {
+    let mut e = engine(
+        settings(Mode::Smart, Scope::Topic),
+        [msg("-1", Some("7"), 502, user("1", "Ann"), "remind me", true, 1)],
+    );
+    e.apply(ev(json!({"type": "object", "op": "upsert", "at": T0 + 15,
+        "object": {"object_id": "rem-9", "kind": "reminder", "chat_id": "-1", "topic_id": "7", "source_message_id": "502",
+                   "title_or_label": "Call mom at 18:00", "created_by_user_id": "1", "created_by_bot": true},
+        "activation": "created"}))).unwrap();
+    e.apply(ev(
+        json!({"type": "activation", "chat_id": "-1", "object_id": "rem-9", "event": "listed", "at": T0 + 100}),
+    ))
+    .unwrap();
+    let o = e.objects("telegram", "-1").unwrap().remove(0);
+    assert_eq!((o.activation, o.activated_at.map(|t| t.unix())), (Some(Activation::Listed), Some(T0 + 100)));
+    assert_eq!(o.created_at.unix(), T0 + 15);
+    // The message itself can be activated as a candidate.
+    e.apply(ev(
+        json!({"type": "activation", "chat_id": "-1", "object_id": "502:message", "event": "resolved", "at": T0 + 120}),
+    ))
+    .unwrap();
+    assert!(
+        e.objects("telegram", "-1")
+            .unwrap()
+            .iter()
+            .any(|o| o.object_id == "502:message" && o.kind == ObjectKind::Message)
+    );
+    assert!(e.apply(ev(json!({"type": "activation", "chat_id": "-1", "object_id": "502:bot_message", "event": "resolved", "at": T0}))).is_err(),
+        "502 is not the bot's message");
+    e.apply(ev(json!({"type": "object", "op": "close", "at": T0 + 200, "object": {"object_id": "rem-9", "kind": "reminder", "chat_id": "-1"}}))).unwrap();
+    assert_eq!(
+        e.objects("telegram", "-1")
+            .unwrap()
+            .iter()
+            .find(|o| o.object_id == "rem-9")
+            .unwrap()
+            .closed_at
+            .map(|t| t.unix()),
+        Some(T0 + 200)
+    );
+    e.apply(ev(json!({"type": "object", "op": "delete", "at": T0 + 300, "object": {"object_id": "rem-9", "kind": "reminder", "chat_id": "-1"}}))).unwrap();
+    assert!(e.objects("telegram", "-1").unwrap().iter().all(|o| o.object_id != "rem-9"));
+}

@@ -1,0 +1,74 @@
+//! Integration tests of the core engine.
+#![allow(clippy::disallowed_methods)]
+
+mod engine;
+mod policy;
+mod properties;
+mod render;
+
+use chatctx_core::settings::{Mode, Policy, Scope};
+use chatctx_core::tools::{GetChatHistoryContext, HistoryContext};
+use chatctx_core::{Engine, Event, Settings, Timestamp};
+use serde_json::{Value, json};
+
+pub const T0: i64 = 1_770_970_800; // 2026-02-13T08:20:00Z
+
+/// A message event from JSON, as a client would send it.
+pub fn ev(v: Value) -> Event {
+    Event::decode(&v).unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+pub fn user(id: &str, name: &str) -> Value {
+    json!({"user_id": id, "username": name.to_lowercase(), "first_name": name})
+}
+
+/// An inbound message `id` in `chat` (topic optional) from `who`, `dt` seconds after T0.
+pub fn msg(chat: &str, topic: Option<&str>, id: u32, who: Value, text: &str, triggered: bool, dt: i64) -> Event {
+    let mut v = json!({"type": "message", "chat_id": chat, "message_id": id.to_string(), "kind": "inbound_user",
+                       "sent_at": T0 + dt, "sender": who, "text": text, "triggered_agent": triggered});
+    if let Some(t) = topic {
+        v["topic_id"] = json!(t);
+    }
+    ev(v)
+}
+
+pub fn bot_reply(chat: &str, topic: Option<&str>, id: u32, reply_to: u32, text: &str, dt: i64) -> Event {
+    let mut v = json!({"type": "message", "chat_id": chat, "message_id": id.to_string(), "kind": "outbound_agent",
+                       "reply_to_message_id": reply_to.to_string(), "sent_at": T0 + dt,
+                       "sender": {"user_id": "999", "username": "my_bot", "display_name": "My Bot", "is_bot": true}, "text": text});
+    if let Some(t) = topic {
+        v["topic_id"] = json!(t);
+    }
+    ev(v)
+}
+
+pub fn settings(mode: Mode, scope: Scope) -> Settings {
+    let mut s = Settings::default();
+    s.history.mode = mode;
+    s.history.policy = Policy::ModeCap;
+    s.history.scope = scope;
+    s
+}
+
+pub fn engine(s: Settings, events: impl IntoIterator<Item = Event>) -> Engine {
+    let mut e = Engine::new(s);
+    for x in events {
+        e.apply(x).unwrap();
+    }
+    e
+}
+
+pub fn history(e: &Engine, chat: &str, topic: Option<&str>, current: Option<u32>) -> HistoryContext {
+    e.get_chat_history_context(&GetChatHistoryContext {
+        channel: "telegram".into(),
+        chat_id: chat.into(),
+        topic_id: topic.map(Into::into),
+        current_message_id: current.map(|c| c.to_string()),
+        now: Timestamp::from_unix(T0 + 10_000),
+    })
+    .unwrap()
+}
+
+pub fn texts(h: &HistoryContext) -> Vec<&str> {
+    h.items.iter().map(|i| i.text.as_str()).collect()
+}

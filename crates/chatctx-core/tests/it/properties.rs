@@ -1,0 +1,108 @@
+//! Invariants over arbitrary event sequences: determinism and chat isolation.
+
+use proptest::prelude::*;
+
+use super::*;
+
+#[derive(Debug, Clone)]
+struct Step {
+    chat: u8,
+    topic: Option<u8>,
+    id: u16,
+    user: u8,
+    text: String,
+    triggered: bool,
+    outbound: bool,
+    dt: i64,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    (0u8..3, proptest::option::of(0u8..3), 0u16..40, 0u8..5, "[a-z @😀]{0,16}", any::<bool>(), any::<bool>(), 0i64..500)
+        .prop_map(|(chat, topic, id, user, text, triggered, outbound, dt)| Step {
+            chat,
+            topic,
+            id,
+            user,
+            text,
+            triggered,
+            outbound,
+            dt,
+        })
+}
+
+fn to_event(s: &Step) -> Event {
+    let mut v = json!({"type": "message", "chat_id": format!("-{}", s.chat), "message_id": s.id.to_string(),
+        "kind": if s.outbound { "outbound_agent" } else { "inbound_user" }, "sent_at": T0 + s.dt,
+        "sender": {"user_id": s.user.to_string(), "username": format!("u{}", s.user), "first_name": format!("User {}", s.user)},
+        "text": s.text, "triggered_agent": s.triggered});
+    if let Some(t) = s.topic {
+        v["topic_id"] = json!(t.to_string());
+    }
+    if let Some(at) = s.text.find('@') {
+        let offset = s.text[..at].encode_utf16().count();
+        v["entities"] = json!([{"type": "mention", "offset": offset, "length": 3}]);
+    }
+    ev(v)
+}
+
+fn answers(e: &Engine, chat: &str) -> String {
+    let mut out = String::new();
+    for topic in [None, Some("0"), Some("1"), Some("2")] {
+        let req = chatctx_core::tools::GetChatHistoryContext {
+            channel: "telegram".into(),
+            chat_id: chat.into(),
+            topic_id: topic.map(Into::into),
+            current_message_id: None,
+            now: None,
+        };
+        match e.get_chat_history_context(&req) {
+            Ok(h) => out.push_str(&serde_json::to_string(&h).unwrap()),
+            Err(err) => out.push_str(&err.to_string()),
+        }
+        out.push('\n');
+    }
+    out.push_str(&serde_json::to_string(&e.objects("telegram", chat).unwrap_or_default()).unwrap());
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The same events give byte-identical answers, in every mode and scope.
+    #[test]
+    fn deterministic(steps in proptest::collection::vec(step(), 0..60), talkative in any::<bool>(), chat_scope in any::<bool>()) {
+        let s = settings(if talkative { Mode::Talkative } else { Mode::Smart }, if chat_scope { Scope::Chat } else { Scope::Topic });
+        let a = engine(s.clone(), steps.iter().map(to_event));
+        let b = engine(s, steps.iter().map(to_event));
+        for chat in ["-0", "-1", "-2"] {
+            prop_assert_eq!(answers(&a, chat), answers(&b, chat));
+        }
+    }
+
+    /// Events in other chats never change a chat's answers, and no answer ever holds another chat's items.
+    #[test]
+    fn chats_are_isolated(steps in proptest::collection::vec(step(), 0..60)) {
+        let s = settings(Mode::Talkative, Scope::Chat);
+        let all = engine(s.clone(), steps.iter().map(to_event));
+        let only_zero = engine(s, steps.iter().filter(|x| x.chat == 0).map(to_event));
+        prop_assert_eq!(answers(&all, "-0"), answers(&only_zero, "-0"));
+        for chat in ["-0", "-1", "-2"] {
+            if let Ok(items) = all.history("telegram", chat, None) {
+                prop_assert!(items.iter().all(|i| i.chat_id == chat));
+            }
+        }
+    }
+
+    /// The mode cap bounds the history whatever arrives.
+    #[test]
+    fn bounded(steps in proptest::collection::vec(step(), 0..80)) {
+        let e = engine(settings(Mode::Talkative, Scope::Chat), steps.iter().map(to_event));
+        for chat in ["-0", "-1", "-2"] {
+            if let Ok(h) = e.get_chat_history_context(&chatctx_core::tools::GetChatHistoryContext {
+                channel: "telegram".into(), chat_id: chat.into(), topic_id: None, current_message_id: None, now: None }) {
+                prop_assert!(h.items.len() <= 16);
+                prop_assert!(h.items.windows(2).all(|w| w[0].sent_at <= w[1].sent_at), "chronological");
+            }
+        }
+    }
+}
