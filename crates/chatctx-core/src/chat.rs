@@ -1,7 +1,10 @@
 //! The state of one chat: the people seen in it, its conversations (one per forum topic) with their items in
 //! time order, the message index, and its objects. Nothing here is ever shared between chats.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use hashbrown::HashMap;
 
 use crate::event::Person;
 use crate::history::{ChatHistoryItem, HistoryQuote, Sender};
@@ -29,6 +32,23 @@ pub(crate) struct People {
     by_username: HashMap<Box<str>, u32>,
 }
 
+/// Whether `nickname(p) == nick`, without building the nickname.
+fn nickname_is(p: &Person, nick: &str) -> bool {
+    if let Some(d) = &p.display_name {
+        return d == nick;
+    }
+    match (&p.first_name, &p.last_name) {
+        (Some(f), Some(l)) => {
+            nick.len() == f.len() + 1 + l.len()
+                && nick.starts_with(f.as_str())
+                && nick.ends_with(l.as_str())
+                && nick.as_bytes()[f.len()] == b' '
+        }
+        (Some(n), None) | (None, Some(n)) => n == nick,
+        (None, None) => nickname(p) == nick,
+    }
+}
+
 /// Who spoke when the event did not say: a system note, or the bot reacting.
 #[derive(Clone, Copy)]
 pub(crate) enum Anonymous {
@@ -39,13 +59,16 @@ pub(crate) enum Anonymous {
 impl People {
     /// The profile index for `p` as it looks now, adding a profile when the person is new or changed.
     pub(crate) fn intern(&mut self, channel: &str, p: &Person) -> u32 {
-        let nick = nickname(p);
         if let Some(&i) = self.by_user.get(p.user_id.as_str()) {
             let old = &self.profiles[i as usize];
-            if *old.nickname == *nick && old.username.as_deref() == p.username.as_deref() && old.is_bot == p.is_bot {
+            if old.username.as_deref() == p.username.as_deref()
+                && old.is_bot == p.is_bot
+                && nickname_is(p, &old.nickname)
+            {
                 return i;
             }
         }
+        let nick = nickname(p);
         let profile = Profile {
             display_ref: display_ref(channel, &nick, p.username.as_deref(), &p.user_id).into(),
             user_id: p.user_id.as_str().into(),
@@ -128,11 +151,28 @@ pub(crate) struct Item {
     #[allow(dead_code)]
     pub(crate) origin: Origin,
     pub(crate) triggered: bool,
-    pub(crate) message_id: Option<Box<str>>,
+    /// Shared with the message index, so the id is stored once.
+    pub(crate) message_id: Option<Arc<str>>,
     pub(crate) reply_to: Option<Box<str>>,
     pub(crate) text: Box<str>,
-    pub(crate) quote: Option<Box<(Box<str>, Box<str>)>>,
-    pub(crate) actions: Box<[String]>,
+    /// Quote and actions, which few items have, boxed together to keep every item small.
+    pub(crate) extra: Option<Box<Extra>>,
+}
+
+/// The rarely present parts of an item.
+#[derive(Debug, Default)]
+pub(crate) struct Extra {
+    /// `(sender_ref, text)` of a quote.
+    pub(crate) quote: Option<(Box<str>, Box<str>)>,
+    /// The bot's actions for this reply.
+    pub(crate) actions: Vec<String>,
+}
+
+impl Extra {
+    /// `None` when there is nothing to keep.
+    pub(crate) fn boxed(quote: Option<(Box<str>, Box<str>)>, actions: Vec<String>) -> Option<Box<Self>> {
+        (quote.is_some() || !actions.is_empty()).then(|| Box::new(Self { quote, actions }))
+    }
 }
 
 impl Item {
@@ -180,8 +220,9 @@ pub(crate) struct Chat {
     pub(crate) chat_type: Option<Box<str>>,
     pub(crate) people: People,
     pub(crate) convs: Vec<Conv>,
-    topics: HashMap<Option<Box<str>>, u32>,
-    pub(crate) index: HashMap<Box<str>, Loc>,
+    general: Option<u32>,
+    topics: HashMap<Box<str>, u32>,
+    pub(crate) index: HashMap<Arc<str>, Loc>,
     pub(crate) next_seq: u64,
     pub(crate) objects: Objects,
 }
@@ -189,19 +230,30 @@ pub(crate) struct Chat {
 impl Chat {
     /// The conversation of `topic`, created on first use.
     pub(crate) fn conv_for(&mut self, topic: Option<&str>) -> u32 {
-        if let Some(&i) = self.topics.get(&topic.map(Into::into)) {
+        if let Some(i) = self.conv_index(topic) {
             return i;
         }
         let idx = u32::try_from(self.convs.len()).unwrap_or(u32::MAX);
         self.convs.push(Conv { topic: topic.map(Into::into), items: VecDeque::new() });
-        self.topics.insert(topic.map(Into::into), idx);
+        match topic {
+            Some(t) => {
+                self.topics.insert(t.into(), idx);
+            }
+            None => self.general = Some(idx),
+        }
         idx
+    }
+
+    fn conv_index(&self, topic: Option<&str>) -> Option<u32> {
+        match topic {
+            Some(t) => self.topics.get(t).copied(),
+            None => self.general,
+        }
     }
 
     /// The conversation of `topic`, if any item was ever recorded in it.
     pub(crate) fn conv_of(&self, topic: Option<&str>) -> Option<&Conv> {
-        let key: Option<Box<str>> = topic.map(Into::into);
-        self.topics.get(&key).and_then(|&i| self.convs.get(i as usize))
+        self.conv_index(topic).and_then(|i| self.convs.get(i as usize))
     }
 
     /// Inserts `item` into conversation `conv` in time order, then drops the oldest items beyond `cap`.
@@ -223,7 +275,8 @@ impl Chat {
             if let Some(old) = c.items.pop_front()
                 && let Some(id) = old.message_id
             {
-                self.index.remove(&id);
+                self.index.remove(&*id);
+                self.objects.evict_derived(&id);
             }
         }
     }
@@ -255,8 +308,12 @@ impl Chat {
             sent_at: item.sent_at,
             sender: self.people.sender(item.sender),
             text: item.text.to_string(),
-            quote: item.quote.as_ref().map(|q| HistoryQuote::new(q.0.to_string(), q.1.to_string())),
-            actions: item.actions.to_vec(),
+            quote: item
+                .extra
+                .as_ref()
+                .and_then(|x| x.quote.as_ref())
+                .map(|q| HistoryQuote::new(q.0.to_string(), q.1.to_string())),
+            actions: item.extra.as_ref().map(|x| x.actions.clone()).unwrap_or_default(),
         }
     }
 }

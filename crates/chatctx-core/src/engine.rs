@@ -1,9 +1,9 @@
 //! The engine: applies events to per-chat state and answers the tools. It owns no clock and does no I/O;
 //! callers pass `now` and do the logging.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
-use crate::chat::{Anonymous, Chat, Item};
+use crate::chat::{Anonymous, Chat, Extra, Item};
 use crate::error::{Error, ErrorCode};
 use crate::event::{
     ActivationEvent, Direction, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp, ObjectRef, ReactionEvent,
@@ -29,7 +29,7 @@ type ExternalRef = (Box<str>, Box<str>, Box<str>);
 #[derive(Debug, Default)]
 pub struct Engine {
     settings: Settings,
-    chats: HashMap<Box<str>, HashMap<Box<str>, Chat>>,
+    chats: HashMap<String, HashMap<String, Chat>>,
     /// Platform object ids (Telegram poll ids) to (channel, chat, object). Telegram's `poll_answer` names only
     /// the poll, so it is routed here; the answer touches only that chat.
     external: HashMap<Box<str>, ExternalRef>,
@@ -155,7 +155,7 @@ impl Engine {
         };
         let quote = quote.map(|q| {
             let sender_ref = q.sender.as_ref().map(|p| person_ref(&channel, p)).unwrap_or_default();
-            Box::new((sender_ref.into_boxed_str(), q.text.into_boxed_str()))
+            (sender_ref.into_boxed_str(), q.text.into_boxed_str())
         });
 
         // Objects carried by the message, with the derived ids of SPEC §3.6.
@@ -238,11 +238,10 @@ impl Engine {
             kind: item_kind,
             origin,
             triggered: triggered_agent || was_triggered,
-            message_id: Some(message_id.into_boxed_str()),
+            message_id: Some(message_id.into()),
             reply_to: reply_to_message_id.map(String::into_boxed_str),
             text: text.into_boxed_str(),
-            quote,
-            actions: actions.into_boxed_slice(),
+            extra: Extra::boxed(quote, actions),
         };
         chat.insert(conv, item, cap);
         for (ext, id) in externals {
@@ -281,8 +280,7 @@ impl Engine {
             message_id: None,
             reply_to: Some(r.message_id.into_boxed_str()),
             text: text.into_boxed_str(),
-            quote: None,
-            actions: Box::default(),
+            extra: None,
         };
         chat.insert(conv, item, cap);
     }
@@ -374,15 +372,9 @@ impl Engine {
     }
 }
 
-/// The value under `key`, inserted as default when missing. Unlike `entry`, a hit allocates nothing.
-fn slot<'m, V: Default>(map: &'m mut HashMap<Box<str>, V>, key: &str) -> &'m mut V {
-    if !map.contains_key(key) {
-        return map.entry(key.into()).or_default();
-    }
-    match map.get_mut(key) {
-        Some(v) => v,
-        None => unreachable!("the key was found just above"),
-    }
+/// The value under `key`, inserted as default when missing. A hit hashes once and allocates nothing.
+fn slot<'m, V: Default>(map: &'m mut HashMap<String, V>, key: &str) -> &'m mut V {
+    map.entry_ref(key).or_default()
 }
 
 pub(crate) fn unknown_chat(chat_id: &str) -> Error {

@@ -18,6 +18,7 @@
 //! - [`settings`]: validated configuration.
 //! - [`engine`]: applying events.
 //! - [`tools`]: the tool requests and responses.
+//! - [`synth`]: deterministic synthetic conversations for benchmarks.
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
@@ -33,6 +34,7 @@ pub mod objects;
 pub mod people;
 pub mod render;
 pub mod settings;
+pub mod synth;
 pub mod time;
 pub mod tools;
 

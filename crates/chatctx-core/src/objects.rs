@@ -1,7 +1,7 @@
 //! The object registry of one chat: typed objects from attachments, links and `object` events, with their
 //! activation stamps. Issue 3 builds activation TTLs and the ranked tools on top of this.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use serde::Serialize;
 
@@ -59,7 +59,7 @@ pub fn short_label(s: &str) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct Objects {
     by_id: HashMap<Box<str>, Object>,
-    by_source: HashMap<Box<str>, Vec<Box<str>>>,
+    by_source: HashMap<String, Vec<Box<str>>>,
 }
 
 impl Objects {
@@ -93,7 +93,7 @@ impl Objects {
             }
         }
         if let Some(src) = &obj.source_message_id {
-            let list = self.by_source.entry(src.as_str().into()).or_default();
+            let list = self.by_source.entry_ref(src.as_str()).or_default();
             if !list.iter().any(|i| **i == *obj.object_id) {
                 list.push(obj.object_id.as_str().into());
             }
@@ -135,6 +135,20 @@ impl Objects {
         let o = self.by_id.remove(id)?;
         self.unlink(o.source_message_id.clone(), id);
         Some(o)
+    }
+
+    /// Forgets the objects derived from an evicted message, except those that were activated (they live on
+    /// until the registry's own limits drop them).
+    pub(crate) fn evict_derived(&mut self, source: &str) {
+        let Some(ids) = self.by_source.get(source) else { return };
+        let gone: Vec<Box<str>> = ids
+            .iter()
+            .filter(|id| id.starts_with(source) && self.by_id.get(&***id).is_some_and(|o| o.activation.is_none()))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.delete(&id);
+        }
     }
 
     /// Ids of the objects derived from message `source` that are not in `keep` (an edit dropped them).
