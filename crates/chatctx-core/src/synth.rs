@@ -2,6 +2,9 @@
 //! (several speakers per chat, forum topics, mentions with UTF-16 offsets, links, bot replies with actions,
 //! reactions). The same seed always gives the same stream.
 
+// `json!` expands to an internal `unwrap` on serializing plain strings and numbers, which cannot fail.
+#![allow(clippy::disallowed_methods)]
+
 use serde_json::{Value, json};
 
 const WORDS: &[&str] = &[
@@ -95,7 +98,7 @@ impl Synth {
         let idx = chat as usize;
         self.time += 1 + self.below(3) as i64;
         let chat_id = format!("-100{}", 1_000_000 + chat);
-        let forum = chat % 5 == 0;
+        let forum = chat.is_multiple_of(5);
         let topic = forum.then(|| (1 + self.below(3)).to_string());
         let last = self.next_id[idx];
         let roll = self.below(100);
@@ -122,13 +125,13 @@ impl Synth {
             let words = 5 + self.below(10);
             let mut text = self.sentence(words);
             let mut entities = Vec::new();
-            if roll % 7 == 0 {
+            if roll.is_multiple_of(7) {
                 let other = self.below(20);
                 let mention = format!("@user{other} ");
                 entities.push(json!({"type": "mention", "offset": 0, "length": mention.len() - 1}));
                 text.insert_str(0, &mention);
             }
-            if roll % 19 == 0 {
+            if roll.is_multiple_of(19) {
                 let offset = text.encode_utf16().count() + 1;
                 text.push_str(" https://example.org/a/");
                 text.push_str(&id.to_string());
@@ -137,11 +140,11 @@ impl Synth {
             let mut v = json!({"type": "message", "chat_id": chat_id, "chat_type": "supergroup", "message_id": id.to_string(),
                 "kind": "inbound_user", "sent_at": self.time,
                 "sender": {"user_id": (1000 + user).to_string(), "username": format!("user{user}"), "first_name": format!("User {user}")},
-                "text": text, "triggered_agent": roll % 3 == 0});
+                "text": text, "triggered_agent": roll.is_multiple_of(3)});
             if !entities.is_empty() {
                 v["entities"] = Value::Array(entities);
             }
-            if roll % 11 == 0 && last > 0 {
+            if roll.is_multiple_of(11) && last > 0 {
                 v["reply_to_message_id"] = json!((last - self.below(last.min(3))).to_string());
             }
             v
