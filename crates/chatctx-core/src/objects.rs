@@ -55,6 +55,11 @@ pub fn short_label(s: &str) -> String {
     }
 }
 
+/// Whether `id` is a derived id (`"{source}:…"`, SPEC §3.6) of message `source`.
+fn is_derived(id: &str, source: &str) -> bool {
+    id.strip_prefix(source).is_some_and(|rest| rest.starts_with(':'))
+}
+
 /// The objects of one chat.
 #[derive(Debug, Default)]
 pub(crate) struct Objects {
@@ -112,11 +117,15 @@ impl Objects {
         }
     }
 
+    /// Records an activation. The latest by time wins: one that arrives late with an older time only
+    /// counts if there was none.
     pub(crate) fn activate(&mut self, id: &str, act: Activation, at: Timestamp) -> bool {
         match self.by_id.get_mut(id) {
             Some(o) => {
-                o.activation = Some(act);
-                o.activated_at = Some(at);
+                if o.activated_at.is_none_or(|prev| prev <= at) {
+                    o.activation = Some(act);
+                    o.activated_at = Some(at);
+                }
                 o.last_touched_at = o.last_touched_at.max(at);
                 true
             }
@@ -143,12 +152,17 @@ impl Objects {
         let Some(ids) = self.by_source.get(source) else { return };
         let gone: Vec<Box<str>> = ids
             .iter()
-            .filter(|id| id.starts_with(source) && self.by_id.get(&***id).is_some_and(|o| o.activation.is_none()))
+            .filter(|id| is_derived(id, source) && self.by_id.get(&***id).is_some_and(|o| o.activation.is_none()))
             .cloned()
             .collect();
         for id in gone {
             self.delete(&id);
         }
+    }
+
+    /// Ids of every object whose source is message `source`.
+    pub(crate) fn sourced_from(&self, source: &str) -> Vec<String> {
+        self.by_source.get(source).map(|ids| ids.iter().map(|i| i.to_string()).collect()).unwrap_or_default()
     }
 
     /// Ids of the objects derived from message `source` that are not in `keep` (an edit dropped them).
@@ -157,7 +171,7 @@ impl Objects {
             .get(source)
             .map(|ids| {
                 ids.iter()
-                    .filter(|id| id.starts_with(source) && !keep.iter().any(|k| **k == ***id))
+                    .filter(|id| is_derived(id, source) && !keep.iter().any(|k| **k == ***id))
                     .map(|id| id.to_string())
                     .collect()
             })
@@ -168,6 +182,15 @@ impl Objects {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn derived_ids_need_the_separator() {
+        assert!(is_derived("5:media.image", "5"));
+        assert!(is_derived("5:link:0", "5"));
+        assert!(!is_derived("50:poll", "5"));
+        assert!(!is_derived("5x", "5"));
+        assert!(!is_derived("rem-1", "5"));
+    }
 
     #[test]
     fn labels_are_cut_at_80_characters() {

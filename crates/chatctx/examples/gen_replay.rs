@@ -22,7 +22,11 @@ fn main() -> std::io::Result<()> {
                 "from": {"id": ev["sender"]["user_id"].as_str().and_then(|s| s.parse::<i64>().ok()), "is_bot": false,
                          "first_name": ev["sender"]["first_name"], "username": ev["sender"]["username"]},
                 "text": ev["text"], "entities": ev.get("entities").cloned().unwrap_or(json!([]))}});
-            writeln!(out, "{}", json!({"event": {"type": "telegram_update", "bot": {"user_id": "999", "username": "synth_bot"}, "update": update}}))?;
+            writeln!(
+                out,
+                "{}",
+                json!({"event": {"type": "telegram_update", "bot": {"user_id": "999", "username": "synth_bot"}, "update": update}})
+            )?;
         } else {
             writeln!(out, "{}", json!({"event": ev}))?;
         }

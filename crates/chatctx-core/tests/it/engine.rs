@@ -207,3 +207,30 @@ fn object_and_activation_events() {
     e.apply(ev(json!({"type": "object", "op": "delete", "at": T0 + 300, "object": {"object_id": "rem-9", "kind": "reminder", "chat_id": "-1"}}))).unwrap();
     assert!(e.objects("telegram", "-1").unwrap().iter().all(|o| o.object_id != "rem-9"));
 }
+
+#[test]
+fn replies_activate_registered_objects_and_late_activations_do_not_go_back_in_time() {
+    let mut e =
+        engine(settings(Mode::Smart, Scope::Topic), [msg("-1", None, 502, user("1", "Ann"), "remind me", true, 1)]);
+    e.apply(ev(json!({"type": "object", "op": "upsert", "at": T0 + 15, "activation": "created",
+        "object": {"object_id": "rem-9", "kind": "reminder", "chat_id": "-1", "source_message_id": "502", "created_by_bot": true}})))
+    .unwrap();
+    e.apply(ev(
+        json!({"type": "activation", "chat_id": "-1", "object_id": "rem-9", "event": "listed", "at": T0 + 100}),
+    ))
+    .unwrap();
+    let reply = |id: &str, dt: i64| {
+        ev(
+            json!({"type": "message", "chat_id": "-1", "message_id": id, "reply_to_message_id": "502", "kind": "inbound_user",
+                  "sent_at": T0 + dt, "sender": user("2", "Bo"), "text": "make it 19:00"}),
+        )
+    };
+    // A reply that arrives late, dated before the listing, does not displace it.
+    e.apply(reply("503", 90)).unwrap();
+    let o = e.objects("telegram", "-1").unwrap().remove(0);
+    assert_eq!((o.activation, o.activated_at.map(|t| t.unix())), (Some(Activation::Listed), Some(T0 + 100)));
+    // A later reply to the reminder's source message activates it, though its id is not derived from 502.
+    e.apply(reply("504", 150)).unwrap();
+    let o = e.objects("telegram", "-1").unwrap().remove(0);
+    assert_eq!((o.activation, o.activated_at.map(|t| t.unix())), (Some(Activation::RepliedTo), Some(T0 + 150)));
+}
