@@ -227,7 +227,7 @@ impl Engine {
         if kind == MessageKind::InboundUser
             && let Some(parent) = &reply_to_message_id
         {
-            for id in chat.objects.derived_not_in(parent, &[]) {
+            for id in chat.objects.sourced_from(parent) {
                 chat.objects.activate(&id, Activation::RepliedTo, sent_at);
             }
         }

@@ -2,6 +2,9 @@
 //! across 1,000 chats, with a `get_chat_history_context` call for the latest message after every 1,000 events.
 //! Run: `cargo run --release -p chatctx --example gen_replay -- 100000 > /tmp/replay.jsonl`
 
+// `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
+#![allow(clippy::disallowed_methods)]
+
 use std::io::{BufWriter, Write};
 
 use chatctx_core::synth::Synth;
