@@ -117,6 +117,11 @@ impl People {
         self.by_username.get(key.as_str()).map(|&i| self.profiles[i as usize].nickname.to_string())
     }
 
+    /// The user id of a profile (none for anonymous speakers).
+    pub(crate) fn user_id(&self, idx: u32) -> Option<&str> {
+        self.profiles.get(idx as usize).map(|p| &*p.user_id).filter(|u| !u.is_empty())
+    }
+
     fn sender(&self, idx: u32) -> Sender {
         match self.profiles.get(idx as usize) {
             Some(p) => Sender {

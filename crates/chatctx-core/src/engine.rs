@@ -54,6 +54,16 @@ impl Engine {
         slot(slot(&mut self.chats, channel), chat_id)
     }
 
+    /// The settings and one chat, borrowed together.
+    fn with_chat(&mut self, channel: &str, chat_id: &str) -> (&Settings, &mut Chat) {
+        (&self.settings, slot(slot(&mut self.chats, channel), chat_id))
+    }
+
+    /// Number of objects held in all chats.
+    pub fn object_count(&self) -> usize {
+        self.chats.values().flat_map(HashMap::values).map(|c| c.objects.len()).sum()
+    }
+
     /// Number of chats held.
     pub fn chat_count(&self) -> usize {
         self.chats.values().map(HashMap::len).sum()
@@ -106,7 +116,6 @@ impl Engine {
     }
 
     fn apply_message(&mut self, m: MessageEvent, out: &mut Applied) {
-        let cap = self.settings.conversation.cache_max_per_conversation;
         let MessageEvent {
             channel,
             chat_id,
@@ -125,7 +134,9 @@ impl Engine {
             triggered_agent,
             actions,
         } = m;
-        let chat = self.chat_mut(&channel, &chat_id);
+        let (settings, chat) = self.with_chat(&channel, &chat_id);
+        let cap = settings.conversation.cache_max_per_conversation;
+        let (max_objects, object_settings) = (settings.objects.max_per_chat, &settings.objects);
         if let Some(t) = chat_type
             && chat.chat_type.as_deref() != Some(t.as_str())
         {
@@ -218,17 +229,17 @@ impl Engine {
             chat.objects.delete(&gone);
         }
         for o in objects {
-            chat.objects.upsert(o);
+            chat.objects.upsert(o, max_objects, object_settings);
         }
         for (id, act) in activations {
-            chat.objects.activate(&id, act, sent_at);
+            chat.objects.activate(&id, act, sent_at, Some(&message_id));
         }
         // A user replying to a message activates the typed objects it carries (SPEC §4, `replied_to`).
         if kind == MessageKind::InboundUser
             && let Some(parent) = &reply_to_message_id
         {
             for id in chat.objects.sourced_from(parent) {
-                chat.objects.activate(&id, Activation::RepliedTo, sent_at);
+                chat.objects.activate(&id, Activation::RepliedTo, sent_at, None);
             }
         }
         let item = Item {
@@ -287,7 +298,7 @@ impl Engine {
 
     fn apply_object(&mut self, o: ObjectEvent) {
         let ObjectEvent { channel, op, at, object: spec, activation } = o;
-        let chat = self.chat_mut(&channel, &spec.chat_id);
+        let (settings, chat) = self.with_chat(&channel, &spec.chat_id);
         if op == ObjectOp::Delete {
             if let Some(gone) = chat.objects.delete(&spec.object_id)
                 && let Some(ext) = gone.external_id
@@ -313,9 +324,9 @@ impl Engine {
             obj.source_message_id = None;
         }
         let id = obj.object_id.clone();
-        chat.objects.upsert(obj);
+        chat.objects.upsert(obj, settings.objects.max_per_chat, &settings.objects);
         if let Some(act) = activation {
-            chat.objects.activate(&id, act, at);
+            chat.objects.activate(&id, act, at, None);
         }
         if op == ObjectOp::Close {
             chat.objects.close(&id, at);
@@ -334,13 +345,13 @@ impl Engine {
                 }
             },
         };
-        let chat = self.chat_mut(&channel, &chat_id);
+        let (settings, chat) = self.with_chat(&channel, &chat_id);
         if chat.objects.get(&object_id).is_none()
             && let Some(obj) = message_candidate(chat, &object_id)
         {
-            chat.objects.upsert(obj);
+            chat.objects.upsert(obj, settings.objects.max_per_chat, &settings.objects);
         }
-        chat.objects.activate(&object_id, a.event, a.at);
+        chat.objects.activate(&object_id, a.event, a.at, a.message_id.as_deref());
         if a.close {
             chat.objects.close(&object_id, a.at);
         }
@@ -432,6 +443,7 @@ fn new_object(
         activated_at: None,
         closed_at: None,
         external_id,
+        activated_by: None,
     }
 }
 

@@ -14,6 +14,8 @@
 //! - [`mention`]: mention normalization by UTF-16 entity offsets; link extraction.
 //! - [`history`]: `ChatHistoryItem` and its validation.
 //! - [`objects`]: typed objects of a chat.
+//! - [`active`]: the `list_active_context_objects` tool.
+//! - [`resolve`]: the `resolve_reference_target` tool.
 //! - [`render`]: `single` / `per_item` rendering, prompt assembly, the addressing input.
 //! - [`settings`]: validated configuration.
 //! - [`engine`]: applying events.
@@ -22,6 +24,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+pub mod active;
 mod chat;
 pub mod engine;
 pub mod error;
@@ -33,6 +36,7 @@ pub mod mention;
 pub mod objects;
 pub mod people;
 pub mod render;
+pub mod resolve;
 pub mod settings;
 pub mod synth;
 pub mod time;

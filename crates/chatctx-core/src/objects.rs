@@ -1,15 +1,27 @@
-//! The object registry of one chat: typed objects from attachments, links and `object` events, with their
-//! activation stamps. Issue 3 builds activation TTLs and the ranked tools on top of this.
+//! The object registry of one chat (SPEC §4): typed objects from attachments, links and `object` events,
+//! their activations, liveness (sliding per-kind TTL, close grace) and the indexes that keep both tools
+//! bounded however large a chat grows:
+//!
+//! - by id, and by source message (reply targets and chains);
+//! - per scope (the chat's general conversation, each forum topic): registration order, per kind, and
+//!   activation time (sorted), so a tool reads the newest few entries of one scope instead of the chat.
+//!
+//! Objects live in a slab; indexes hold generation-checked references, so a deleted or moved object simply
+//! stops matching and is compacted away later. Nothing here reads another chat's registry.
+
+use std::collections::VecDeque;
 
 use hashbrown::HashMap;
-
 use serde::Serialize;
 
 use crate::kinds::{Activation, ObjectKind};
+use crate::settings::ObjectSettings;
 use crate::time::Timestamp;
 
 /// Longest `title_or_label` on the wire, in characters.
 pub const MAX_LABEL_CHARS: usize = 80;
+/// Longest `title_or_label` on the wire, in bytes (keeps tool answers compact in any script).
+pub const MAX_LABEL_BYTES: usize = 120;
 
 /// A typed object known in a chat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,15 +56,64 @@ pub struct Object {
     /// The platform's own id (a Telegram poll id).
     #[serde(skip)]
     pub external_id: Option<String>,
+    /// The message whose handling caused the latest activation (for "touched in this interaction").
+    #[serde(skip)]
+    pub activated_by: Option<String>,
 }
 
-/// Truncates a label to [`MAX_LABEL_CHARS`] characters (the last one an ellipsis when cut).
+/// Where an object stands at a given time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    /// Activated, within its TTL (and within the close grace if closed).
+    Active {
+        /// When activity ends.
+        expires_at: Timestamp,
+    },
+    /// Known, never activated (or its activity lapsed) but still within its TTL from registration or last
+    /// touch: a candidate for resolution, not listed as active.
+    Known,
+    /// Past its TTL: never returned as its kind.
+    Expired,
+}
+
+impl Object {
+    /// The object's liveness at `now`. Activity slides from the last activation; a closed object stays
+    /// active for the close grace at most.
+    pub fn liveness(&self, now: Timestamp, settings: &ObjectSettings) -> Liveness {
+        let ttl = settings.ttl(self.kind);
+        if let Some(closed) = self.closed_at {
+            let until = closed.plus(settings.close_grace);
+            return match self.activated_at {
+                Some(at) if now < until && now < at.plus(ttl).max(until) => Liveness::Active { expires_at: until },
+                _ if now < until => Liveness::Known,
+                _ => Liveness::Expired,
+            };
+        }
+        if let Some(at) = self.activated_at {
+            let until = at.plus(ttl);
+            if now < until {
+                return Liveness::Active { expires_at: until };
+            }
+        }
+        if now < self.last_touched_at.plus(ttl) { Liveness::Known } else { Liveness::Expired }
+    }
+}
+
+/// Truncates a label to [`MAX_LABEL_CHARS`] characters and [`MAX_LABEL_BYTES`] bytes (ending in an ellipsis
+/// when cut).
 pub fn short_label(s: &str) -> String {
     let s = s.trim();
-    match s.char_indices().nth(MAX_LABEL_CHARS - 1) {
-        Some((cut, _)) if s[cut..].chars().nth(1).is_some() => format!("{}…", &s[..cut]),
-        _ => s.to_owned(),
+    let mut end = 0;
+    for (n, (i, c)) in s.char_indices().enumerate() {
+        if n >= MAX_LABEL_CHARS - 1 || i + c.len_utf8() > MAX_LABEL_BYTES - '…'.len_utf8() {
+            break;
+        }
+        end = i + c.len_utf8();
     }
+    if end == s.len() || (s.chars().count() <= MAX_LABEL_CHARS && s.len() <= MAX_LABEL_BYTES) {
+        return s.to_owned();
+    }
+    format!("{}…", &s[..end])
 }
 
 /// Whether `id` is a derived id (`"{source}:…"`, SPEC §3.6) of message `source`.
@@ -60,31 +121,124 @@ fn is_derived(id: &str, source: &str) -> bool {
     id.strip_prefix(source).is_some_and(|rest| rest.starts_with(':'))
 }
 
+/// A generation-checked reference to a slab slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ref {
+    slot: u32,
+    generation: u32,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    generation: u32,
+    obj: Option<Object>,
+}
+
+/// The indexes of one scope (the general conversation or one topic).
+#[derive(Debug, Default)]
+pub(crate) struct ScopeIndex {
+    /// Registration order, oldest first.
+    order: Vec<Ref>,
+    /// Registration order per kind.
+    by_kind: [Vec<Ref>; ObjectKind::ALL.len()],
+    /// `(activated_at, ref)` sorted by time, oldest first; an entry counts only while it is the object's
+    /// latest activation.
+    active: Vec<(Timestamp, Ref)>,
+    /// Entries that no longer match (deleted, moved, superseded), for compaction.
+    stale: usize,
+}
+
 /// The objects of one chat.
 #[derive(Debug, Default)]
 pub(crate) struct Objects {
-    by_id: HashMap<Box<str>, Object>,
-    by_source: HashMap<String, Vec<Box<str>>>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    by_id: HashMap<Box<str>, Ref>,
+    by_source: HashMap<String, Vec<Ref>>,
+    general: ScopeIndex,
+    topics: HashMap<String, ScopeIndex>,
+    /// Chat-wide registration order, for eviction of the oldest.
+    order: VecDeque<Ref>,
+    live: usize,
+    /// The newest event time seen, the clock for eviction decisions (state-derived, so deterministic).
+    clock: Timestamp,
 }
 
 impl Objects {
+    fn resolve(&self, r: Ref) -> Option<&Object> {
+        self.slots.get(r.slot as usize).filter(|s| s.generation == r.generation).and_then(|s| s.obj.as_ref())
+    }
+
+    fn resolve_mut(&mut self, r: Ref) -> Option<&mut Object> {
+        self.slots.get_mut(r.slot as usize).filter(|s| s.generation == r.generation).and_then(|s| s.obj.as_mut())
+    }
+
     pub(crate) fn get(&self, id: &str) -> Option<&Object> {
-        self.by_id.get(id)
+        self.by_id.get(id).and_then(|&r| self.resolve(r))
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Object> {
-        self.by_id.values()
+        self.slots.iter().filter_map(|s| s.obj.as_ref())
+    }
+
+    /// Number of objects held.
+    pub(crate) fn len(&self) -> usize {
+        self.live
+    }
+
+    fn scope_mut(&mut self, topic: Option<&str>) -> &mut ScopeIndex {
+        scope_in(&mut self.general, &mut self.topics, topic)
+    }
+
+    /// The index of a scope, if anything was ever registered there.
+    pub(crate) fn scope(&self, topic: Option<&str>) -> Option<&ScopeIndex> {
+        match topic {
+            Some(t) => self.topics.get(t),
+            None => Some(&self.general),
+        }
+    }
+
+    /// The newest objects of a scope, newest first, skipping stale entries.
+    pub(crate) fn newest<'a>(
+        &'a self,
+        idx: &'a ScopeIndex,
+        kind: Option<ObjectKind>,
+    ) -> impl Iterator<Item = &'a Object> + 'a {
+        let list = match kind {
+            Some(k) => &idx.by_kind[k as usize],
+            None => &idx.order,
+        };
+        list.iter().rev().filter_map(move |&r| self.resolve(r))
+    }
+
+    /// The newest objects of the whole chat, newest first.
+    pub(crate) fn newest_in_chat(&self) -> impl Iterator<Item = &Object> + '_ {
+        self.order.iter().rev().filter_map(move |&r| self.resolve(r))
+    }
+
+    /// The activations of a scope, newest first, each object once (its latest activation).
+    pub(crate) fn activations<'a>(&'a self, idx: &'a ScopeIndex) -> impl Iterator<Item = &'a Object> + 'a {
+        idx.active.iter().rev().filter_map(move |&(at, r)| self.resolve(r).filter(|o| o.activated_at == Some(at)))
+    }
+
+    /// Objects whose source is message `source`.
+    pub(crate) fn of_source<'a>(&'a self, source: &str) -> impl Iterator<Item = &'a Object> + 'a {
+        self.by_source.get(source).into_iter().flatten().filter_map(|&r| self.resolve(r))
     }
 
     /// Registers `obj`, or updates a known one: fields `obj` leaves empty keep their earlier value, and
-    /// `created_at` and the latest activation are kept.
-    pub(crate) fn upsert(&mut self, mut obj: Object) {
-        if let Some(old) = self.by_id.get(obj.object_id.as_str()) {
+    /// `created_at` and the latest activation are kept. Then enforces `max` objects in the chat.
+    pub(crate) fn upsert(&mut self, mut obj: Object, max: usize, settings: &ObjectSettings) {
+        self.clock = self.clock.max(obj.last_touched_at);
+        if let Some(&r) = self.by_id.get(obj.object_id.as_str())
+            && let Some(old) = self.resolve(r)
+        {
             obj.created_at = old.created_at.min(obj.created_at);
             obj.last_touched_at = old.last_touched_at.max(obj.last_touched_at);
             if obj.activation.is_none() {
                 obj.activation = old.activation;
                 obj.activated_at = old.activated_at;
+                obj.activated_by = old.activated_by.clone();
             }
             obj.closed_at = obj.closed_at.or(old.closed_at);
             obj.topic_id = obj.topic_id.or_else(|| old.topic_id.clone());
@@ -93,67 +247,130 @@ impl Objects {
             obj.created_by_bot |= old.created_by_bot;
             obj.external_id = obj.external_id.or_else(|| old.external_id.clone());
             obj.source_message_id = obj.source_message_id.or_else(|| old.source_message_id.clone());
-            if old.source_message_id != obj.source_message_id {
-                self.unlink(old.source_message_id.clone(), &obj.object_id);
-            }
-        }
-        if let Some(src) = &obj.source_message_id {
-            let list = self.by_source.entry_ref(src.as_str()).or_default();
-            if !list.iter().any(|i| **i == *obj.object_id) {
-                list.push(obj.object_id.as_str().into());
-            }
-        }
-        self.by_id.insert(obj.object_id.as_str().into(), obj);
-    }
-
-    fn unlink(&mut self, source: Option<String>, id: &str) {
-        if let Some(src) = source
-            && let Some(list) = self.by_source.get_mut(src.as_str())
-        {
-            list.retain(|i| **i != *id);
-            if list.is_empty() {
-                self.by_source.remove(src.as_str());
-            }
-        }
-    }
-
-    /// Records an activation. The latest by time wins: one that arrives late with an older time only
-    /// counts if there was none.
-    pub(crate) fn activate(&mut self, id: &str, act: Activation, at: Timestamp) -> bool {
-        match self.by_id.get_mut(id) {
-            Some(o) => {
-                if o.activated_at.is_none_or(|prev| prev <= at) {
-                    o.activation = Some(act);
-                    o.activated_at = Some(at);
+            if old.topic_id == obj.topic_id && old.source_message_id == obj.source_message_id && old.kind == obj.kind {
+                // Same place in every index: update in place.
+                if let Some(slot) = self.resolve_mut(r) {
+                    *slot = obj;
                 }
-                o.last_touched_at = o.last_touched_at.max(at);
-                true
+                return;
             }
-            None => false,
+            // It moved (topic, source or kind): re-register under a new reference.
+            self.delete(&obj.object_id.clone());
         }
+        self.insert(obj);
+        self.enforce_cap(max, settings);
+    }
+
+    fn insert(&mut self, obj: Object) {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot::default());
+                u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
+            }
+        };
+        let Some(s) = self.slots.get_mut(slot as usize) else { return };
+        let r = Ref { slot, generation: s.generation };
+        let (kind, activated) = (obj.kind, obj.activated_at);
+        let topic = obj.topic_id.clone();
+        self.by_id.insert(obj.object_id.as_str().into(), r);
+        if let Some(src) = &obj.source_message_id {
+            self.by_source.entry_ref(src.as_str()).or_default().push(r);
+        }
+        s.obj = Some(obj);
+        self.live += 1;
+        self.order.push_back(r);
+        let scope = self.scope_mut(topic.as_deref());
+        scope.order.push(r);
+        scope.by_kind[kind as usize].push(r);
+        if let Some(at) = activated {
+            insert_sorted(&mut scope.active, at, r);
+        }
+    }
+
+    /// Drops the oldest objects beyond `max`. An object active at the chat's clock is moved to the back
+    /// once instead of being dropped, so a long-lived poll outlives a flood of links.
+    fn enforce_cap(&mut self, max: usize, settings: &ObjectSettings) {
+        let mut spared = 0;
+        while self.live > max.max(1) {
+            let Some(r) = self.order.pop_front() else { break };
+            let Some(o) = self.resolve(r) else { continue };
+            if spared < self.order.len() && matches!(o.liveness(self.clock, settings), Liveness::Active { .. }) {
+                spared += 1;
+                self.order.push_back(r);
+                continue;
+            }
+            let id = o.object_id.clone();
+            self.delete(&id);
+        }
+    }
+
+    /// Records an activation by the handling of message `by`. The latest by time wins: one that arrives
+    /// late with an older time only counts if there was none.
+    pub(crate) fn activate(&mut self, id: &str, act: Activation, at: Timestamp, by: Option<&str>) -> bool {
+        self.clock = self.clock.max(at);
+        let Some(&r) = self.by_id.get(id) else { return false };
+        let Some(o) = self.resolve_mut(r) else { return false };
+        o.last_touched_at = o.last_touched_at.max(at);
+        if o.activated_at.is_some_and(|prev| prev > at) {
+            return true;
+        }
+        let superseded = o.activated_at.is_some();
+        o.activation = Some(act);
+        o.activated_at = Some(at);
+        o.activated_by = by.map(str::to_owned);
+        let topic = o.topic_id.clone();
+        let scope = scope_in(&mut self.general, &mut self.topics, topic.as_deref());
+        insert_sorted(&mut scope.active, at, r);
+        if superseded {
+            scope.stale += 1;
+            compact_if_needed(scope, &self.slots);
+        }
+        true
     }
 
     pub(crate) fn close(&mut self, id: &str, at: Timestamp) {
-        if let Some(o) = self.by_id.get_mut(id) {
+        self.clock = self.clock.max(at);
+        if let Some(&r) = self.by_id.get(id)
+            && let Some(o) = self.resolve_mut(r)
+        {
             o.closed_at = Some(at);
             o.last_touched_at = o.last_touched_at.max(at);
         }
     }
 
     pub(crate) fn delete(&mut self, id: &str) -> Option<Object> {
-        let o = self.by_id.remove(id)?;
-        self.unlink(o.source_message_id.clone(), id);
+        let r = self.by_id.remove(id)?;
+        let slot = self.slots.get_mut(r.slot as usize).filter(|s| s.generation == r.generation)?;
+        let o = slot.obj.take()?;
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(r.slot);
+        self.live -= 1;
+        if let Some(src) = &o.source_message_id
+            && let Some(list) = self.by_source.get_mut(src.as_str())
+        {
+            list.retain(|x| *x != r);
+            if list.is_empty() {
+                self.by_source.remove(src.as_str());
+            }
+        }
+        let scope = scope_in(&mut self.general, &mut self.topics, o.topic_id.as_deref());
+        scope.stale += 2 + usize::from(o.activated_at.is_some());
+        compact_if_needed(scope, &self.slots);
+        if self.order.len() > 2 * self.live + 16 {
+            let slots = &self.slots;
+            self.order.retain(|&r| valid(slots, r));
+        }
         Some(o)
     }
 
     /// Forgets the objects derived from an evicted message, except those that were activated (they live on
-    /// until the registry's own limits drop them).
+    /// until the registry's cap drops them).
     pub(crate) fn evict_derived(&mut self, source: &str) {
-        let Some(ids) = self.by_source.get(source) else { return };
-        let gone: Vec<Box<str>> = ids
-            .iter()
-            .filter(|id| is_derived(id, source) && self.by_id.get(&***id).is_some_and(|o| o.activation.is_none()))
-            .cloned()
+        let gone: Vec<String> = self
+            .of_source(source)
+            .filter(|o| is_derived(&o.object_id, source) && o.activation.is_none())
+            .map(|o| o.object_id.clone())
             .collect();
         for id in gone {
             self.delete(&id);
@@ -162,26 +379,90 @@ impl Objects {
 
     /// Ids of every object whose source is message `source`.
     pub(crate) fn sourced_from(&self, source: &str) -> Vec<String> {
-        self.by_source.get(source).map(|ids| ids.iter().map(|i| i.to_string()).collect()).unwrap_or_default()
+        self.of_source(source).map(|o| o.object_id.clone()).collect()
     }
 
     /// Ids of the objects derived from message `source` that are not in `keep` (an edit dropped them).
     pub(crate) fn derived_not_in(&self, source: &str, keep: &[String]) -> Vec<String> {
-        self.by_source
-            .get(source)
-            .map(|ids| {
-                ids.iter()
-                    .filter(|id| is_derived(id, source) && !keep.iter().any(|k| **k == ***id))
-                    .map(|id| id.to_string())
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.of_source(source)
+            .filter(|o| is_derived(&o.object_id, source) && !keep.contains(&o.object_id))
+            .map(|o| o.object_id.clone())
+            .collect()
     }
+}
+
+/// The index of `topic`, created on first use. Takes the fields, not `Objects`, so the slab stays free to
+/// borrow alongside.
+fn scope_in<'a>(
+    general: &'a mut ScopeIndex,
+    topics: &'a mut HashMap<String, ScopeIndex>,
+    topic: Option<&str>,
+) -> &'a mut ScopeIndex {
+    match topic {
+        Some(t) => topics.entry_ref(t).or_default(),
+        None => general,
+    }
+}
+
+fn valid(slots: &[Slot], r: Ref) -> bool {
+    slots.get(r.slot as usize).is_some_and(|s| s.generation == r.generation && s.obj.is_some())
+}
+
+fn insert_sorted(active: &mut Vec<(Timestamp, Ref)>, at: Timestamp, r: Ref) {
+    if active.last().is_none_or(|(t, _)| *t <= at) {
+        active.push((at, r));
+    } else {
+        let pos = active.partition_point(|(t, _)| *t <= at);
+        active.insert(pos, (at, r));
+    }
+}
+
+/// Drops stale entries of a scope once they are at least half of it.
+fn compact_if_needed(scope: &mut ScopeIndex, slots: &[Slot]) {
+    let total = scope.order.len() + scope.active.len();
+    if scope.stale < 32 || scope.stale * 2 < total {
+        return;
+    }
+    scope.order.retain(|&r| valid(slots, r));
+    for list in &mut scope.by_kind {
+        list.retain(|&r| valid(slots, r));
+    }
+    scope.active.retain(|&(at, r)| {
+        slots
+            .get(r.slot as usize)
+            .is_some_and(|s| s.generation == r.generation && s.obj.as_ref().is_some_and(|o| o.activated_at == Some(at)))
+    });
+    scope.stale = 0;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Span;
+
+    fn obj(id: &str, kind: ObjectKind, topic: Option<&str>, at: i64) -> Object {
+        let t = Timestamp::from_unix(at).unwrap_or_default();
+        Object {
+            object_id: id.into(),
+            kind,
+            source_message_id: id.split(':').next().map(Into::into),
+            topic_id: topic.map(Into::into),
+            title_or_label: None,
+            created_by_user_id: None,
+            created_by_bot: false,
+            created_at: t,
+            last_touched_at: t,
+            activation: None,
+            activated_at: None,
+            closed_at: None,
+            external_id: None,
+            activated_by: None,
+        }
+    }
+
+    fn ts(s: i64) -> Timestamp {
+        Timestamp::from_unix(s).unwrap_or_default()
+    }
 
     #[test]
     fn derived_ids_need_the_separator() {
@@ -193,13 +474,101 @@ mod tests {
     }
 
     #[test]
-    fn labels_are_cut_at_80_characters() {
+    fn labels_are_cut_at_80_characters_and_120_bytes() {
         assert_eq!(short_label("  short  "), "short");
-        let exact: String = "é".repeat(80);
+        let exact: String = "e".repeat(80);
         assert_eq!(short_label(&exact), exact);
-        let long: String = "日".repeat(81);
+        let long: String = "x".repeat(81);
         let cut = short_label(&long);
         assert_eq!(cut.chars().count(), 80);
         assert!(cut.ends_with('…'));
+        let cjk: String = "日".repeat(60);
+        let cut = short_label(&cjk);
+        assert!(cut.len() <= MAX_LABEL_BYTES && cut.ends_with('…'), "{} bytes", cut.len());
+    }
+
+    #[test]
+    fn liveness_slides_from_the_last_activation_and_closing_has_a_grace() {
+        let s = ObjectSettings::default();
+        let mut o = obj("1:poll", ObjectKind::Poll, None, 0);
+        assert_eq!(o.liveness(ts(10), &s), Liveness::Known, "known, not active");
+        assert_eq!(o.liveness(ts(86_400), &s), Liveness::Expired);
+        o.activated_at = Some(ts(3600));
+        o.last_touched_at = ts(3600);
+        assert_eq!(o.liveness(ts(7200), &s), Liveness::Active { expires_at: ts(3600 + 86_400) });
+        o.closed_at = Some(ts(7200));
+        assert_eq!(
+            o.liveness(ts(7300), &s),
+            Liveness::Active { expires_at: ts(7200 + 3600) },
+            "listable for the grace"
+        );
+        assert_eq!(o.liveness(ts(7200 + 3600), &s), Liveness::Expired, "then gone");
+    }
+
+    #[test]
+    fn indexes_follow_deletes_moves_and_activations() {
+        let s = ObjectSettings::default();
+        let mut reg = Objects::default();
+        for i in 0..5 {
+            reg.upsert(obj(&format!("{i}:link:0"), ObjectKind::Link, Some("7"), i), 100, &s);
+        }
+        reg.upsert(obj("9:poll", ObjectKind::Poll, Some("7"), 9), 100, &s);
+        let scope = reg.scope(Some("7")).unwrap();
+        let newest: Vec<&str> = reg.newest(scope, None).map(|o| o.object_id.as_str()).take(3).collect();
+        assert_eq!(newest, ["9:poll", "4:link:0", "3:link:0"]);
+        let polls: Vec<&str> = reg.newest(scope, Some(ObjectKind::Poll)).map(|o| o.object_id.as_str()).collect();
+        assert_eq!(polls, ["9:poll"]);
+        reg.activate("1:link:0", Activation::Fetched, ts(20), None);
+        reg.activate("3:link:0", Activation::Summarized, ts(30), Some("77"));
+        reg.activate("1:link:0", Activation::Described, ts(40), None);
+        let scope = reg.scope(Some("7")).unwrap();
+        let active: Vec<&str> = reg.activations(scope).map(|o| o.object_id.as_str()).collect();
+        assert_eq!(active, ["1:link:0", "3:link:0"], "each object once, by its latest activation");
+        // A move to another topic re-indexes the object.
+        let mut moved = obj("3:link:0", ObjectKind::Link, Some("9"), 3);
+        moved.title_or_label = Some("moved".into());
+        reg.upsert(moved, 100, &s);
+        assert!(reg.newest(reg.scope(Some("7")).unwrap(), None).all(|o| o.object_id != "3:link:0"));
+        assert_eq!(
+            reg.newest(reg.scope(Some("9")).unwrap(), None).next().map(|o| o.activated_by.as_deref()),
+            Some(Some("77"))
+        );
+        reg.delete("9:poll");
+        assert!(reg.newest(reg.scope(Some("7")).unwrap(), Some(ObjectKind::Poll)).next().is_none());
+        assert_eq!(reg.len(), 5);
+    }
+
+    #[test]
+    fn the_cap_evicts_the_oldest_but_spares_active_objects() {
+        let mut s = ObjectSettings::default();
+        s.set_ttl(ObjectKind::Link, Span::from_secs(3600));
+        let mut reg = Objects::default();
+        let mut poll = obj("0:poll", ObjectKind::Poll, None, 0);
+        poll.activation = Some(Activation::Created);
+        poll.activated_at = Some(ts(0));
+        reg.upsert(poll, 3, &s);
+        for i in 1..=5 {
+            reg.upsert(obj(&format!("{i}:link:0"), ObjectKind::Link, None, i), 3, &s);
+        }
+        let mut ids: Vec<&str> = reg.iter().map(|o| o.object_id.as_str()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, ["0:poll", "4:link:0", "5:link:0"]);
+    }
+
+    #[test]
+    fn churn_keeps_indexes_bounded() {
+        let s = ObjectSettings::default();
+        let mut reg = Objects::default();
+        for i in 0..10_000i64 {
+            let mut o = obj(&format!("{i}:link:0"), ObjectKind::Link, Some("1"), i);
+            o.activated_at = Some(ts(i));
+            o.activation = Some(Activation::Fetched);
+            reg.upsert(o, 50, &s);
+            reg.activate(&format!("{i}:link:0"), Activation::Summarized, ts(i + 1), None);
+        }
+        let scope = reg.scope(Some("1")).unwrap();
+        assert_eq!(reg.len(), 50);
+        assert!(scope.order.len() <= 200 && scope.active.len() <= 300, "{} {}", scope.order.len(), scope.active.len());
+        assert!(reg.order.len() <= 2 * 50 + 16);
     }
 }

@@ -19,6 +19,8 @@ pub struct Settings {
     pub state: StateSettings,
     /// `[prompt]`.
     pub prompt: PromptSettings,
+    /// `[resolver]`.
+    pub resolver: ResolverSettings,
 }
 
 /// Which inbound items are recorded for the prompt (SPEC §5.3).
@@ -166,18 +168,25 @@ impl Default for ConversationSettings {
     }
 }
 
-/// `[objects.ttl]`: per-kind sliding lifetimes and the close grace.
+/// `[objects]` and `[objects.ttl]`: per-kind sliding lifetimes, the close grace, the per-chat cap.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectSettings {
     ttl: [Span; ObjectKind::ALL.len()],
     /// How long a closed object stays listable.
     pub close_grace: Span,
+    /// Objects kept per chat; beyond it the oldest inactive ones are dropped.
+    pub max_per_chat: usize,
 }
 
 impl ObjectSettings {
     /// The TTL of `kind`.
     pub fn ttl(&self, kind: ObjectKind) -> Span {
         self.ttl[kind as usize]
+    }
+
+    /// The longest TTL of any kind plus the close grace: nothing activated longer ago than this is active.
+    pub fn horizon(&self) -> Span {
+        Span::from_secs(self.ttl.iter().map(|t| t.secs()).max().unwrap_or(0) + self.close_grace.secs())
     }
 
     /// Sets the TTL of `kind`.
@@ -189,7 +198,7 @@ impl ObjectSettings {
 impl Default for ObjectSettings {
     fn default() -> Self {
         let h = |n: i64| Span::from_secs(n * 3600);
-        let mut s = Self { ttl: [h(1); ObjectKind::ALL.len()], close_grace: h(1) };
+        let mut s = Self { ttl: [h(1); ObjectKind::ALL.len()], close_grace: h(1), max_per_chat: 1000 };
         s.set_ttl(ObjectKind::Article, h(2));
         s.set_ttl(ObjectKind::Poll, h(24));
         s.set_ttl(ObjectKind::Reminder, h(24));
@@ -224,4 +233,83 @@ impl Default for StateSettings {
 pub struct PromptSettings {
     /// The system prompt; empty means the prompt opens with history (the bot adds its own system prompt).
     pub system: String,
+}
+
+/// `[resolver]`: the weights, thresholds and windows of `resolve_reference_target` (SPEC §6.1). Scores are
+/// points; the reasoning behind each default is in docs/resolver.md.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolverSettings {
+    /// The candidate is (an object of) the message the user replied to.
+    pub exact_reply_target: f64,
+    /// The candidate is further up the reply chain.
+    pub in_reply_chain: f64,
+    /// Same forum topic as the request.
+    pub same_topic: f64,
+    /// Active (activated within its TTL).
+    pub currently_active: f64,
+    /// Kind matches `target_kind_hint`.
+    pub kind_match: f64,
+    /// Bot-created, when `ownership_hint = bot_created`.
+    pub bot_created: f64,
+    /// Created by the sender, when `ownership_hint = mine`.
+    pub owned_by_sender: f64,
+    /// Created by someone else, when `ownership_hint = mine` (negative).
+    pub not_owned: f64,
+    /// The most recency can add; it decays hyperbolically with `recency_half_life`.
+    pub recency: f64,
+    /// Age at which the recency bonus has halved.
+    pub recency_half_life: crate::time::Span,
+    /// Activated while handling the current message.
+    pub touched_in_interaction: f64,
+    /// Found only in the chat-wide fallback (another topic) (negative).
+    pub weak_scope_fallback: f64,
+    /// Closed, or a message older than its TTL (negative).
+    pub stale_penalty: f64,
+    /// A positional hint picks this candidate.
+    pub positional_hint: f64,
+    /// An ordinal hint picks this candidate.
+    pub ordinal_hint: f64,
+    /// Every typed object starts with this over a bare message.
+    pub typed_object: f64,
+    /// A message whose typed objects are also candidates (the object, not its carrier, is meant) (negative).
+    pub carrier_message: f64,
+    /// Below this the answer is `not_found`.
+    pub min_score: f64,
+    /// A lead smaller than this over the runner-up is `ambiguous`.
+    pub ambiguity_gap: f64,
+    /// Reply-chain messages followed upward from the reply target.
+    pub reply_chain_depth: usize,
+    /// Newest objects read per scope (and per hinted kind).
+    pub scope_window: usize,
+    /// Newest messages of the topic offered as `message` candidates.
+    pub message_window: usize,
+}
+
+impl Default for ResolverSettings {
+    fn default() -> Self {
+        Self {
+            exact_reply_target: 100.0,
+            in_reply_chain: 40.0,
+            same_topic: 30.0,
+            currently_active: 25.0,
+            kind_match: 60.0,
+            bot_created: 30.0,
+            owned_by_sender: 35.0,
+            not_owned: -20.0,
+            recency: 20.0,
+            recency_half_life: crate::time::Span::from_secs(3600),
+            touched_in_interaction: 25.0,
+            weak_scope_fallback: -30.0,
+            stale_penalty: -25.0,
+            positional_hint: 45.0,
+            ordinal_hint: 45.0,
+            typed_object: 10.0,
+            carrier_message: -30.0,
+            min_score: 40.0,
+            ambiguity_gap: 15.0,
+            reply_chain_depth: 3,
+            scope_window: 32,
+            message_window: 12,
+        }
+    }
 }

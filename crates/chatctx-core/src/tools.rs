@@ -17,8 +17,8 @@ use crate::time::Timestamp;
 /// The tool names of SPEC §6, and whether this build answers them.
 pub const TOOLS: &[(&str, bool)] = &[
     ("get_chat_history_context", true),
-    ("resolve_reference_target", false),
-    ("list_active_context_objects", false),
+    ("resolve_reference_target", true),
+    ("list_active_context_objects", true),
     ("get_scenario", false),
     ("update_scenario", false),
     ("revert_scenario", false),
@@ -115,18 +115,41 @@ pub struct HistoryContext {
 pub enum ToolResponse {
     /// `get_chat_history_context`.
     History(Box<HistoryContext>),
+    /// `resolve_reference_target`.
+    Resolve(Box<crate::resolve::Resolution>),
+    /// `list_active_context_objects`.
+    List(Box<crate::active::ActiveObjects>),
 }
 
 impl ToolResponse {
     /// The compact log fields of SPEC §11 for this answer (never message text).
     pub fn log_fields(&self) -> String {
         match self {
-            ToolResponse::History(h) => {
+            ToolResponse::History(h) => format!(
+                "method={} considered={} kept={}",
+                serde_plain(&h.selection.method),
+                h.selection.considered,
+                h.selection.kept
+            ),
+            ToolResponse::Resolve(r) => {
+                let top: Vec<&str> = r.candidates.iter().map(|c| c.descriptor.object_id.as_str()).collect();
                 format!(
-                    "method={} considered={} kept={}",
-                    serde_plain(&h.selection.method),
-                    h.selection.considered,
-                    h.selection.kept
+                    "status={} candidate_count={} top={} top_score_gap={} scope_used={}",
+                    serde_plain(&r.status),
+                    r.diagnostics.candidate_count,
+                    top.join(","),
+                    r.diagnostics.top_score_gap,
+                    serde_plain(&r.scope_used)
+                )
+            }
+            ToolResponse::List(l) => {
+                let top: Vec<&str> = l.objects.iter().take(3).map(|o| o.descriptor.object_id.as_str()).collect();
+                format!(
+                    "status={} count={} top={} truncated={}",
+                    serde_plain(&l.status),
+                    l.objects.len(),
+                    top.join(","),
+                    l.truncated
                 )
             }
         }
@@ -145,6 +168,16 @@ impl Engine {
                 let mut req = GetChatHistoryContext::decode(args)?;
                 req.now.get_or_insert(now);
                 self.get_chat_history_context(&req).map(|h| ToolResponse::History(Box::new(h)))
+            }
+            "resolve_reference_target" => {
+                let req = crate::resolve::ResolveReferenceTarget::decode(args)?;
+                let at = req.now.unwrap_or(now);
+                self.resolve_reference_target(&req, at).map(|r| ToolResponse::Resolve(Box::new(r)))
+            }
+            "list_active_context_objects" => {
+                let req = crate::active::ListActiveContextObjects::decode(args)?;
+                let at = req.now.unwrap_or(now);
+                self.list_active_context_objects(&req, at).map(|l| ToolResponse::List(Box::new(l)))
             }
             other => match TOOLS.iter().find(|(name, _)| *name == other) {
                 Some(_) => Err(Error::new(

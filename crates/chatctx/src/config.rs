@@ -224,6 +224,15 @@ impl Section<'_> {
         }
     }
 
+    fn signed(&mut self, key: &str) -> Result<Option<f64>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Integer(n)) => Ok(Some(n as f64)),
+            Some(Value::Float(x)) if x.is_finite() => Ok(Some(x)),
+            Some(v) => bail!("{}: expected a number, got {v}", self.path(key)),
+        }
+    }
+
     fn boolean(&mut self, key: &str) -> Result<Option<bool>> {
         match self.take(key) {
             None => Ok(None),
@@ -334,6 +343,12 @@ fn read(mut root: Table, warnings: &mut Vec<String>) -> Result<Config> {
     s.finish(warnings);
 
     let mut objects = section(&mut root, "objects")?;
+    if let Some(v) = objects.count("max_per_chat")? {
+        if v == 0 {
+            bail!("objects.max_per_chat: must be at least 1");
+        }
+        c.core.objects.max_per_chat = v;
+    }
     let mut ttl = match objects.take("ttl") {
         None => Section { name: "objects.ttl", table: Table::new() },
         Some(Value::Table(table)) => Section { name: "objects.ttl", table },
@@ -377,7 +392,50 @@ fn read(mut root: Table, warnings: &mut Vec<String>) -> Result<Config> {
     }
     s.finish(warnings);
 
-    let s = section(&mut root, "resolver")?;
+    let mut s = section(&mut root, "resolver")?;
+    let r = &mut c.core.resolver;
+    macro_rules! weight {
+        ($($field:ident),+) => {$(
+            if let Some(v) = s.signed(stringify!($field))? {
+                r.$field = v;
+            }
+        )+};
+    }
+    weight!(
+        exact_reply_target,
+        in_reply_chain,
+        same_topic,
+        currently_active,
+        kind_match,
+        bot_created,
+        owned_by_sender,
+        not_owned,
+        recency,
+        touched_in_interaction,
+        weak_scope_fallback,
+        stale_penalty,
+        positional_hint,
+        ordinal_hint,
+        typed_object,
+        carrier_message,
+        min_score,
+        ambiguity_gap
+    );
+    if let Some(v) = s.span("recency_half_life")? {
+        r.recency_half_life = v;
+    }
+    for (key, field) in [
+        ("reply_chain_depth", &mut r.reply_chain_depth),
+        ("scope_window", &mut r.scope_window),
+        ("message_window", &mut r.message_window),
+    ] {
+        if let Some(v) = s.count(key)? {
+            if v > 1000 {
+                bail!("resolver.{key}: at most 1000 (it bounds the work of every call)");
+            }
+            *field = v;
+        }
+    }
     s.finish(warnings);
 
     let mut s = section(&mut root, "prompt")?;

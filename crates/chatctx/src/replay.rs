@@ -143,14 +143,14 @@ pub fn log_call(tool: &str, args: &Value, result: &Result<ToolResponse, Error>) 
     let id = |k: &str| args.get(k).map(|v| v.to_string()).unwrap_or_else(|| "-".to_owned());
     match result {
         Ok(r) => tracing::info!(
-            "call {tool} chat_id={} topic_id={} current_message_id={} status=ok {}",
+            "call {tool} chat_id={} topic_id={} current_message_id={} result=ok {}",
             id("chat_id"),
             id("topic_id"),
             id("current_message_id"),
             r.log_fields()
         ),
         Err(e) => tracing::info!(
-            "call {tool} chat_id={} topic_id={} current_message_id={} status=error code={}",
+            "call {tool} chat_id={} topic_id={} current_message_id={} result=error code={}",
             id("chat_id"),
             id("topic_id"),
             id("current_message_id"),

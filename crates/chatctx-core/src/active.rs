@@ -1,0 +1,209 @@
+//! `list_active_context_objects` (SPEC §6.2): what is live right now in the request's scope. Only activated
+//! objects within their TTL (and close grace) are listed; a forum topic sees its own objects, the reply
+//! chain's, and the general conversation's, never another topic's.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::engine::{Engine, unknown_chat};
+use crate::error::{Error, ErrorCode};
+use crate::event::DEFAULT_CHANNEL;
+use crate::json::{Fields, object};
+use crate::kinds::{Activation, ObjectKind};
+use crate::objects::{Liveness, Object, short_label};
+use crate::resolve::{Descriptor, Tier, kinds_field};
+use crate::time::Timestamp;
+
+const RQ: ErrorCode = ErrorCode::InvalidRequest;
+
+/// `list_active_context_objects` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListActiveContextObjects {
+    /// Platform.
+    pub channel: String,
+    /// The chat.
+    pub chat_id: String,
+    /// The topic; defaults to the current message's.
+    pub topic_id: Option<String>,
+    /// The message being handled.
+    pub current_message_id: Option<String>,
+    /// The message it replies to; defaults to the stored current message's.
+    pub reply_to_message_id: Option<String>,
+    /// Only these kinds.
+    pub kinds: Option<Vec<ObjectKind>>,
+    /// At most this many (1–20, default 5).
+    pub limit: usize,
+    /// The time the answer is for.
+    pub now: Option<Timestamp>,
+}
+
+impl ListActiveContextObjects {
+    /// Reads the request, naming any bad field.
+    pub fn decode(v: &Value) -> Result<Self, Error> {
+        let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
+        let limit = match f.u32("limit")? {
+            None => 5,
+            Some(n @ 1..=20) => n as usize,
+            Some(_) => return Err(f.err("limit", "must be between 1 and 20")),
+        };
+        Ok(Self {
+            channel: f.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned(),
+            chat_id: f.req_id("chat_id")?,
+            topic_id: f.id("topic_id")?,
+            current_message_id: f.id("current_message_id")?,
+            reply_to_message_id: f.id("reply_to_message_id")?,
+            kinds: match f.get("kinds") {
+                None => None,
+                Some(_) => Some(kinds_field(&f, "kinds")?),
+            },
+            limit,
+            now: f.time("now")?,
+        })
+    }
+}
+
+/// One listed object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ActiveObject {
+    /// The object.
+    #[serde(flatten)]
+    pub descriptor: Descriptor,
+    /// Its latest activation.
+    pub activation: Activation,
+    /// When.
+    pub activated_at: Timestamp,
+    /// When it stops being active.
+    pub expires_at: Timestamp,
+    /// Which scope tier it matched.
+    pub scope_match: Tier,
+    /// Why it is listed.
+    pub reasons: Vec<&'static str>,
+}
+
+/// `ok` when something is active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListStatus {
+    /// At least one object.
+    Ok,
+    /// None.
+    Empty,
+}
+
+/// `list_active_context_objects` response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ActiveObjects {
+    /// `ok` or `empty`.
+    pub status: ListStatus,
+    /// The request's scope: `topic` in a forum topic, else `chat` (`reply_chain` objects are included in both).
+    pub scope_used: Tier,
+    /// Ordered by scope tier, then last activation (newer first), then `object_id`.
+    pub objects: Vec<ActiveObject>,
+    /// More were active than `limit`.
+    pub truncated: bool,
+}
+
+impl Engine {
+    /// `list_active_context_objects`.
+    pub fn list_active_context_objects(
+        &self,
+        req: &ListActiveContextObjects,
+        now: Timestamp,
+    ) -> Result<ActiveObjects, Error> {
+        let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
+        let settings = self.settings();
+        let current = req.current_message_id.as_deref().and_then(|id| chat.message(id));
+        let topic: Option<&str> = match (&req.topic_id, current) {
+            (Some(t), _) => Some(t.as_str()),
+            (None, Some((conv, _))) => conv.topic.as_deref(),
+            (None, None) => None,
+        };
+        let mut chain: Vec<&str> = Vec::new();
+        let mut at = req.reply_to_message_id.as_deref().or_else(|| current.and_then(|(_, it)| it.reply_to.as_deref()));
+        while let Some(mid) = at.filter(|_| chain.len() < settings.resolver.reply_chain_depth) {
+            chain.push(mid);
+            at = chat.message(mid).and_then(|(_, it)| it.reply_to.as_deref());
+        }
+
+        let horizon = settings.objects.horizon();
+        let wanted = |o: &Object| req.kinds.as_ref().is_none_or(|k| k.contains(&o.kind));
+        let active = |o: &Object| match o.liveness(now, &settings.objects) {
+            Liveness::Active { expires_at } => Some(expires_at),
+            _ => None,
+        };
+        let mut found: Vec<(Tier, &Object, Timestamp)> = Vec::new();
+        for mid in &chain {
+            for o in chat.objects.of_source(mid).filter(|o| wanted(o)) {
+                if let Some(exp) = active(o) {
+                    found.push((Tier::ReplyChain, o, exp));
+                }
+            }
+        }
+        // The topic's own activations, then (in a forum topic) the general conversation's.
+        let scopes: &[(Option<&str>, Tier)] = match topic {
+            Some(t) => &[(Some(t), Tier::Topic), (None, Tier::Chat)],
+            None => &[(None, Tier::Chat)],
+        };
+        for &(scope, tier) in scopes {
+            let Some(idx) = chat.objects.scope(scope) else { continue };
+            let recent =
+                chat.objects.activations(idx).take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)));
+            for o in recent.filter(|o| wanted(o) && o.activated_at.is_some_and(|a| a <= now)) {
+                if let Some(exp) = active(o) {
+                    found.push((tier, o, exp));
+                }
+            }
+        }
+        found.sort_by(|a, b| {
+            a.0.cmp(&b.0).then(b.1.activated_at.cmp(&a.1.activated_at)).then(a.1.object_id.cmp(&b.1.object_id))
+        });
+        found.dedup_by(|later, first| later.1.object_id == first.1.object_id);
+        let truncated = found.len() > req.limit;
+        let objects: Vec<ActiveObject> = found
+            .into_iter()
+            .take(req.limit)
+            .filter_map(|(tier, o, expires_at)| {
+                let mut reasons = vec!["currently_active"];
+                match tier {
+                    Tier::ReplyChain => reasons.push("in_reply_chain"),
+                    Tier::Topic => reasons.push("same_topic"),
+                    Tier::Chat if topic.is_some() => reasons.push("weak_scope_fallback"),
+                    Tier::Chat => {}
+                }
+                if o.closed_at.is_some() {
+                    reasons.push("closed");
+                }
+                Some(ActiveObject {
+                    descriptor: descriptor(&req.chat_id, o),
+                    activation: o.activation?,
+                    activated_at: o.activated_at?,
+                    expires_at,
+                    scope_match: tier,
+                    reasons,
+                })
+            })
+            .collect();
+        Ok(ActiveObjects {
+            status: if objects.is_empty() { ListStatus::Empty } else { ListStatus::Ok },
+            scope_used: if topic.is_some() { Tier::Topic } else { Tier::Chat },
+            objects,
+            truncated,
+        })
+    }
+}
+
+/// The descriptor of a registered object.
+pub(crate) fn descriptor(chat_id: &str, o: &Object) -> Descriptor {
+    Descriptor {
+        object_id: o.object_id.clone(),
+        kind: o.kind,
+        source_message_id: o.source_message_id.clone(),
+        chat_id: chat_id.to_owned(),
+        topic_id: o.topic_id.clone(),
+        title_or_label: o.title_or_label.as_deref().map(short_label),
+        created_by_user_id: o.created_by_user_id.clone(),
+        created_by_bot: o.created_by_bot,
+        created_at: o.created_at,
+        last_touched_at: o.last_touched_at,
+    }
+}
