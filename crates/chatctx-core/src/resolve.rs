@@ -632,7 +632,7 @@ fn score(
             c.mask |= 1 << R::RecentObject as u32;
         }
         match hints.ownership {
-            Some(Ownership::Mine) if c.by_user == Some(req.sender_user_id.as_str()) && !c.by_bot => {
+            Some(Ownership::Mine) if c.by_user == Some(req.sender_user_id.as_str()) => {
                 c.add(cfg.owned_by_sender, R::OwnedBySender)
             }
             Some(Ownership::Mine) => c.score += cfg.not_owned,
@@ -662,8 +662,11 @@ fn score(
     if positional.is_none() && hints.ordinal.is_none() {
         return;
     }
+    // Carrier messages are not counted: "the newest" is the photo, not the message that carried it.
+    let carrier = 1 << R::CarrierMessage as u32;
     let mut order: Vec<usize> = (0..pool.len())
         .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&pool[i].kind))
+        .filter(|&i| pool[i].mask & carrier == 0)
         .collect();
     order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then(pool[a].id.cmp(&pool[b].id)));
     let newest = order.last().copied();

@@ -7,13 +7,15 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+mod scenarios;
+
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_chatctx"));
     c.env("CHATCTX_LOG", "error");
     c
 }
 
-fn repo(rel: &str) -> PathBuf {
+pub fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
 }
 
