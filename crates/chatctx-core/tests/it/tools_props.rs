@@ -1,0 +1,159 @@
+//! Invariants of resolve_reference_target and list_active_context_objects over arbitrary conversations.
+
+use chatctx_core::kinds::ObjectKind;
+use proptest::prelude::*;
+
+use super::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Msg {
+        chat: u8,
+        topic: Option<u8>,
+        id: u16,
+        user: u8,
+        reply: Option<u16>,
+        att: Option<u8>,
+        link: bool,
+        bot: bool,
+        dt: i64,
+    },
+    Activate {
+        chat: u8,
+        id: u16,
+        what: u8,
+        dt: i64,
+    },
+    Object {
+        chat: u8,
+        n: u8,
+        kind: u8,
+        topic: Option<u8>,
+        dt: i64,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u8..3, proptest::option::of(0u8..3), 0u16..30, 0u8..4, proptest::option::of(0u16..30), proptest::option::of(0u8..4), any::<bool>(), any::<bool>(), 0i64..10_000)
+            .prop_map(|(chat, topic, id, user, reply, att, link, bot, dt)| Op::Msg { chat, topic, id, user, reply, att, link, bot, dt }),
+        2 => (0u8..3, 0u16..30, 0u8..3, 0i64..10_000).prop_map(|(chat, id, what, dt)| Op::Activate { chat, id, what, dt }),
+        1 => (0u8..3, 0u8..5, 0u8..3, proptest::option::of(0u8..3), 0i64..10_000).prop_map(|(chat, n, kind, topic, dt)| Op::Object { chat, n, kind, topic, dt }),
+    ]
+}
+
+const ATT: [&str; 4] = ["media.image", "poll", "media.pdf", "media.voice"];
+
+fn events(ops: &[Op]) -> Vec<Event> {
+    ops.iter()
+        .map(|o| match *o {
+            Op::Msg { chat, topic, id, user, reply, att, link, bot, dt } => {
+                let text = if link { "see https://example.org/x" } else { "hello there" };
+                let mut v = json!({"type": "message", "chat_id": format!("-{chat}"), "message_id": id.to_string(),
+                    "kind": if bot { "outbound_agent" } else { "inbound_user" }, "sent_at": T0 + dt,
+                    "sender": {"user_id": if bot { "999".to_owned() } else { user.to_string() }, "username": format!("u{user}")}, "text": text});
+                if let Some(t) = topic { v["topic_id"] = json!(t.to_string()); }
+                if let Some(r) = reply { v["reply_to_message_id"] = json!(r.to_string()); }
+                if let Some(a) = att { v["attachments"] = json!([{"kind": ATT[a as usize], "label": "a label of some length to fill the descriptor ✓"}]); }
+                if link { v["entities"] = json!([{"type": "url", "offset": 4, "length": 21}]); }
+                ev(v)
+            }
+            Op::Activate { chat, id, what, dt } => {
+                // Only activations of objects that exist are valid; others are skipped by `apply` failing.
+                let object_id = match what { 0 => format!("{id}:media.image"), 1 => format!("{id}:poll"), _ => format!("{id}:link:0") };
+                ev(json!({"type": "activation", "chat_id": format!("-{chat}"), "object_id": object_id, "event": "fetched", "at": T0 + dt}))
+            }
+            Op::Object { chat, n, kind, topic, dt } => {
+                let kind = ["reminder", "summary", "article"][kind as usize];
+                let mut o = json!({"object_id": format!("obj-{n}"), "kind": kind,
+                    "chat_id": format!("-{chat}"), "created_by_user_id": "1", "created_by_bot": true, "title_or_label": "R".repeat(100)});
+                if let Some(t) = topic { o["topic_id"] = json!(t.to_string()); }
+                ev(json!({"type": "object", "op": "upsert", "at": T0 + dt, "object": o, "activation": "created"}))
+            }
+        })
+        .collect()
+}
+
+fn build(evs: Vec<Event>) -> Engine {
+    let mut e = Engine::new(Settings::default());
+    for x in evs {
+        let _ = e.apply(x); // activations of unknown objects are refused, as they should be
+    }
+    e
+}
+
+/// A battery of calls against chat 0; returns every answer as JSON, in order.
+fn calls(e: &mut Engine, seed: u16) -> Vec<String> {
+    let mut out = Vec::new();
+    let hints = [
+        json!(null),
+        json!({"target_kind_hint": "image"}),
+        json!({"target_kind_hint": "poll", "ordinal_hint": "first"}),
+        json!({"positional_hint": "latest", "ownership_hint": "mine"}),
+        json!({"target_kind_hint": "file", "recency_hint": "recent"}),
+    ];
+    for (i, h) in hints.iter().enumerate() {
+        let cur = (seed as usize + i * 7) % 30;
+        let mut args = json!({"chat_id": "-0", "current_message_id": cur.to_string(), "sender_user_id": "1", "max_candidates": 3,
+                              "now": T0 + 10_000, "raw_user_text": "anything at all"});
+        if !h.is_null() {
+            args["normalized_reference_hints"] = h.clone();
+        }
+        if i % 2 == 1 {
+            args["topic_id"] = json!("1");
+        }
+        for tool in ["resolve_reference_target", "list_active_context_objects"] {
+            let r = e.call(tool, &args, Timestamp::from_unix(T0 + 10_000).unwrap());
+            out.push(match r {
+                Ok(v) => serde_json::to_string(&v).unwrap(),
+                Err(err) => err.to_string(),
+            });
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Same events, same calls: byte-identical answers.
+    #[test]
+    fn deterministic(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
+        let (mut a, mut b) = (build(events(&ops)), build(events(&ops)));
+        prop_assert_eq!(calls(&mut a, seed), calls(&mut b, seed));
+    }
+
+    /// Events in other chats never change chat 0's answers.
+    #[test]
+    fn unrelated_chats_change_nothing(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
+        let chat_of = |o: &Op| match *o { Op::Msg { chat, .. } | Op::Activate { chat, .. } | Op::Object { chat, .. } => chat };
+        let only_zero: Vec<Op> = ops.iter().filter(|o| chat_of(o) == 0).cloned().collect();
+        let (mut all, mut zero) = (build(events(&ops)), build(events(&only_zero)));
+        prop_assert_eq!(calls(&mut all, seed), calls(&mut zero, seed));
+    }
+
+    /// Every object returned belongs to the chat asked about, and answers stay compact.
+    #[test]
+    fn never_another_chats_object_and_bounded(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
+        let mut e = build(events(&ops));
+        let own: Vec<String> = e.objects("telegram", "-0").unwrap_or_default().into_iter().map(|o| o.object_id).collect();
+        let own_messages: Vec<String> = e.history("telegram", "-0", None).unwrap_or_default().into_iter()
+            .chain((0..3).flat_map(|t| e.history("telegram", "-0", Some(&t.to_string())).unwrap_or_default()))
+            .filter_map(|i| i.message_id).collect();
+        for answer in calls(&mut e, seed) {
+            let Ok(v) = serde_json::from_str::<Value>(&answer) else { continue };
+            if v.get("best_match").is_some() {
+                prop_assert!(answer.len() <= 2000, "{} bytes: {answer}", answer.len());
+            }
+            let listed = v["candidates"].as_array().into_iter().chain(v["objects"].as_array()).flatten();
+            for o in listed.chain(v.get("best_match").filter(|b| !b.is_null())) {
+                prop_assert_eq!(&o["chat_id"], "-0");
+                let id = o["object_id"].as_str().unwrap_or_default();
+                let is_message = ObjectKind::parse(o["kind"].as_str().unwrap_or_default())
+                    .is_some_and(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage));
+                let known = own.iter().any(|x| x == id) || (is_message && own_messages.iter().any(|m| id.starts_with(&format!("{m}:"))));
+                prop_assert!(known, "{id} is not chat -0's");
+            }
+        }
+    }
+}
