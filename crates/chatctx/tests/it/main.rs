@@ -39,7 +39,9 @@ fn the_readme_example_replays_byte_identically() {
     assert!(!a.stdout.is_empty());
     assert_eq!(a.stdout, b.stdout, "same replay file twice, byte-identical output");
     let answers = lines(&a);
-    assert_eq!(answers.len(), 2);
+    assert_eq!(answers.len(), 4);
+    assert_eq!(answers[2]["result"]["best_match"]["object_id"], "503:media.image", "the screenshot Dave replied to");
+    assert_eq!(answers[3]["result"]["objects"][0]["activation"], "resolved", "the resolution was recorded");
     let h = &answers[0]["result"];
     assert_eq!(h["selection"]["method"], "cap");
     let texts: Vec<&str> = h["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap()).collect();
