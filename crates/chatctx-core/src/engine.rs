@@ -55,7 +55,7 @@ impl Engine {
     }
 
     /// The settings and one chat, borrowed together.
-    fn with_chat(&mut self, channel: &str, chat_id: &str) -> (&Settings, &mut Chat) {
+    pub(crate) fn with_chat(&mut self, channel: &str, chat_id: &str) -> (&Settings, &mut Chat) {
         (&self.settings, slot(slot(&mut self.chats, channel), chat_id))
     }
 
@@ -393,7 +393,7 @@ pub(crate) fn unknown_chat(chat_id: &str) -> Error {
 }
 
 /// The `message` / `bot_message` candidate object of a stored message, for ids `"{message_id}:message"`.
-fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> {
+pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> {
     let (mid, kind) = object_id.rsplit_once(':')?;
     let kind = ObjectKind::parse(kind).filter(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage))?;
     let (conv, item) = chat.message(mid)?;

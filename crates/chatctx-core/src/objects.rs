@@ -122,7 +122,7 @@ fn is_derived(id: &str, source: &str) -> bool {
 }
 
 /// A generation-checked reference to a slab slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Ref {
     slot: u32,
     generation: u32,
@@ -315,10 +315,15 @@ impl Objects {
         if o.activated_at.is_some_and(|prev| prev > at) {
             return true;
         }
+        let same_time = o.activated_at == Some(at);
         let superseded = o.activated_at.is_some();
         o.activation = Some(act);
         o.activated_at = Some(at);
         o.activated_by = by.map(str::to_owned);
+        if same_time {
+            // Its index entry already says (at, r): nothing to add.
+            return true;
+        }
         let topic = o.topic_id.clone();
         let scope = scope_in(&mut self.general, &mut self.topics, topic.as_deref());
         insert_sorted(&mut scope.active, at, r);
@@ -427,6 +432,7 @@ fn compact_if_needed(scope: &mut ScopeIndex, slots: &[Slot]) {
     for list in &mut scope.by_kind {
         list.retain(|&r| valid(slots, r));
     }
+    scope.active.dedup();
     scope.active.retain(|&(at, r)| {
         slots
             .get(r.slot as usize)

@@ -7,7 +7,7 @@
 //! within the TTL horizon, the scope's newest messages, and in a forum the newest objects of the rest of the
 //! chat (penalized). `raw_user_text` is never read: hints are the only language input.
 
-use std::borrow::Cow;
+use std::cmp::Ordering;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -345,9 +345,39 @@ fn reasons_of(mask: u32) -> Vec<&'static str> {
     REASONS.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, r)| *r).collect()
 }
 
+/// A candidate's id without allocating: an object's own id, or a message's `"{message_id}:{kind}"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CandId<'a> {
+    Obj(&'a str),
+    Msg(&'a str, ObjectKind),
+}
+
+impl CandId<'_> {
+    fn parts(&self) -> (&str, &str, &str) {
+        match self {
+            CandId::Obj(id) => (id, "", ""),
+            CandId::Msg(mid, kind) => (mid, ":", kind.as_str()),
+        }
+    }
+
+    fn render(&self) -> String {
+        let (a, b, c) = self.parts();
+        [a, b, c].concat()
+    }
+
+    /// Orders as the rendered ids would.
+    fn cmp(&self, other: &Self) -> Ordering {
+        let (a1, a2, a3) = self.parts();
+        let (b1, b2, b3) = other.parts();
+        a1.bytes().chain(a2.bytes()).chain(a3.bytes()).cmp(b1.bytes().chain(b2.bytes()).chain(b3.bytes()))
+    }
+}
+
 /// One candidate while scoring.
 struct Cand<'a> {
-    id: Cow<'a, str>,
+    id: CandId<'a>,
+    /// Identity for de-duplication: the address of the object or stored message.
+    key: usize,
     kind: ObjectKind,
     source: Option<&'a str>,
     topic: Option<&'a str>,
@@ -362,6 +392,8 @@ struct Cand<'a> {
     tier: Tier,
     chain_depth: Option<usize>,
     is_message: bool,
+    /// A message whose live typed objects are candidates in their own right.
+    carrier: bool,
     score: f64,
     mask: u32,
 }
@@ -408,7 +440,8 @@ impl<'a> Ctx<'a> {
         };
         let is_message = matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage);
         Some(Cand {
-            id: Cow::Borrowed(&o.object_id),
+            id: CandId::Obj(&o.object_id),
+            key: o as *const Object as usize,
             kind: o.kind,
             source: o.source_message_id.as_deref(),
             topic: o.topic_id.as_deref(),
@@ -423,6 +456,7 @@ impl<'a> Ctx<'a> {
             tier,
             chain_depth: depth,
             is_message,
+            carrier: false,
             score: if is_message { 0.0 } else { self.settings.resolver.typed_object },
             mask: 0,
         })
@@ -446,13 +480,27 @@ impl<'a> Ctx<'a> {
         if !self.allowed(kind) || item.kind == ItemKind::System {
             return None;
         }
-        let id = format!("{mid}:{kind}");
-        if let Some(o) = chat.objects.get(&id) {
-            return self.object(o, tier, depth);
+        // One look at the message's objects: a message candidate that was activated before is registered
+        // (its entry carries the activation), and a message carrying live typed objects is their carrier.
+        let mut registered = None;
+        let mut carrier = false;
+        for o in chat.objects.of_source(mid) {
+            if o.kind == kind {
+                registered = Some(o);
+            } else if !matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage)
+                && self.allowed(o.kind)
+                && o.liveness(self.now, &self.settings.objects) != Liveness::Expired
+            {
+                carrier = true;
+            }
+        }
+        if let Some(o) = registered {
+            return self.object(o, tier, depth).map(|c| Cand { carrier, ..c });
         }
         let ttl = self.settings.objects.ttl(kind);
         Some(Cand {
-            id: Cow::Owned(id),
+            id: CandId::Msg(mid, kind),
+            key: item as *const Item as usize,
             kind,
             source: Some(mid),
             topic,
@@ -467,6 +515,7 @@ impl<'a> Ctx<'a> {
             tier,
             chain_depth: depth,
             is_message: true,
+            carrier,
             score: 0.0,
             mask: 0,
         })
@@ -493,12 +542,99 @@ impl Engine {
 }
 
 /// Scores the pool; returns the answer and, when resolved, the winner's id.
+/// A set of candidate keys (addresses, never 0) for one call: open addressing with linear probing, sized
+/// to the call, so de-duplication costs a multiply and a probe or two per reference.
+struct Seen {
+    slots: Vec<usize>,
+    mask: usize,
+}
+
+impl Seen {
+    fn with_capacity(n: usize) -> Self {
+        let size = n.max(16).next_power_of_two();
+        Self { slots: vec![0; size], mask: size - 1 }
+    }
+
+    /// Inserts `key`; false when it was already there.
+    fn insert(&mut self, key: usize) -> bool {
+        // Fibonacci hashing of the address; its low bits are alignment, so shift them out first.
+        let mut i = ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) & self.mask;
+        loop {
+            match self.slots[i] {
+                0 => {
+                    self.slots[i] = key;
+                    return true;
+                }
+                k if k == key => return false,
+                _ => i = (i + 1) & self.mask,
+            }
+        }
+    }
+}
+
+/// Where a raw reference points.
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    Obj(&'a Object),
+    Msg(&'a Item, Option<&'a str>),
+}
+
+/// A candidate before de-duplication: identity, tier and where to build it from.
+#[derive(Clone, Copy)]
+struct Raw<'a> {
+    key: usize,
+    tier: Tier,
+    depth: Option<usize>,
+    src: Src<'a>,
+}
+
+/// The candidate pool of a request, before scoring, with what scoring needs to know about the request.
+struct Gathered<'a> {
+    ctx: Ctx<'a>,
+    pool: Vec<Cand<'a>>,
+    reply_target: Option<&'a str>,
+    fallback: bool,
+}
+
 fn resolve(
     chat: &Chat,
     settings: &crate::settings::Settings,
     req: &ResolveReferenceTarget,
     now: Timestamp,
 ) -> (Resolution, Option<String>) {
+    let Gathered { ctx, mut pool, reply_target, fallback } = gather(chat, settings, req, now);
+    let cfg = &settings.resolver;
+    score(&mut pool, &ctx, req, reply_target, cfg);
+    let rank = |a: &Cand<'_>, b: &Cand<'_>| {
+        b.score
+            .total_cmp(&a.score)
+            .then(b.last_touched.cmp(&a.last_touched))
+            .then(b.created_at.cmp(&a.created_at))
+            .then_with(|| a.id.cmp(&b.id))
+    };
+    // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
+    // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
+    let kinds = &req.hints.target_kinds;
+    let mut order: Vec<usize> =
+        (0..pool.len()).filter(|&i| kinds.is_empty() || kinds.contains(&pool[i].kind)).collect();
+    // Only the best few are ever shown: select them, then order them.
+    let keep = req.max_candidates.max(2) + 1;
+    if order.len() > keep {
+        order.select_nth_unstable_by(keep - 1, |&a, &b| rank(&pool[a], &pool[b]));
+        order.truncate(keep);
+    }
+    order.sort_by(|&a, &b| rank(&pool[a], &pool[b]));
+    let ranked: Vec<&Cand<'_>> = order.iter().map(|&i| &pool[i]).collect();
+    decide(&ranked, pool.len(), req, cfg, fallback)
+}
+
+/// Builds the bounded candidate pool: reply chain, scope, chat fallback; each candidate once.
+fn gather<'a>(
+    chat: &'a Chat,
+    settings: &'a crate::settings::Settings,
+    req: &'a ResolveReferenceTarget,
+    now: Timestamp,
+) -> Gathered<'a> {
     let cfg = &settings.resolver;
     let current = chat.message(&req.current_message_id);
     let topic: Option<&str> = match (&req.topic_id, current) {
@@ -516,82 +652,147 @@ fn resolve(
         topic,
         allowed: req.allowed_kinds.as_deref(),
     };
-    let mut pool: Vec<Cand<'_>> = Vec::with_capacity(64);
+    // Raw references first (cheap, with duplicates), full candidates only for the survivors.
+    let mut raw: Vec<Raw<'_>> = Vec::with_capacity(128);
+    let push_obj = |raw: &mut Vec<Raw<'a>>, o: &'a Object, tier: Tier, depth: Option<usize>| {
+        if ctx.allowed(o.kind) && ctx.cutoff.is_none_or(|(t, _)| o.created_at <= t) {
+            raw.push(Raw { key: o as *const Object as usize, tier, depth, src: Src::Obj(o) });
+        }
+    };
+    let push_msg =
+        |raw: &mut Vec<Raw<'a>>, item: &'a Item, topic: Option<&'a str>, tier: Tier, depth: Option<usize>| {
+            raw.push(Raw { key: item as *const Item as usize, tier, depth, src: Src::Msg(item, topic) });
+        };
 
     // 1. The reply chain, a few messages up from the reply target.
     let mut at = reply_target;
     for depth in 0..cfg.reply_chain_depth {
         let Some(mid) = at else { break };
-        pool.extend(chat.objects.of_source(mid).filter_map(|o| ctx.object(o, Tier::ReplyChain, Some(depth))));
+        for o in chat.objects.of_source(mid) {
+            push_obj(&mut raw, o, Tier::ReplyChain, Some(depth));
+        }
         let stored = chat.message(mid);
         if let Some((conv, item)) = stored {
-            pool.extend(ctx.message(chat, item, conv.topic.as_deref(), Tier::ReplyChain, Some(depth)));
+            push_msg(&mut raw, item, conv.topic.as_deref(), Tier::ReplyChain, Some(depth));
         }
         at = stored.and_then(|(_, it)| it.reply_to.as_deref());
     }
     // 2. The scope: objects carried by the current message, the newest objects (overall and of the kinds
     //    asked for), the activations within the TTL horizon, the newest messages.
-    pool.extend(
-        chat.objects
-            .of_source(&req.current_message_id)
-            .filter_map(|o| ctx.object(o, ctx.tier_for(o.topic_id.as_deref()), None)),
-    );
+    for o in chat.objects.of_source(&req.current_message_id) {
+        push_obj(&mut raw, o, ctx.tier_for(o.topic_id.as_deref()), None);
+    }
     let home = ctx.tier_for(topic);
     if let Some(idx) = chat.objects.scope(topic) {
-        pool.extend(chat.objects.newest(idx, None).take(cfg.scope_window).filter_map(|o| ctx.object(o, home, None)));
+        for o in chat.objects.newest(idx, None).take(cfg.scope_window) {
+            push_obj(&mut raw, o, home, None);
+        }
         let focus: &[ObjectKind] = req.allowed_kinds.as_deref().unwrap_or(&req.hints.target_kinds);
         for &k in focus {
-            pool.extend(
-                chat.objects.newest(idx, Some(k)).take(cfg.scope_window).filter_map(|o| ctx.object(o, home, None)),
-            );
+            for o in chat.objects.newest(idx, Some(k)).take(cfg.scope_window) {
+                push_obj(&mut raw, o, home, None);
+            }
         }
         let horizon = settings.objects.horizon();
-        pool.extend(
-            chat.objects
-                .activations(idx)
-                .take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)))
-                .take(cfg.scope_window)
-                .filter_map(|o| ctx.object(o, home, None)),
-        );
+        let recent =
+            chat.objects.activations(idx).take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)));
+        for o in recent.take(cfg.scope_window) {
+            push_obj(&mut raw, o, home, None);
+        }
     }
     if let Some(conv) = chat.conv_of(topic) {
-        let before = ctx.cutoff;
-        for item in conv.before(before).rev().take(cfg.message_window) {
-            pool.extend(ctx.message(chat, item, topic, home, None));
+        for item in conv.before(ctx.cutoff).rev().take(cfg.message_window) {
+            push_msg(&mut raw, item, topic, home, None);
         }
     }
     // 3. In a forum topic, the rest of the chat, penalized.
     let fallback = topic.is_some();
     if fallback {
-        pool.extend(
-            chat.objects
-                .newest_in_chat()
-                .filter(|o| o.topic_id.as_deref() != topic)
-                .take(cfg.scope_window)
-                .filter_map(|o| ctx.object(o, Tier::Chat, None)),
-        );
+        // A last resort, penalized anyway: a quarter of the window is enough.
+        let fallback_window = cfg.scope_window.div_ceil(4);
+        for o in chat.objects.newest_in_chat().filter(|o| o.topic_id.as_deref() != topic).take(fallback_window) {
+            push_obj(&mut raw, o, Tier::Chat, None);
+        }
     }
 
-    // Each candidate once, keeping its narrowest tier and shallowest chain depth.
-    pool.sort_by(|a, b| a.id.cmp(&b.id).then(a.tier.cmp(&b.tier)).then(a.chain_depth.cmp(&b.chain_depth)));
-    pool.dedup_by(|later, first| later.id == first.id);
-
-    score(&mut pool, &ctx, req, reply_target, cfg);
-
-    pool.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(b.last_touched.cmp(&a.last_touched))
-            .then(b.created_at.cmp(&a.created_at))
-            .then(a.id.cmp(&b.id))
-    });
-    // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
-    // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
-    let scored = pool.len();
-    if !req.hints.target_kinds.is_empty() {
-        pool.retain(|c| req.hints.target_kinds.contains(&c.kind));
+    // Each candidate once. References were pushed narrowest tier (and shallowest chain depth) first, so the
+    // first occurrence is the one to keep. A registered message candidate can arrive both as a message and
+    // as an object: its built candidate's key is the object's, checked as well.
+    // At most two inserts per reference: four slots each keep the load at or below half.
+    let mut seen = Seen::with_capacity(raw.len() * 4);
+    let mut pool: Vec<Cand<'_>> = Vec::with_capacity(raw.len());
+    for r in &raw {
+        if !seen.insert(r.key) {
+            continue;
+        }
+        let built = match r.src {
+            Src::Obj(o) => ctx.object(o, r.tier, r.depth),
+            Src::Msg(item, topic) => ctx.message(chat, item, topic, r.tier, r.depth),
+        };
+        if let Some(c) = built
+            && (c.key == r.key || seen.insert(c.key))
+        {
+            pool.push(c);
+        }
     }
-    decide(pool, scored, req, cfg, fallback)
+    Gathered { ctx, pool, reply_target, fallback }
+}
+
+/// The scoring inputs of one gathered candidate, flat (for the side-by-side benchmark against a bare
+/// linear pass; not part of the contract).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct FlatCandidate {
+    /// Kind.
+    pub kind: ObjectKind,
+    /// 0 = the reply target.
+    pub chain_depth: Option<usize>,
+    /// Same topic as the request.
+    pub same_topic: bool,
+    /// Found in the chat fallback.
+    pub fallback: bool,
+    /// Active.
+    pub active: bool,
+    /// Closed or past TTL.
+    pub stale: bool,
+    /// Created by the sender.
+    pub owned: bool,
+    /// Created by the bot.
+    pub by_bot: bool,
+    /// A message candidate.
+    pub is_message: bool,
+    /// Activated while handling the current message.
+    pub touched: bool,
+    /// Seconds since the last touch.
+    pub age_secs: i64,
+    /// Creation time (Unix seconds).
+    pub created_at: i64,
+}
+
+impl Engine {
+    /// The candidates `resolve_reference_target` would score for `req`, flat. For benchmarks.
+    #[doc(hidden)]
+    pub fn resolve_candidates(&self, req: &ResolveReferenceTarget, now: Timestamp) -> Vec<FlatCandidate> {
+        let Some(chat) = self.chat(&req.channel, &req.chat_id) else { return Vec::new() };
+        let g = gather(chat, self.settings(), req, now);
+        g.pool
+            .iter()
+            .map(|c| FlatCandidate {
+                kind: c.kind,
+                chain_depth: c.chain_depth,
+                same_topic: g.ctx.topic.is_some() && c.topic == g.ctx.topic,
+                fallback: c.tier == Tier::Chat && g.ctx.topic.is_some(),
+                active: c.active,
+                stale: c.stale,
+                owned: c.by_user == Some(req.sender_user_id.as_str()),
+                by_bot: c.by_bot,
+                is_message: c.is_message,
+                touched: c.activated_by == Some(req.current_message_id.as_str()),
+                age_secs: (now.unix() - c.last_touched.unix()).max(0),
+                created_at: c.created_at.unix(),
+            })
+            .collect()
+    }
 }
 
 fn score(
@@ -602,9 +803,7 @@ fn score(
     cfg: &ResolverSettings,
 ) {
     let hints = &req.hints;
-    // Sources of typed candidates: their messages are carriers, not targets (unless a message is asked for).
-    let mut carried: Vec<&str> = pool.iter().filter(|c| !c.is_message).filter_map(|c| c.source).collect();
-    carried.sort_unstable();
+    // A carrier message is not the target, unless a message is asked for.
     let wants_message = hints.target_kinds.iter().any(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage));
     let half_life = cfg.recency_half_life.secs().max(1) as f64;
     let recency_weight = if hints.recency == Some(Recency::Recent) { 2.0 * cfg.recency } else { cfg.recency };
@@ -642,7 +841,7 @@ fn score(
         if c.activated_by == Some(req.current_message_id.as_str()) {
             c.add(cfg.touched_in_interaction, R::TouchedInInteraction);
         }
-        if c.is_message && !wants_message && c.source.is_some_and(|s| carried.binary_search(&s).is_ok()) {
+        if c.carrier && !wants_message {
             c.add(cfg.carrier_message, R::CarrierMessage);
         }
         if c.stale {
@@ -668,7 +867,7 @@ fn score(
         .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&pool[i].kind))
         .filter(|&i| pool[i].mask & carrier == 0)
         .collect();
-    order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then(pool[a].id.cmp(&pool[b].id)));
+    order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then_with(|| pool[a].id.cmp(&pool[b].id)));
     let newest = order.last().copied();
     let pick = |from_end: usize| order.len().checked_sub(1 + from_end).and_then(|i| order.get(i)).copied();
     let chosen: Vec<usize> = match positional {
@@ -710,7 +909,7 @@ fn round(x: f64, places: i32) -> f64 {
 }
 
 fn decide(
-    pool: Vec<Cand<'_>>,
+    pool: &[&Cand<'_>],
     scored: usize,
     req: &ResolveReferenceTarget,
     cfg: &ResolverSettings,
@@ -736,7 +935,7 @@ fn decide(
     }
     let chat_id = &req.chat_id;
     let describe = |c: &Cand<'_>| Descriptor {
-        object_id: c.id.to_string(),
+        object_id: c.id.render(),
         kind: c.kind,
         source_message_id: c.source.map(str::to_owned),
         chat_id: chat_id.clone(),
@@ -749,14 +948,14 @@ fn decide(
     };
     let candidate =
         |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: reasons_of(c.mask) };
-    let first = &pool[0];
+    let first = pool[0];
     let reasons = reasons_of(first.mask);
     if gap < cfg.ambiguity_gap {
         let close: Vec<Candidate> = pool
             .iter()
             .take_while(|c| top - c.score < cfg.ambiguity_gap)
             .take(req.max_candidates.max(2))
-            .map(candidate)
+            .map(|c| candidate(c))
             .collect();
         let confidence = round(0.25 + 0.25 * (gap / cfg.ambiguity_gap.max(1e-9)).min(1.0), 3).min(0.499);
         let resolution = Resolution {
@@ -773,11 +972,11 @@ fn decide(
     let strength = (top / (2.0 * cfg.min_score.max(1.0))).min(1.0);
     let margin = (gap / (3.0 * cfg.ambiguity_gap.max(1e-9))).min(1.0);
     let confidence = round(0.5 + 0.5 * strength * margin, 3);
-    let winner = first.id.to_string();
+    let winner = first.id.render();
     let resolution = Resolution {
         status: Status::Resolved,
         best_match: Some(describe(first)),
-        candidates: pool.iter().take(req.max_candidates).map(candidate).collect(),
+        candidates: pool.iter().take(req.max_candidates).map(|c| candidate(c)).collect(),
         confidence,
         reasons,
         scope_used: first.tier,
@@ -787,18 +986,14 @@ fn decide(
 }
 
 impl Engine {
+    /// Records the winner's `resolved` activation, registering a message candidate first.
     fn record_resolved(&mut self, channel: &str, chat_id: &str, object_id: &str, now: Timestamp, by: &str) {
-        let event = crate::event::ActivationEvent {
-            channel: channel.to_owned(),
-            target: crate::event::ObjectRef::Id { chat_id: chat_id.to_owned(), object_id: object_id.to_owned() },
-            event: Activation::Resolved,
-            at: now,
-            by_user_id: None,
-            message_id: Some(by.to_owned()),
-            close: false,
-        };
-        // A winner that is not registered is a message candidate, which the activation registers; the
-        // winner was just found in this chat, so the activation cannot be refused.
-        let _ = self.apply(crate::event::Event::Activation(event));
+        let (settings, chat) = self.with_chat(channel, chat_id);
+        if chat.objects.get(object_id).is_none()
+            && let Some(o) = crate::engine::message_candidate(chat, object_id)
+        {
+            chat.objects.upsert(o, settings.objects.max_per_chat, &settings.objects);
+        }
+        chat.objects.activate(object_id, Activation::Resolved, now, Some(by));
     }
 }
