@@ -112,18 +112,13 @@ impl Engine {
     ) -> Result<ActiveObjects, Error> {
         let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
         let settings = self.settings();
-        let current = req.current_message_id.as_deref().and_then(|id| chat.message(id));
-        let topic: Option<&str> = match (&req.topic_id, current) {
-            (Some(t), _) => Some(t.as_str()),
-            (None, Some((conv, _))) => conv.topic.as_deref(),
-            (None, None) => None,
-        };
-        let mut chain: Vec<&str> = Vec::new();
-        let mut at = req.reply_to_message_id.as_deref().or_else(|| current.and_then(|(_, it)| it.reply_to.as_deref()));
-        while let Some(mid) = at.filter(|_| chain.len() < settings.resolver.reply_chain_depth) {
-            chain.push(mid);
-            at = chat.message(mid).and_then(|(_, it)| it.reply_to.as_deref());
-        }
+        let scope = chat.request_scope(
+            req.topic_id.as_deref(),
+            req.current_message_id.as_deref(),
+            req.reply_to_message_id.as_deref(),
+        );
+        let topic = scope.topic;
+        let chain = chat.reply_chain(scope.reply_target, settings.resolver.reply_chain_depth);
 
         let horizon = settings.objects.horizon();
         let wanted = |o: &Object| req.kinds.as_ref().is_none_or(|k| k.contains(&o.kind));
@@ -132,7 +127,7 @@ impl Engine {
             _ => None,
         };
         let mut found: Vec<(Tier, &Object, Timestamp)> = Vec::new();
-        for mid in &chain {
+        for (mid, _) in &chain {
             for o in chat.objects.of_source(mid).filter(|o| wanted(o)) {
                 if let Some(exp) = active(o) {
                     found.push((Tier::ReplyChain, o, exp));

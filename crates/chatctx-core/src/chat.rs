@@ -212,6 +212,13 @@ impl Conv {
     }
 }
 
+/// See [`Chat::request_scope`].
+pub(crate) struct RequestScope<'a> {
+    pub(crate) current: Option<&'a Item>,
+    pub(crate) topic: Option<&'a str>,
+    pub(crate) reply_target: Option<&'a str>,
+}
+
 /// Where a message lives.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Loc {
@@ -299,6 +306,39 @@ impl Chat {
         let loc = self.index.get(id)?;
         let conv = self.convs.get(loc.conv as usize)?;
         conv.find(loc.key).and_then(|at| conv.items.get(at)).map(|i| (conv, i))
+    }
+
+    /// Where a tool request stands: its current message (if stored), its topic (the request's, else the
+    /// current message's) and its reply target (the request's, else the current message's).
+    pub(crate) fn request_scope<'a>(
+        &'a self,
+        topic: Option<&'a str>,
+        current: Option<&str>,
+        reply_to: Option<&'a str>,
+    ) -> RequestScope<'a> {
+        let current = current.and_then(|id| self.message(id));
+        RequestScope {
+            topic: topic.or_else(|| current.and_then(|(conv, _)| conv.topic.as_deref())),
+            reply_target: reply_to.or_else(|| current.and_then(|(_, it)| it.reply_to.as_deref())),
+            current: current.map(|(_, it)| it),
+        }
+    }
+
+    /// The reply chain from `start` upward: up to `depth` message ids, with the stored message when there
+    /// is one (the chain continues only through stored messages).
+    pub(crate) fn reply_chain<'a>(
+        &'a self,
+        start: Option<&'a str>,
+        depth: usize,
+    ) -> Vec<(&'a str, Option<(&'a Conv, &'a Item)>)> {
+        let mut out = Vec::with_capacity(depth);
+        let mut at = start;
+        while let Some(mid) = at.filter(|_| out.len() < depth) {
+            let stored = self.message(mid);
+            out.push((mid, stored));
+            at = stored.and_then(|(_, it)| it.reply_to.as_deref());
+        }
+        out
     }
 
     /// The history item view of a stored item.

@@ -636,18 +636,13 @@ fn gather<'a>(
     now: Timestamp,
 ) -> Gathered<'a> {
     let cfg = &settings.resolver;
-    let current = chat.message(&req.current_message_id);
-    let topic: Option<&str> = match (&req.topic_id, current) {
-        (Some(t), _) => Some(t.as_str()),
-        (None, Some((conv, _))) => conv.topic.as_deref(),
-        (None, None) => None,
-    };
-    let reply_target: Option<&str> =
-        req.reply_to_message_id.as_deref().or_else(|| current.and_then(|(_, it)| it.reply_to.as_deref()));
+    let scope =
+        chat.request_scope(req.topic_id.as_deref(), Some(&req.current_message_id), req.reply_to_message_id.as_deref());
+    let (topic, reply_target) = (scope.topic, scope.reply_target);
     let ctx = Ctx {
         settings,
         now,
-        cutoff: current.map(|(_, it)| it.key()),
+        cutoff: scope.current.map(Item::key),
         current_id: &req.current_message_id,
         topic,
         allowed: req.allowed_kinds.as_deref(),
@@ -665,17 +660,13 @@ fn gather<'a>(
         };
 
     // 1. The reply chain, a few messages up from the reply target.
-    let mut at = reply_target;
-    for depth in 0..cfg.reply_chain_depth {
-        let Some(mid) = at else { break };
+    for (depth, (mid, stored)) in chat.reply_chain(reply_target, cfg.reply_chain_depth).into_iter().enumerate() {
         for o in chat.objects.of_source(mid) {
             push_obj(&mut raw, o, Tier::ReplyChain, Some(depth));
         }
-        let stored = chat.message(mid);
         if let Some((conv, item)) = stored {
             push_msg(&mut raw, item, conv.topic.as_deref(), Tier::ReplyChain, Some(depth));
         }
-        at = stored.and_then(|(_, it)| it.reply_to.as_deref());
     }
     // 2. The scope: objects carried by the current message, the newest objects (overall and of the kinds
     //    asked for), the activations within the TTL horizon, the newest messages.
