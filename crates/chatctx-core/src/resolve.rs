@@ -439,6 +439,9 @@ impl<'a> Ctx<'a> {
             Liveness::Known => (false, o.closed_at.is_some()),
         };
         let is_message = matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage);
+        if is_message && o.source_message_id.as_deref() == Some(self.current_id) {
+            return None; // the current message is the request, not a candidate
+        }
         Some(Cand {
             id: CandId::Obj(&o.object_id),
             key: o as *const Object as usize,
