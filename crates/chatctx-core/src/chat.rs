@@ -117,6 +117,11 @@ impl People {
         self.by_username.get(key.as_str()).map(|&i| self.profiles[i as usize].nickname.to_string())
     }
 
+    /// The username of a profile, if it has one.
+    pub(crate) fn username(&self, idx: u32) -> Option<&str> {
+        self.profiles.get(idx as usize).and_then(|p| p.username.as_deref())
+    }
+
     /// The user id of a profile (none for anonymous speakers).
     pub(crate) fn user_id(&self, idx: u32) -> Option<&str> {
         self.profiles.get(idx as usize).map(|p| &*p.user_id).filter(|u| !u.is_empty())
@@ -152,10 +157,11 @@ pub(crate) struct Item {
     pub(crate) sent_at: Timestamp,
     pub(crate) sender: u32,
     pub(crate) kind: ItemKind,
-    /// Read by the selection of SPEC §6.3 (background items leave interactive context).
-    #[allow(dead_code)]
+    /// Background items (`scheduled`, …) leave interactive context in selection.
     pub(crate) origin: Origin,
     pub(crate) triggered: bool,
+    /// Estimated tokens of the rendered item, computed once at ingest.
+    pub(crate) tokens: u32,
     /// Shared with the message index, so the id is stored once.
     pub(crate) message_id: Option<Arc<str>>,
     pub(crate) reply_to: Option<Box<str>>,

@@ -13,6 +13,7 @@ use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
 use crate::mention::{Normalized, normalize, normalize_plain};
 use crate::objects::{Object, short_label};
 use crate::people::person_ref;
+use crate::selection::estimate_tokens;
 use crate::settings::{Scope, Settings};
 
 /// What applying an event produced besides the state change.
@@ -33,12 +34,23 @@ pub struct Engine {
     /// Platform object ids (Telegram poll ids) to (channel, chat, object). Telegram's `poll_answer` names only
     /// the poll, so it is routed here; the answer touches only that chat.
     external: HashMap<Box<str>, ExternalRef>,
+    /// Model triage for history selection, when the caller installed one.
+    triage: crate::selection::TriageSlot,
 }
 
 impl Engine {
     /// An empty engine.
     pub fn new(settings: Settings) -> Self {
         Self { settings, ..Self::default() }
+    }
+
+    /// Installs model triage for history selection (SPEC §6.3). Without one, triage fails open.
+    pub fn set_triage(&mut self, triage: Box<dyn crate::selection::Triage>) {
+        self.triage = crate::selection::TriageSlot(Some(triage));
+    }
+
+    pub(crate) fn triage(&self) -> Option<&dyn crate::selection::Triage> {
+        self.triage.0.as_deref()
     }
 
     /// The settings in force.
@@ -242,6 +254,10 @@ impl Engine {
                 chat.objects.activate(&id, Activation::RepliedTo, sent_at, None);
             }
         }
+        // The rendered item: its text, a quote, the actions, and the speaker and time around them.
+        let extra_bytes =
+            quote.as_ref().map_or(0, |q| q.0.len() + q.1.len()) + actions.iter().map(String::len).sum::<usize>();
+        let tokens = estimate_tokens(text.len() + extra_bytes + 40);
         let item = Item {
             seq,
             sent_at,
@@ -249,6 +265,7 @@ impl Engine {
             kind: item_kind,
             origin,
             triggered: triggered_agent || was_triggered,
+            tokens,
             message_id: Some(message_id.into()),
             reply_to: reply_to_message_id.map(String::into_boxed_str),
             text: text.into_boxed_str(),
@@ -288,6 +305,7 @@ impl Engine {
             kind,
             origin: Origin::Interactive,
             triggered: false,
+            tokens: estimate_tokens(text.len()),
             message_id: None,
             reply_to: Some(r.message_id.into_boxed_str()),
             text: text.into_boxed_str(),

@@ -17,6 +17,7 @@
 //! - [`active`]: the `list_active_context_objects` tool.
 //! - [`resolve`]: the `resolve_reference_target` tool.
 //! - [`render`]: `single` / `per_item` rendering, prompt assembly, the addressing input.
+//! - [`selection`]: which history items go into the prompt (lookback, recency, triage, lexical).
 //! - [`settings`]: validated configuration.
 //! - [`engine`]: applying events.
 //! - [`tools`]: the tool requests and responses.
@@ -32,11 +33,13 @@ pub mod event;
 pub mod history;
 pub mod json;
 pub mod kinds;
+mod lexical;
 pub mod mention;
 pub mod objects;
 pub mod people;
 pub mod render;
 pub mod resolve;
+pub mod selection;
 pub mod settings;
 pub mod synth;
 pub mod time;

@@ -126,6 +126,18 @@ pub fn item_message(item: &ChatHistoryItem) -> PromptMessage {
     PromptMessage { role: Role::User, content }
 }
 
+/// One item as a single line, `[time] sender: text`, for listings such as the triage prompt.
+pub fn line(item: &ChatHistoryItem) -> String {
+    let mut out = String::with_capacity(item.text.len() + item.sender.display_ref.len() + 26);
+    out.push('[');
+    item.sent_at.write_rfc3339(&mut out);
+    out.push_str("] ");
+    out.push_str(&item.sender.display_ref);
+    out.push_str(": ");
+    out.push_str(&item.text);
+    out
+}
+
 /// The pieces of a prompt, in the order of SPEC §5.4.
 #[derive(Debug, Default)]
 pub struct PromptParts<'a> {

@@ -4,14 +4,14 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::chat::{Chat, Item, Key};
+use crate::chat::Item;
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::event::DEFAULT_CHANNEL;
 use crate::history::ChatHistoryItem;
 use crate::json::{Fields, object};
 use crate::render::{self, PromptMessage, PromptParts};
-use crate::settings::{Format, Scope};
+use crate::settings::Format;
 use crate::time::Timestamp;
 
 /// The tool names of SPEC §6, and whether this build answers them.
@@ -55,36 +55,7 @@ impl GetChatHistoryContext {
     }
 }
 
-/// How the history was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SelectionMethod {
-    /// Everything eligible.
-    All,
-    /// The newest 16 / 8 eligible items.
-    Cap,
-    /// Model triage.
-    Triage,
-    /// Lexical ranking.
-    Lexical,
-    /// No model: every older item kept.
-    FailOpen,
-    /// Only the guaranteed recent items.
-    RecentOnly,
-}
-
-/// What selection did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SelectionReport {
-    /// The method that really ran.
-    pub method: SelectionMethod,
-    /// Eligible items looked at.
-    pub considered: usize,
-    /// Items kept.
-    pub kept: usize,
-    /// Items kept by rule rather than by choice (`reply_parent`).
-    pub forced: Vec<&'static str>,
-}
+pub use crate::selection::{SelectionMethod, SelectionReport};
 
 /// The rendered history: the `single` payload or the `per_item` messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -195,11 +166,10 @@ impl Engine {
         }
     }
 
-    /// `get_chat_history_context` (SPEC §6.3). This build selects by the write-policy cap for both
-    /// `history.policy` values; the selection algorithm of §6.3 replaces it for `"selection"`.
+    /// `get_chat_history_context` (SPEC §6.3): selection (see [`crate::selection`]), rendering and the prompt.
     pub fn get_chat_history_context(&self, req: &GetChatHistoryContext) -> Result<HistoryContext, Error> {
         let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
-        let (topic, before, current): (Option<&str>, Option<Key>, Option<&Item>) = match &req.current_message_id {
+        let (topic, current): (Option<&str>, Option<&Item>) = match &req.current_message_id {
             Some(id) => {
                 let (conv, item) = chat.message(id).ok_or_else(|| {
                     Error::invalid_request(format!(
@@ -207,17 +177,26 @@ impl Engine {
                         req.chat_id
                     ))
                 })?;
-                (conv.topic.as_deref(), Some(item.key()), Some(item))
+                (conv.topic.as_deref(), Some(item))
             }
-            None => (req.topic_id.as_deref(), None, None),
+            None => (req.topic_id.as_deref(), None),
         };
         let settings = self.settings();
-        let (picked, considered) = if settings.conversation.enabled {
-            newest_eligible(chat, settings, topic, before)
-        } else {
-            (Vec::new(), 0)
-        };
-        let items: Vec<ChatHistoryItem> = picked.iter().map(|i| chat.view(&req.channel, &req.chat_id, i)).collect();
+        let view = |i: &Item| chat.view(&req.channel, &req.chat_id, i);
+        let line = |i: &Item| render::line(&view(i));
+        let selected = crate::selection::select(chat, settings, topic, current, self.triage(), &line);
+        let cut = settings.conversation.context_truncation;
+        let items: Vec<ChatHistoryItem> = selected
+            .items
+            .iter()
+            .map(|i| {
+                let mut v = view(i);
+                if cut > 0 && crate::selection::is_bot_reply(v.kind) {
+                    v.text = truncate_chars(&v.text, cut);
+                }
+                v
+            })
+            .collect();
         let current = current.map(|i| chat.view(&req.channel, &req.chat_id, i));
         let (rendered, history_messages) = match settings.history.format {
             Format::Single => {
@@ -236,54 +215,14 @@ impl Engine {
             state_block: None,
             current: current.as_ref(),
         });
-        let method = if settings.conversation.enabled { SelectionMethod::Cap } else { SelectionMethod::All };
-        Ok(HistoryContext {
-            selection: SelectionReport { method, considered, kept: items.len(), forced: Vec::new() },
-            items,
-            rendered,
-            prompt,
-        })
+        Ok(HistoryContext { selection: selected.report, items, rendered, prompt })
     }
 }
 
-/// The newest `mode.cap()` eligible items before `before` in the scope of `topic`, oldest first, and how
-/// many eligible items there were in all.
-fn newest_eligible<'c>(
-    chat: &'c Chat,
-    settings: &crate::settings::Settings,
-    topic: Option<&str>,
-    before: Option<Key>,
-) -> (Vec<&'c Item>, usize) {
-    let mode = settings.history.mode;
-    let cap = mode.cap();
-    let mut picked: Vec<&Item> = Vec::with_capacity(cap);
-    let mut considered = 0;
-    match settings.history.scope {
-        Scope::Topic => {
-            if let Some(conv) = chat.conv_of(topic) {
-                for item in conv.before(before).rev().filter(|i| i.eligible(mode)) {
-                    considered += 1;
-                    if picked.len() < cap {
-                        picked.push(item);
-                    }
-                }
-            }
-        }
-        Scope::Chat => {
-            for conv in &chat.convs {
-                let mut taken = 0;
-                for item in conv.before(before).rev().filter(|i| i.eligible(mode)) {
-                    considered += 1;
-                    if taken < cap {
-                        picked.push(item);
-                        taken += 1;
-                    }
-                }
-            }
-            picked.sort_unstable_by_key(|i| std::cmp::Reverse(i.key()));
-            picked.truncate(cap);
-        }
+/// `text` cut to `max` characters, ending in an ellipsis when cut.
+fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
     }
-    picked.reverse();
-    (picked, considered)
 }

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use chatctx::{config, replay};
 use chatctx_core::Engine;
-use chatctx_core::settings::Policy;
 use clap::{Args, Parser, Subcommand};
 
 /// mimalloc instead of the system allocator: ingest allocates and frees small strings at a high rate, where
@@ -124,11 +123,6 @@ fn load_config(path: Option<&Path>) -> Result<config::Config> {
 
 fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     let cfg = load_config(a.config.as_deref())?;
-    if cfg.core.history.policy == Policy::Selection {
-        tracing::warn!(
-            "history.policy = \"selection\" is not built yet; history uses the mode cap (selection.method = \"cap\")"
-        );
-    }
     let mut engine = Engine::new(cfg.core);
     let input: Box<dyn Read> = match a.file.as_deref() {
         None => Box::new(io::stdin().lock()),

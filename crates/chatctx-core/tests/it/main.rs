@@ -5,6 +5,7 @@ mod engine;
 mod policy;
 mod properties;
 mod render;
+mod selection;
 mod tools_props;
 
 use chatctx_core::settings::{Mode, Policy, Scope};

@@ -1,0 +1,156 @@
+//! The deterministic lexical selector (`conversation.selector = "lexical"`): ranks older history items by
+//! relevance to the current message without a model.
+//!
+//! Signals, all language-neutral:
+//! - addressing: the current message mentions the item's author, or the item mentions the current speaker
+//!   (mentions are read from the normalized `[nick](scheme:@user)` references in the text);
+//! - reply links: the item is the message the current one replies to, or replies to the current speaker;
+//! - the same speaker continuing;
+//! - shared terms, weighted by rarity within the window (IDF), so common words of any language count little
+//!   without a stopword list;
+//! - recency, as a tie-breaker.
+
+use std::collections::HashMap;
+
+use crate::chat::{Chat, Item};
+
+/// Weights of the lexical score.
+const ADDRESSED: f64 = 3.0;
+const ADDRESSES_SPEAKER: f64 = 2.5;
+const REPLY_PARENT: f64 = 5.0;
+const REPLIES_TO_SPEAKER: f64 = 1.5;
+const SAME_SPEAKER: f64 = 0.6;
+const TERMS: f64 = 2.0;
+const RECENCY: f64 = 1.0;
+
+/// Usernames mentioned through normalized references (`](tg:@bob)`), lowercased.
+fn mentions(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        let after = &rest[at + 2..];
+        let Some(close) = after.find(')') else { break };
+        if let Some(pos) = after[..close].find(":@") {
+            out.push(after[pos + 2..close].to_lowercase());
+        }
+        rest = &after[close..];
+    }
+    out
+}
+
+/// Words of at least two characters, lowercased, with link targets of references left out.
+fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_target = false;
+    let mut prev = '\0';
+    for c in text.chars() {
+        if in_target {
+            if c == ')' {
+                in_target = false;
+            }
+            prev = c;
+            continue;
+        }
+        if c == '(' && prev == ']' {
+            in_target = true;
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else if !word.is_empty() {
+            if word.chars().count() >= 2 {
+                out.push(std::mem::take(&mut word));
+            }
+            word.clear();
+        }
+        prev = c;
+    }
+    if word.chars().count() >= 2 {
+        out.push(word);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Indexes into `older` (oldest first) of the `keep` most relevant items for `current`, best first.
+pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: usize) -> Vec<usize> {
+    if older.len() <= keep {
+        return (0..older.len()).collect();
+    }
+    let Some(q) = current else {
+        // Nothing to compare with: the newest ones.
+        return (older.len() - keep..older.len()).rev().collect();
+    };
+    let q_terms = terms(&q.text);
+    let q_mentions = mentions(&q.text);
+    let q_user = chat.people.username(q.sender).map(str::to_lowercase);
+    let q_id = chat.people.user_id(q.sender);
+    let c_terms: Vec<Vec<String>> = older.iter().map(|i| terms(&i.text)).collect();
+    // Document frequency over the window (older items and the current message).
+    let mut df: HashMap<&str, f64> = HashMap::new();
+    for t in c_terms.iter().flatten().chain(q_terms.iter()) {
+        *df.entry(t.as_str()).or_default() += 1.0;
+    }
+    let n = (older.len() + 1) as f64;
+    let idf = |t: &str| (1.0 + n / df.get(t).copied().unwrap_or(1.0)).ln();
+    let q_norm: f64 = q_terms.iter().map(|t| idf(t)).sum::<f64>().sqrt();
+
+    let mut scored: Vec<(f64, usize)> = older
+        .iter()
+        .enumerate()
+        .map(|(idx, c)| {
+            let mut s = 0.0;
+            let author = chat.people.username(c.sender).map(str::to_lowercase);
+            if author.as_ref().is_some_and(|a| q_mentions.contains(a)) {
+                s += ADDRESSED;
+            }
+            if q_user.as_ref().is_some_and(|u| mentions(&c.text).contains(u)) {
+                s += ADDRESSES_SPEAKER;
+            }
+            if q.reply_to.is_some() && q.reply_to.as_deref() == c.message_id.as_deref() {
+                s += REPLY_PARENT;
+            }
+            if let Some(parent) = c.reply_to.as_deref()
+                && let Some((_, p)) = chat.message(parent)
+                && q_id.is_some()
+                && chat.people.user_id(p.sender) == q_id
+            {
+                s += REPLIES_TO_SPEAKER;
+            }
+            if q_id.is_some() && chat.people.user_id(c.sender) == q_id {
+                s += SAME_SPEAKER;
+            }
+            let shared: f64 = c_terms[idx].iter().filter(|t| q_terms.binary_search(t).is_ok()).map(|t| idf(t)).sum();
+            let c_norm: f64 = c_terms[idx].iter().map(|t| idf(t)).sum::<f64>().sqrt();
+            if shared > 0.0 && q_norm > 0.0 && c_norm > 0.0 {
+                s += TERMS * shared / (q_norm * c_norm);
+            }
+            let distance = (older.len() - idx) as f64;
+            s += RECENCY / (1.0 + distance / 4.0);
+            (s, idx)
+        })
+        .collect();
+    // Best first; on equal scores the newer item.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+    scored.into_iter().take(keep).map(|(_, i)| i).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_come_from_references() {
+        assert_eq!(mentions("[Bob](tg:@Bob) and [Al](irc:@al|x) but not [x](https://e.org)"), ["bob", "al|x"]);
+        assert!(mentions("no refs @here").is_empty());
+    }
+
+    #[test]
+    fn terms_skip_link_targets_and_single_characters() {
+        assert_eq!(
+            terms("Ask [Bob](tg:@bob) about apt-get: a b Ünïcode 日本"),
+            ["about", "apt", "ask", "bob", "get", "ünïcode", "日本"]
+        );
+    }
+}

@@ -1,0 +1,362 @@
+//! Prompt context selection (SPEC §6.3, seed 001): which earlier items go into the prompt.
+//!
+//! Over the items eligible by the write policy, in the request's scope and before the current message:
+//! background items (`scheduled`, `briefing`, `subtask`, `heartbeat`) leave interactive context, except the
+//! newest `previous_tasks_count` scheduled or briefing ones and any the current message replies to; the
+//! newest `lookback_count` are considered; a recency window measured from the newest of them drops older
+//! ones while keeping at least `context_min_messages`; at or below `skip_selection_threshold` everything is
+//! kept; otherwise the newest `always_include_recent` are kept and the older ones are chosen by model triage
+//! ([`Triage`]) or by the deterministic lexical ranker. The reply parent is always kept. An optional token
+//! budget then drops the oldest selected items (never the reply parent).
+//!
+//! The core does no I/O: model triage is a [`Triage`] implementation the caller installs (the binary's is an
+//! OpenAI-compatible HTTP client). Without one, triage fails open and keeps every older item.
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::chat::{Chat, Item, Key};
+use crate::kinds::{ItemKind, Origin};
+use crate::render::{PromptMessage, Role};
+use crate::settings::{OnTriageError, Policy, Scope, Selector, Settings};
+
+/// How the history was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SelectionMethod {
+    /// Everything considered (small history, selection off, or nothing older than the recent items).
+    All,
+    /// The newest 16 / 8 eligible items (`history.policy = "mode_cap"`).
+    Cap,
+    /// Model triage chose the older items.
+    Triage,
+    /// The lexical ranker chose the older items.
+    Lexical,
+    /// No model (or a failed one with `on_triage_error = "keep_all"`): every older item kept.
+    FailOpen,
+    /// Only the guaranteed recent items (a failed triage, or a valid empty answer).
+    RecentOnly,
+}
+
+/// What selection did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SelectionReport {
+    /// The method that really ran.
+    pub method: SelectionMethod,
+    /// Items considered (after lookback, background rules and the recency window).
+    pub considered: usize,
+    /// Items kept.
+    pub kept: usize,
+    /// Items kept by rule rather than by choice: `reply_parent`, `previous_task`.
+    pub forced: Vec<&'static str>,
+}
+
+/// A model that picks the relevant older items. The answer is the ids of the triage prompt (`"1"`, `"2"`,
+/// …), as parsed by [`parse_relevant_ids`]; an error is any failure (transport, timeout, status, garbage).
+pub trait Triage: Send + Sync {
+    /// Whether a model is configured at all (without one, triage fails open).
+    fn configured(&self) -> bool;
+    /// Runs one triage within `request.timeout_secs` (retries included).
+    fn triage(&self, request: &TriageRequest) -> Result<Vec<usize>, String>;
+}
+
+/// One triage call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriageRequest {
+    /// The role alias of the model (`conversation.selection_model`).
+    pub model: String,
+    /// The whole budget, retries included.
+    pub timeout_secs: f64,
+    /// The prompt.
+    pub messages: Vec<PromptMessage>,
+    /// How many older items were listed (ids `1..=count`).
+    pub count: usize,
+}
+
+/// The installed triage, if any.
+#[derive(Default)]
+pub struct TriageSlot(pub Option<Box<dyn Triage>>);
+
+impl fmt::Debug for TriageSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "TriageSlot(installed)" } else { "TriageSlot(none)" })
+    }
+}
+
+/// The instruction of the triage prompt.
+pub const TRIAGE_SYSTEM: &str = "You pick which earlier chat messages are relevant to the current message. \
+Reply with JSON only: {\"relevant_ids\": [ids]} listing the ids of the relevant earlier messages, or an empty list if none are.";
+
+/// Builds the triage prompt: the older items with ids `1..=n` (oldest first), then the current message.
+pub fn triage_prompt(older: &[String], current: Option<&str>) -> Vec<PromptMessage> {
+    let mut listing = String::from("Earlier messages:\n");
+    for (i, line) in older.iter().enumerate() {
+        listing.push_str(&format!("[{}] {}\n", i + 1, line));
+    }
+    listing.push_str("\nCurrent message:\n");
+    listing.push_str(current.unwrap_or("(none)"));
+    vec![
+        PromptMessage { role: Role::System, content: TRIAGE_SYSTEM.to_owned() },
+        PromptMessage { role: Role::User, content: listing },
+    ]
+}
+
+/// Reads a triage answer: `{"relevant_ids": [...]}`, possibly inside a code fence or surrounded by prose;
+/// ids may be numbers or numeric strings; ids outside `1..=count` are ignored. Returns 0-based indexes,
+/// sorted and unique. Anything without such an object is an error.
+pub fn parse_relevant_ids(text: &str, count: usize) -> Result<Vec<usize>, String> {
+    let mut from = 0;
+    while let Some(rel) = text.get(from..).and_then(|t| t.find('{')) {
+        let start = from + rel;
+        let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        if let Some(Ok(Value::Object(map))) = stream.next()
+            && let Some(Value::Array(ids)) = map.get("relevant_ids")
+        {
+            let mut out: Vec<usize> = ids
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Number(n) => n.as_u64(),
+                    Value::String(s) => s.trim().trim_start_matches('[').trim_end_matches(']').parse().ok(),
+                    _ => None,
+                })
+                .filter_map(|n| usize::try_from(n).ok())
+                .filter(|&n| (1..=count).contains(&n))
+                .map(|n| n - 1)
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            return Ok(out);
+        }
+        from = start + 1;
+    }
+    Err("the answer holds no {\"relevant_ids\": [...]} object".to_owned())
+}
+
+/// The selected items, oldest first, and the report.
+pub(crate) struct Selected<'c> {
+    pub(crate) items: Vec<&'c Item>,
+    pub(crate) report: SelectionReport,
+}
+
+/// A rough token count: about four bytes per token, plus a few for the message frame. Computed once per item
+/// at ingest and cached; a budget needs a consistent measure more than an exact one.
+pub fn estimate_tokens(text_bytes: usize) -> u32 {
+    u32::try_from(text_bytes.div_ceil(4) + 4).unwrap_or(u32::MAX)
+}
+
+/// The newest items before `before` in the scope, newest first, that pass `keep`, at most `limit`.
+fn newest<'c>(
+    chat: &'c Chat,
+    scope: Scope,
+    topic: Option<&str>,
+    before: Option<Key>,
+    limit: usize,
+    mut keep: impl FnMut(&Item) -> bool,
+) -> Vec<&'c Item> {
+    let mut out: Vec<&Item> = Vec::with_capacity(limit.min(64));
+    match scope {
+        Scope::Topic => {
+            if let Some(conv) = chat.conv_of(topic) {
+                out.extend(conv.before(before).rev().filter(|i| keep(i)).take(limit));
+            }
+        }
+        Scope::Chat => {
+            for conv in &chat.convs {
+                out.extend(conv.before(before).rev().filter(|i| keep(i)).take(limit));
+            }
+            out.sort_unstable_by_key(|i| std::cmp::Reverse(i.key()));
+            out.truncate(limit);
+        }
+    }
+    out
+}
+
+/// Runs selection for `current` (or the scope's newest items) and returns the items, oldest first.
+pub(crate) fn select<'c>(
+    chat: &'c Chat,
+    settings: &Settings,
+    topic: Option<&str>,
+    current: Option<&'c Item>,
+    triage: Option<&dyn Triage>,
+    render_line: &dyn Fn(&Item) -> String,
+) -> Selected<'c> {
+    let conv = &settings.conversation;
+    let mode = settings.history.mode;
+    let before = current.map(Item::key);
+    let empty = |method| Selected {
+        items: Vec::new(),
+        report: SelectionReport { method, considered: 0, kept: 0, forced: Vec::new() },
+    };
+    if !conv.enabled {
+        return empty(SelectionMethod::All);
+    }
+    if settings.history.policy == Policy::ModeCap {
+        let mut items = newest(chat, settings.history.scope, topic, before, mode.cap(), |i| i.eligible(mode));
+        let considered = count(chat, settings.history.scope, topic, before, |i| i.eligible(mode));
+        items.reverse();
+        let kept = items.len();
+        return Selected {
+            items,
+            report: SelectionReport { method: SelectionMethod::Cap, considered, kept, forced: Vec::new() },
+        };
+    }
+
+    // Background items leave interactive context; the newest few scheduled/briefing outputs come back.
+    let parent_id = current.and_then(|c| c.reply_to.as_deref());
+    let mut tasks_left = conv.previous_tasks_count;
+    let mut forced = Vec::new();
+    let mut list = newest(chat, settings.history.scope, topic, before, conv.lookback_count, |i| {
+        if !i.eligible(mode) {
+            return false;
+        }
+        match i.origin {
+            Origin::Interactive => true,
+            _ if parent_id.is_some() && i.message_id.as_deref() == parent_id => true,
+            Origin::Scheduled | Origin::Briefing if tasks_left > 0 => {
+                tasks_left -= 1;
+                true
+            }
+            _ => false,
+        }
+    });
+    if tasks_left < conv.previous_tasks_count {
+        forced.push("previous_task");
+    }
+    // The recency window, measured from the newest item (not from now), keeping a minimum.
+    if conv.context_recency_hours > 0.0
+        && let Some(newest) = list.first().map(|i| i.sent_at)
+    {
+        let window = (conv.context_recency_hours * 3600.0) as i64;
+        let cutoff = newest.unix().saturating_sub(window);
+        let keep = list.iter().take_while(|i| i.sent_at.unix() >= cutoff).count().max(conv.context_min_messages);
+        list.truncate(keep);
+    }
+    let considered = list.len();
+    list.reverse(); // oldest first from here on
+
+    let (mut chosen, method): (Vec<&Item>, SelectionMethod) = if !conv.use_selection
+        || considered <= conv.skip_selection_threshold
+        || considered <= conv.always_include_recent
+    {
+        (list.clone(), SelectionMethod::All)
+    } else {
+        let split = considered - conv.always_include_recent;
+        let (older, recent) = list.split_at(split);
+        let picked: Result<Vec<usize>, SelectionMethod> = match conv.selector {
+            Selector::Lexical => Ok(crate::lexical::rank(chat, older, current, conv.lexical_keep)),
+            Selector::Model => match triage.filter(|t| t.configured()) {
+                None => Err(SelectionMethod::FailOpen),
+                Some(t) => {
+                    let lines: Vec<String> = older.iter().map(|i| render_line(i)).collect();
+                    let request = TriageRequest {
+                        model: conv.selection_model.clone(),
+                        timeout_secs: conv.selection_timeout,
+                        messages: triage_prompt(&lines, current.map(render_line).as_deref()),
+                        count: older.len(),
+                    };
+                    match t.triage(&request) {
+                        Ok(ids) if ids.is_empty() => Err(SelectionMethod::RecentOnly),
+                        Ok(ids) => Ok(ids),
+                        Err(_) => Err(match conv.on_triage_error {
+                            OnTriageError::RecentOnly => SelectionMethod::RecentOnly,
+                            OnTriageError::KeepAll => SelectionMethod::FailOpen,
+                        }),
+                    }
+                }
+            },
+        };
+        let method = match (&picked, conv.selector) {
+            (Ok(_), Selector::Lexical) => SelectionMethod::Lexical,
+            (Ok(_), Selector::Model) => SelectionMethod::Triage,
+            (Err(m), _) => *m,
+        };
+        let mut chosen: Vec<&Item> = match picked {
+            Ok(ids) => ids.into_iter().filter_map(|i| older.get(i).copied()).collect(),
+            Err(SelectionMethod::FailOpen) => older.to_vec(),
+            Err(_) => Vec::new(),
+        };
+        chosen.extend_from_slice(recent);
+        (chosen, method)
+    };
+
+    // The reply parent always comes along, even when triage dropped it or it lies outside the lookback.
+    let mut parent: Option<&Item> = None;
+    if let Some(pid) = parent_id
+        && let Some((_, p)) = chat.message(pid)
+        && before.is_none_or(|b| p.key() < b)
+    {
+        parent = Some(p);
+        if !chosen.iter().any(|i| std::ptr::eq(*i, p)) {
+            chosen.push(p);
+            forced.push("reply_parent");
+        }
+    }
+    chosen.sort_unstable_by_key(|i| i.key());
+    chosen.dedup_by(|a, b| std::ptr::eq(*a, *b));
+
+    // The token budget drops the oldest selected items first, never the reply parent.
+    if conv.max_context_tokens > 0 {
+        let budget = conv.max_context_tokens as u64;
+        let mut total: u64 =
+            chosen.iter().map(|i| u64::from(i.tokens)).sum::<u64>() + current.map_or(0, |c| u64::from(c.tokens));
+        let mut i = 0;
+        while total > budget && i < chosen.len() {
+            if parent.is_some_and(|p| std::ptr::eq(chosen[i], p)) {
+                i += 1;
+                continue;
+            }
+            total -= u64::from(chosen[i].tokens);
+            chosen.remove(i);
+        }
+    }
+    let kept = chosen.len();
+    Selected { items: chosen, report: SelectionReport { method, considered, kept, forced } }
+}
+
+/// How many items before `before` in the scope pass `keep` (for the mode cap's report).
+fn count(chat: &Chat, scope: Scope, topic: Option<&str>, before: Option<Key>, keep: impl Fn(&Item) -> bool) -> usize {
+    match scope {
+        Scope::Topic => chat.conv_of(topic).map_or(0, |c| c.before(before).filter(|i| keep(i)).count()),
+        Scope::Chat => chat.convs.iter().map(|c| c.before(before).filter(|i| keep(i)).count()).sum(),
+    }
+}
+
+/// Whether an item is the bot's own message (for reply truncation).
+pub(crate) fn is_bot_reply(kind: ItemKind) -> bool {
+    kind == ItemKind::OutboundAgent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triage_answers_are_read_tolerantly() {
+        assert_eq!(parse_relevant_ids(r#"{"relevant_ids": [1, 3]}"#, 5), Ok(vec![0, 2]));
+        assert_eq!(
+            parse_relevant_ids("```json\n{\"relevant_ids\": [\"2\", 2, 9, 0]}\n```", 5),
+            Ok(vec![1]),
+            "fenced, duplicates, out of range"
+        );
+        assert_eq!(
+            parse_relevant_ids("Sure! Here you go: {\"relevant_ids\": [\"[4]\"]} Hope it helps {", 5),
+            Ok(vec![3])
+        );
+        assert_eq!(
+            parse_relevant_ids(r#"{"note": {"x": 1}} then {"relevant_ids": []}"#, 5),
+            Ok(vec![]),
+            "a valid empty list"
+        );
+        assert!(parse_relevant_ids("I think messages 1 and 3", 5).is_err());
+        assert!(parse_relevant_ids(r#"{"ids": [1]}"#, 5).is_err());
+        assert!(parse_relevant_ids("", 5).is_err());
+    }
+
+    #[test]
+    fn token_estimate() {
+        assert_eq!(estimate_tokens(0), 4);
+        assert_eq!(estimate_tokens(400), 104);
+    }
+}

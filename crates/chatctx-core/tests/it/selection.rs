@@ -1,0 +1,243 @@
+//! Each rule of SPEC §6.3 / seed 001.
+
+use std::sync::{Arc, Mutex};
+
+use chatctx_core::selection::{SelectionMethod, Triage, TriageRequest};
+use chatctx_core::settings::{OnTriageError, Selector};
+
+use super::*;
+
+fn sel_settings() -> Settings {
+    let mut s = Settings::default();
+    s.history.mode = Mode::Talkative;
+    s
+}
+
+fn msgs(n: u32, spacing: i64) -> Vec<Event> {
+    (1..=n)
+        .map(|i| msg("-1", None, i, user(&(i % 3).to_string(), "U"), &format!("m{i}"), false, i64::from(i) * spacing))
+        .collect()
+}
+
+fn with(origin: &str, id: u32, dt: i64, reply: Option<u32>) -> Event {
+    let mut v = json!({"type": "message", "chat_id": "-1", "message_id": id.to_string(), "kind": "outbound_agent", "origin": origin,
+                       "sent_at": T0 + dt, "sender": {"user_id": "999", "username": "bot", "is_bot": true}, "text": format!("{origin} {id}")});
+    if let Some(r) = reply {
+        v["reply_to_message_id"] = json!(r.to_string());
+    }
+    ev(v)
+}
+
+/// A triage stub: answers with fixed ids (or an error) and records what it was asked.
+struct Stub {
+    answer: Result<Vec<usize>, String>,
+    asked: Mutex<Vec<TriageRequest>>,
+}
+
+impl Triage for Stub {
+    fn configured(&self) -> bool {
+        true
+    }
+    fn triage(&self, request: &TriageRequest) -> Result<Vec<usize>, String> {
+        self.asked.lock().unwrap().push(request.clone());
+        self.answer.clone()
+    }
+}
+
+/// The engine owns its triage; the test keeps a second handle to read what was asked.
+struct Shared(Arc<Stub>);
+
+impl Triage for Shared {
+    fn configured(&self) -> bool {
+        self.0.configured()
+    }
+    fn triage(&self, request: &TriageRequest) -> Result<Vec<usize>, String> {
+        self.0.triage(request)
+    }
+}
+
+fn stub(answer: Result<Vec<usize>, String>) -> (Box<Shared>, Arc<Stub>) {
+    let s = Arc::new(Stub { answer, asked: Mutex::new(Vec::new()) });
+    (Box::new(Shared(s.clone())), s)
+}
+
+#[test]
+fn lookback_and_fail_open_without_a_model() {
+    let e = engine(sel_settings(), msgs(30, 60));
+    let h = history(&e, "-1", None, None);
+    assert_eq!((h.selection.method, h.selection.considered, h.selection.kept), (SelectionMethod::FailOpen, 25, 25));
+    assert_eq!(h.items.first().unwrap().text, "m6", "the newest 25, oldest first");
+    assert_eq!(h.items.last().unwrap().text, "m30");
+}
+
+#[test]
+fn skip_threshold_and_selection_off_keep_everything() {
+    let e = engine(sel_settings(), msgs(3, 60));
+    let h = history(&e, "-1", None, None);
+    assert_eq!((h.selection.method, h.selection.kept), (SelectionMethod::All, 3));
+    let mut s = sel_settings();
+    s.conversation.use_selection = false;
+    let e = engine(s, msgs(12, 60));
+    assert_eq!(history(&e, "-1", None, None).selection.method, SelectionMethod::All);
+}
+
+#[test]
+fn the_recency_window_is_measured_from_the_newest_item_not_from_now() {
+    let mut s = sel_settings();
+    s.conversation.context_recency_hours = 3.0;
+    s.conversation.context_min_messages = 2;
+    s.conversation.use_selection = false;
+    let e = engine(s.clone(), msgs(10, 3600)); // hourly, m10 newest
+    let h = history(&e, "-1", None, None);
+    assert_eq!(texts(&h), ["m7", "m8", "m9", "m10"], "within 3 h of m10, however late `now` is");
+    s.conversation.context_min_messages = 6;
+    let e = engine(s, msgs(10, 3600));
+    assert_eq!(history(&e, "-1", None, None).items.len(), 6, "at least context_min_messages");
+}
+
+#[test]
+fn lexical_keeps_recent_plus_the_best_older_in_time_order() {
+    let mut s = sel_settings();
+    s.conversation.selector = Selector::Lexical;
+    s.conversation.always_include_recent = 2;
+    s.conversation.lexical_keep = 1;
+    let mut events = msgs(10, 60);
+    events[2] = msg("-1", None, 3, user("7", "Zed"), "how do I resize an ext4 partition", false, 180);
+    events.push(msg("-1", None, 11, user("8", "Amy"), "resize the ext4 partition with resize2fs", false, 700));
+    let e = engine(s, events);
+    let h = history(&e, "-1", None, Some(11));
+    assert_eq!(h.selection.method, SelectionMethod::Lexical);
+    assert_eq!(
+        texts(&h),
+        ["how do I resize an ext4 partition", "m9", "m10"],
+        "the shared-terms item, then the recent two"
+    );
+}
+
+#[test]
+fn triage_answers_and_failures() {
+    type Case = (Result<Vec<usize>, String>, OnTriageError, SelectionMethod, usize);
+    let cases: Vec<Case> = vec![
+        (Ok(vec![0, 2]), OnTriageError::RecentOnly, SelectionMethod::Triage, 7),
+        (Ok(vec![]), OnTriageError::KeepAll, SelectionMethod::RecentOnly, 5),
+        (Err("timeout".into()), OnTriageError::RecentOnly, SelectionMethod::RecentOnly, 5),
+        (Err("500".into()), OnTriageError::KeepAll, SelectionMethod::FailOpen, 12),
+    ];
+    for (answer, on_error, method, kept) in cases {
+        let mut s = sel_settings();
+        s.conversation.on_triage_error = on_error;
+        let mut e = engine(s, msgs(12, 60));
+        let (t, handle) = stub(answer.clone());
+        e.set_triage(t);
+        let h = history(&e, "-1", None, None);
+        assert_eq!((h.selection.method, h.selection.kept), (method, kept), "{answer:?} {on_error:?}");
+        let asked = handle.asked.lock().unwrap();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].count, 7, "the older items are listed, the recent five are not");
+        assert!(
+            asked[0].messages[1].content.contains("[7] [2026-02-13T08:27:00Z]"),
+            "{}",
+            asked[0].messages[1].content
+        );
+    }
+}
+
+#[test]
+fn the_reply_parent_survives_triage_and_the_lookback() {
+    let mut s = sel_settings();
+    s.conversation.lookback_count = 8;
+    let mut events = msgs(20, 60);
+    events.push(msg("-1", None, 21, user("1", "Ann"), "about m2?", true, 2000));
+    let mut v = serde_json::to_value(&events[20]).unwrap();
+    v["reply_to_message_id"] = json!("2");
+    events[20] = ev(v);
+    let mut e = engine(s, events);
+    e.set_triage(stub(Ok(vec![0])).0);
+    let h = history(&e, "-1", None, Some(21));
+    assert_eq!(h.selection.forced, ["reply_parent"]);
+    assert_eq!(h.items.first().unwrap().text, "m2", "m2 is far outside the lookback, yet first");
+    assert_eq!(h.selection.method, SelectionMethod::Triage);
+}
+
+#[test]
+fn background_items_leave_and_the_newest_tasks_come_back() {
+    let mut s = sel_settings();
+    s.conversation.previous_tasks_count = 2;
+    s.conversation.use_selection = false;
+    let events = vec![
+        with("scheduled", 1, 10, None),
+        with("briefing", 2, 20, None),
+        with("heartbeat", 3, 30, None),
+        with("subtask", 4, 40, None),
+        with("scheduled", 5, 50, None),
+        msg("-1", None, 6, user("1", "Ann"), "hi", true, 60),
+        with("heartbeat", 7, 70, None),
+        msg("-1", None, 8, user("1", "Ann"), "about the heartbeat", true, 80),
+    ];
+    let mut events2 = events.clone();
+    let mut v = serde_json::to_value(&events2[7]).unwrap();
+    v["reply_to_message_id"] = json!("7");
+    events2[7] = ev(v);
+    let e = engine(s.clone(), events);
+    let h = history(&e, "-1", None, Some(8));
+    assert_eq!(
+        texts(&h),
+        ["briefing 2", "scheduled 5", "hi"],
+        "newest two scheduled/briefing back; heartbeats and subtasks out"
+    );
+    assert_eq!(h.selection.forced, ["previous_task"]);
+    let e = engine(s, events2);
+    let h = history(&e, "-1", None, Some(8));
+    assert!(
+        texts(&h).contains(&"heartbeat 7"),
+        "a background item the current message replies to stays: {:?}",
+        texts(&h)
+    );
+}
+
+#[test]
+fn bot_replies_are_truncated_and_followed_by_their_actions() {
+    let mut s = sel_settings();
+    s.conversation.context_truncation = 10;
+    s.history.format = chatctx_core::settings::Format::PerItem;
+    let reply = ev(
+        json!({"type": "message", "chat_id": "-1", "message_id": "2", "kind": "outbound_agent", "sent_at": T0 + 2,
+        "sender": {"user_id": "999", "username": "bot", "is_bot": true}, "text": "A very long answer that goes on and on", "actions": ["search_web rust"]}),
+    );
+    let e = engine(
+        s,
+        [
+            msg("-1", None, 1, user("1", "Ann"), "question", true, 1),
+            reply,
+            msg("-1", None, 3, user("1", "Ann"), "thanks", true, 3),
+        ],
+    );
+    let h = history(&e, "-1", None, Some(3));
+    assert_eq!(h.items[1].text, "A very lon…");
+    assert_eq!(h.prompt[1].content, "A very lon…\n\n[actions] search_web rust");
+}
+
+#[test]
+fn the_token_budget_drops_the_oldest_first_but_never_the_reply_parent() {
+    let mut s = sel_settings();
+    s.conversation.use_selection = false;
+    s.conversation.max_context_tokens = 60; // each short item is about 15 tokens
+    let mut events = msgs(10, 60);
+    let mut v = serde_json::to_value(msg("-1", None, 11, user("1", "Ann"), "re m1", true, 700)).unwrap();
+    v["reply_to_message_id"] = json!("1");
+    events.push(ev(v));
+    let e = engine(s, events);
+    let h = history(&e, "-1", None, Some(11));
+    let t = texts(&h);
+    assert_eq!(t.first(), Some(&"m1"), "the reply parent stays: {t:?}");
+    assert_eq!(t.last(), Some(&"m10"), "the newest stay: {t:?}");
+    assert!(t.len() < 11 && t.len() >= 2, "{t:?}");
+    assert!(!t.contains(&"m2"), "the oldest non-parent went first: {t:?}");
+}
+
+#[test]
+fn mode_cap_still_reports_cap() {
+    let e = engine(settings(Mode::Talkative, Scope::Topic), msgs(20, 60));
+    let h = history(&e, "-1", None, None);
+    assert_eq!((h.selection.method, h.selection.kept, h.selection.considered), (SelectionMethod::Cap, 16, 20));
+}
