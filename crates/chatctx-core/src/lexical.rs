@@ -6,6 +6,10 @@
 //!   (mentions are read from the normalized `[nick](scheme:@user)` references in the text);
 //! - reply links: the item is the message the current one replies to, or replies to the current speaker;
 //! - the same speaker continuing;
+//!
+//! Each relation counts most for the newest message that has it (the newest message by the person the
+//! current one addresses is far likelier its parent than their older ones): the k-th newest gets `0.5^k` of
+//! the weight.
 //! - shared terms, weighted by rarity within the window (IDF), so common words of any language count little
 //!   without a stopword list;
 //! - recency, as a tie-breaker.
@@ -19,7 +23,7 @@ const ADDRESSED: f64 = 3.0;
 const ADDRESSES_SPEAKER: f64 = 2.5;
 const REPLY_PARENT: f64 = 5.0;
 const REPLIES_TO_SPEAKER: f64 = 1.5;
-const SAME_SPEAKER: f64 = 0.6;
+const SAME_SPEAKER: f64 = 2.0;
 const TERMS: f64 = 2.0;
 const RECENCY: f64 = 1.0;
 
@@ -96,41 +100,45 @@ pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: u
     let idf = |t: &str| (1.0 + n / df.get(t).copied().unwrap_or(1.0)).ln();
     let q_norm: f64 = q_terms.iter().map(|t| idf(t)).sum::<f64>().sqrt();
 
-    let mut scored: Vec<(f64, usize)> = older
-        .iter()
-        .enumerate()
-        .map(|(idx, c)| {
-            let mut s = 0.0;
-            let author = chat.people.username(c.sender).map(str::to_lowercase);
-            if author.as_ref().is_some_and(|a| q_mentions.contains(a)) {
-                s += ADDRESSED;
-            }
-            if q_user.as_ref().is_some_and(|u| mentions(&c.text).contains(u)) {
-                s += ADDRESSES_SPEAKER;
-            }
-            if q.reply_to.is_some() && q.reply_to.as_deref() == c.message_id.as_deref() {
-                s += REPLY_PARENT;
-            }
-            if let Some(parent) = c.reply_to.as_deref()
-                && let Some((_, p)) = chat.message(parent)
-                && q_id.is_some()
-                && chat.people.user_id(p.sender) == q_id
-            {
-                s += REPLIES_TO_SPEAKER;
-            }
-            if q_id.is_some() && chat.people.user_id(c.sender) == q_id {
-                s += SAME_SPEAKER;
-            }
-            let shared: f64 = c_terms[idx].iter().filter(|t| q_terms.binary_search(t).is_ok()).map(|t| idf(t)).sum();
-            let c_norm: f64 = c_terms[idx].iter().map(|t| idf(t)).sum::<f64>().sqrt();
-            if shared > 0.0 && q_norm > 0.0 && c_norm > 0.0 {
-                s += TERMS * shared / (q_norm * c_norm);
-            }
-            let distance = (older.len() - idx) as f64;
-            s += RECENCY / (1.0 + distance / 4.0);
-            (s, idx)
-        })
-        .collect();
+    // Relations, newest first, so each can decay with its rank among the items that have it.
+    let (mut n_addressed, mut n_addresses, mut n_replies, mut n_same) = (0i32, 0i32, 0i32, 0i32);
+    let mut scored: Vec<(f64, usize)> = Vec::with_capacity(older.len());
+    for (idx, c) in older.iter().enumerate().rev() {
+        let mut s = 0.0;
+        let decayed = |n: &mut i32, w: f64| {
+            let v = w * 0.5f64.powi(*n);
+            *n += 1;
+            v
+        };
+        let author = chat.people.username(c.sender).map(str::to_lowercase);
+        if author.as_ref().is_some_and(|a| q_mentions.contains(a)) {
+            s += decayed(&mut n_addressed, ADDRESSED);
+        }
+        if q_user.as_ref().is_some_and(|u| mentions(&c.text).contains(u)) {
+            s += decayed(&mut n_addresses, ADDRESSES_SPEAKER);
+        }
+        if q.reply_to.is_some() && q.reply_to.as_deref() == c.message_id.as_deref() {
+            s += REPLY_PARENT;
+        }
+        if let Some(parent) = c.reply_to.as_deref()
+            && let Some((_, p)) = chat.message(parent)
+            && q_id.is_some()
+            && chat.people.user_id(p.sender) == q_id
+        {
+            s += decayed(&mut n_replies, REPLIES_TO_SPEAKER);
+        }
+        if q_id.is_some() && chat.people.user_id(c.sender) == q_id {
+            s += decayed(&mut n_same, SAME_SPEAKER);
+        }
+        let shared: f64 = c_terms[idx].iter().filter(|t| q_terms.binary_search(t).is_ok()).map(|t| idf(t)).sum();
+        let c_norm: f64 = c_terms[idx].iter().map(|t| idf(t)).sum::<f64>().sqrt();
+        if shared > 0.0 && q_norm > 0.0 && c_norm > 0.0 {
+            s += TERMS * shared / (q_norm * c_norm);
+        }
+        let distance = (older.len() - idx) as f64;
+        s += RECENCY / (1.0 + distance / 4.0);
+        scored.push((s, idx));
+    }
     // Best first; on equal scores the newer item.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
     scored.into_iter().take(keep).map(|(_, i)| i).collect()

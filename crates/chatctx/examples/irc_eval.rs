@@ -1,0 +1,170 @@
+//! Context-selection quality on real multi-party chat: the IRC disentanglement dev set (Kummerfeld et al.,
+//! ACL 2019, CC-BY-4.0) with gold reply links. Every log is replayed into an engine as chat events (a speaker
+//! already seen, named at the start of a line or elsewhere, becomes a mention entity, as on Telegram); then, for every
+//! annotated message with a gold parent, `get_chat_history_context` is asked for its context with lookback 50,
+//! and we count how often a gold parent is in it.
+//!
+//! Run: `bench/irc_eval.sh` (or `cargo run --release -p chatctx --example irc_eval -- FILE`).
+
+// `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::{BTreeMap, HashSet};
+
+use chatctx_core::settings::{Mode, Selector, Settings};
+use chatctx_core::tools::GetChatHistoryContext;
+use chatctx_core::{Engine, Event};
+use serde_json::{Value, json};
+
+struct Line {
+    idx: u64,
+    speaker: String,
+    text: String,
+    time: String,
+    gold: Vec<u64>,
+}
+
+fn load(path: &str) -> BTreeMap<String, Vec<Line>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
+    let mut files: BTreeMap<String, Vec<Line>> = BTreeMap::new();
+    for l in text.lines() {
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l}: {e}"));
+        if v["kind"] == "system" {
+            continue; // joins, quits, topic changes: not conversation
+        }
+        let Some(speaker) = v["speaker"].as_str() else { continue };
+        let gold = if v["annotated"] == true {
+            v["gold_parents"].as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        files.entry(v["file"].as_str().unwrap_or_default().to_owned()).or_default().push(Line {
+            idx: v["idx"].as_u64().unwrap_or_default(),
+            speaker: speaker.to_owned(),
+            text: v["text"].as_str().unwrap_or_default().to_owned(),
+            time: v["time"].as_str().unwrap_or("00:00").to_owned(),
+            gold,
+        });
+    }
+    files
+}
+
+/// Characters IRC allows in a nick.
+fn nick_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_-|^`[]{}\\".contains(c)
+}
+
+/// Mentions of known speakers, as Telegram would mark them with entities: a leading `nick:` / `nick,` /
+/// `nick ` (any case), and elsewhere a known nick of four or more characters written exactly.
+fn mention_spans(text: &str, known: &HashSet<String>, lower: &HashSet<String>) -> Vec<(usize, usize, String)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        match (nick_char(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                let word = &text[s..i];
+                let leading = s == 0;
+                if (leading && lower.contains(&word.to_lowercase())) || (word.len() >= 4 && known.contains(word)) {
+                    spans.push((s, i, word.to_owned()));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    spans
+}
+
+/// The chat event of one IRC line, with its mentions as `text_mention` entities (UTF-16 offsets).
+fn event(file: &str, line: &Line, known: &HashSet<String>, lower: &HashSet<String>) -> Event {
+    let date = file.split('_').next().unwrap_or("2004-01-01");
+    let mut v = json!({"type": "message", "channel": "irc", "chat_id": file, "message_id": line.idx.to_string(),
+        "kind": "inbound_user", "sent_at": format!("{date}T{}:00Z", line.time), "text": line.text,
+        "sender": {"user_id": line.speaker, "username": line.speaker}, "triggered_agent": true});
+    let entities: Vec<Value> = mention_spans(&line.text, known, lower)
+        .into_iter()
+        .map(|(s, e, nick)| {
+            let offset = line.text[..s].encode_utf16().count();
+            let length = line.text[s..e].encode_utf16().count();
+            json!({"type": "text_mention", "offset": offset, "length": length, "user": {"user_id": nick, "username": nick}})
+        })
+        .collect();
+    if !entities.is_empty() {
+        v["entities"] = Value::Array(entities);
+    }
+    Event::decode(&v).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Share of annotated messages whose gold parent is in the selected context.
+fn evaluate(files: &BTreeMap<String, Vec<Line>>, settings: &Settings) -> (usize, usize) {
+    let (mut hits, mut total) = (0, 0);
+    for (file, lines) in files {
+        let mut engine = Engine::new(settings.clone());
+        let (mut known, mut lower) = (HashSet::new(), HashSet::new());
+        for line in lines {
+            let _ = engine.apply(event(file, line, &known, &lower));
+            known.insert(line.speaker.clone());
+            lower.insert(line.speaker.to_lowercase());
+        }
+        for line in lines.iter().filter(|l| !l.gold.is_empty()) {
+            let req = GetChatHistoryContext {
+                channel: "irc".into(),
+                chat_id: file.clone(),
+                topic_id: None,
+                current_message_id: Some(line.idx.to_string()),
+                now: None,
+            };
+            let Ok(h) = engine.get_chat_history_context(&req) else { continue };
+            total += 1;
+            let selected: HashSet<&str> = h.items.iter().filter_map(|i| i.message_id.as_deref()).collect();
+            if line.gold.iter().any(|g| selected.contains(g.to_string().as_str())) {
+                hits += 1;
+            }
+        }
+    }
+    (hits, total)
+}
+
+fn settings(recent: usize, keep: Option<usize>) -> Settings {
+    let mut s = Settings::default();
+    s.history.mode = Mode::Talkative;
+    s.conversation.cache_max_per_conversation = 10_000;
+    s.conversation.skip_selection_threshold = 0;
+    match keep {
+        Some(k) => {
+            s.conversation.lookback_count = 50;
+            s.conversation.selector = Selector::Lexical;
+            s.conversation.always_include_recent = recent;
+            s.conversation.lexical_keep = k;
+        }
+        None => {
+            // Recency alone: the newest `recent` items.
+            s.conversation.lookback_count = recent;
+            s.conversation.use_selection = false;
+        }
+    }
+    s
+}
+
+fn main() {
+    let path =
+        std::env::args().nth(1).unwrap_or_else(|| "../shared/datasets/irc-disentanglement/dev.events.jsonl".to_owned());
+    let files = load(&path);
+    println!(
+        "{} logs; lookback 50; share of annotated messages whose gold parent is in the selected context",
+        files.len()
+    );
+    for (label, recent, keep, target) in
+        [("5 items: 2 recent + 3 lexical", 2, 3, 0.90), ("10 items: 5 recent + 5 lexical", 5, 5, 0.96)]
+    {
+        let (h, t) = evaluate(&files, &settings(recent, Some(keep)));
+        let budget = recent + keep;
+        let (bh, bt) = evaluate(&files, &settings(budget, None));
+        println!(
+            "{label:32} lexical {:.3} ({h}/{t}, target {target:.2})   recency alone {:.3} ({bh}/{bt})",
+            h as f64 / t.max(1) as f64,
+            bh as f64 / bt.max(1) as f64
+        );
+    }
+}
