@@ -5,9 +5,11 @@
 //! - [`config`]: TOML file and `CHATCTX_SECTION__KEY` environment into validated settings.
 //! - [`ingest`]: any input event (including `telegram_update`) into core events.
 //! - [`replay`]: the deterministic JSON Lines driver.
+//! - [`triage`]: model triage over an OpenAI-compatible endpoint.
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod config;
 pub mod ingest;
 pub mod replay;
+pub mod triage;

@@ -124,6 +124,9 @@ fn load_config(path: Option<&Path>) -> Result<config::Config> {
 fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     let cfg = load_config(a.config.as_deref())?;
     let mut engine = Engine::new(cfg.core);
+    if let Some(t) = chatctx::triage::HttpTriage::from_settings(&cfg.llm)? {
+        engine.set_triage(Box::new(t));
+    }
     let input: Box<dyn Read> = match a.file.as_deref() {
         None => Box::new(io::stdin().lock()),
         Some(p) if p == Path::new("-") => Box::new(io::stdin().lock()),

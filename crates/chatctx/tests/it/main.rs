@@ -8,6 +8,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 mod scenarios;
+mod triage;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_chatctx"));
@@ -19,14 +20,14 @@ pub fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
 }
 
-fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
+pub fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child =
         bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
 }
 
-fn lines(out: &Output) -> Vec<Value> {
+pub fn lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 

@@ -1,0 +1,122 @@
+//! Model triage for history selection (SPEC §6.3) over any OpenAI-compatible chat-completions endpoint
+//! (Ollama, vLLM, llama.cpp, OpenAI): the [`Triage`] the core calls when `conversation.selector = "model"`.
+//!
+//! One call posts the core's triage prompt to `{base_url}/chat/completions` and reads
+//! `{"relevant_ids": [...]}` from the answer. `selection_timeout` bounds the whole triage: every attempt gets
+//! what is left of it, and a transport error, a timeout, 429 or 5xx is retried while time remains (at most
+//! three attempts). Any other failure is final; the core then applies `on_triage_error`.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use chatctx_core::selection::{Triage, TriageRequest, parse_relevant_ids};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::LlmSettings;
+
+/// The HTTP triage client.
+pub struct HttpTriage {
+    client: reqwest::blocking::Client,
+    url: String,
+    api_key: Option<String>,
+    models: BTreeMap<String, String>,
+}
+
+/// Installs ring as the process's TLS provider (reqwest is built without one). Idempotent.
+pub fn install_tls_provider() {
+    // `Err` means a provider is already installed, which is the goal.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+impl HttpTriage {
+    /// A client for `[llm]`, or `None` when no `base_url` is configured (then triage fails open).
+    pub fn from_settings(llm: &LlmSettings) -> Result<Option<Self>> {
+        let Some(base) = llm.base_url.as_deref().filter(|b| !b.is_empty()) else { return Ok(None) };
+        let api_key = match &llm.api_key_env {
+            Some(var) => {
+                Some(std::env::var(var).with_context(|| format!("llm.api_key_env names {var}, which is not set"))?)
+            }
+            None => None,
+        };
+        install_tls_provider();
+        let client = reqwest::blocking::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .context("cannot build the HTTP client for [llm]")?;
+        Ok(Some(Self {
+            client,
+            url: format!("{}/chat/completions", base.trim_end_matches('/')),
+            api_key,
+            models: llm.models.clone(),
+        }))
+    }
+
+    fn attempt(&self, body: &str, timeout: Duration, count: usize) -> Result<Vec<usize>, Attempt> {
+        let mut req = self.client.post(&self.url).timeout(timeout).header("content-type", "application/json");
+        if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        let resp = req.body(body.to_owned()).send().map_err(|e| Attempt::Retry(format!("request failed: {e}")))?;
+        let status = resp.status();
+        let text = resp.text().map_err(|e| Attempt::Retry(format!("reading the answer failed: {e}")))?;
+        if status.as_u16() == 429 || status.is_server_error() {
+            return Err(Attempt::Retry(format!("endpoint answered {status}")));
+        }
+        if !status.is_success() {
+            return Err(Attempt::Final(format!("endpoint answered {status}")));
+        }
+        let v: Value =
+            serde_json::from_str(&text).map_err(|e| Attempt::Final(format!("the answer is not JSON: {e}")))?;
+        let content = v["choices"][0]["message"]["content"]
+            .as_str()
+            .ok_or_else(|| Attempt::Final("the answer has no choices[0].message.content".to_owned()))?;
+        parse_relevant_ids(content, count).map_err(Attempt::Final)
+    }
+}
+
+/// The chat-completions request body.
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: &'a [chatctx_core::render::PromptMessage],
+    temperature: u8,
+    stream: bool,
+}
+
+enum Attempt {
+    Retry(String),
+    Final(String),
+}
+
+impl Triage for HttpTriage {
+    fn configured(&self) -> bool {
+        true
+    }
+
+    fn triage(&self, request: &TriageRequest) -> Result<Vec<usize>, String> {
+        let model = self.models.get(&request.model).cloned().unwrap_or_else(|| request.model.clone());
+        let body =
+            serde_json::to_string(&Body { model: &model, messages: &request.messages, temperature: 0, stream: false })
+                .map_err(|e| format!("cannot encode the request: {e}"))?;
+        let budget = Duration::from_secs_f64(request.timeout_secs.max(0.001));
+        let start = Instant::now();
+        let mut last = String::from("no attempt fit in selection_timeout");
+        for attempt in 0..3u32 {
+            let left = budget.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            match self.attempt(&body, left, request.count) {
+                Ok(ids) => return Ok(ids),
+                Err(Attempt::Final(e)) => return Err(e),
+                Err(Attempt::Retry(e)) => last = e,
+            }
+            // A short pause before retrying, never past the budget.
+            let pause = Duration::from_millis(100 * u64::from(attempt + 1)).min(budget.saturating_sub(start.elapsed()));
+            std::thread::sleep(pause);
+        }
+        Err(last)
+    }
+}
