@@ -14,7 +14,7 @@
 //!   without a stopword list;
 //! - recency, as a tie-breaker.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use crate::chat::{Chat, Item};
 
@@ -27,32 +27,55 @@ const SAME_SPEAKER: f64 = 2.0;
 const TERMS: f64 = 2.0;
 const RECENCY: f64 = 1.0;
 
-/// Usernames mentioned through normalized references (`](tg:@bob)`), lowercased.
-fn mentions(text: &str) -> Vec<String> {
+/// FNV-1a over the lowercased characters of a word: terms and usernames are compared as these hashes, so
+/// ranking allocates nothing per word (64 bits make collisions negligible within one window).
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    const START: Fnv = Fnv(0xcbf2_9ce4_8422_2325);
+
+    fn push(&mut self, c: char) {
+        for l in c.to_lowercase() {
+            let mut buf = [0u8; 4];
+            for b in l.encode_utf8(&mut buf).bytes() {
+                self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+}
+
+fn hash_lower(s: &str) -> u64 {
+    let mut h = Fnv::START;
+    s.chars().for_each(|c| h.push(c));
+    h.0
+}
+
+/// Usernames mentioned through normalized references (`](tg:@bob)`), as lowercase hashes.
+fn mentions(text: &str) -> Vec<u64> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find("](") {
         let after = &rest[at + 2..];
         let Some(close) = after.find(')') else { break };
         if let Some(pos) = after[..close].find(":@") {
-            out.push(after[pos + 2..close].to_lowercase());
+            out.push(hash_lower(&after[pos + 2..close]));
         }
         rest = &after[close..];
     }
     out
 }
 
-/// Words of at least two characters, lowercased, with link targets of references left out.
-fn terms(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
+/// Words of at least two characters, as lowercase hashes (sorted, unique), with the link targets of
+/// references left out.
+fn terms(text: &str) -> Vec<u64> {
+    let mut out = Vec::with_capacity(16);
+    let (mut h, mut len) = (Fnv::START, 0usize);
     let mut in_target = false;
     let mut prev = '\0';
     for c in text.chars() {
         if in_target {
-            if c == ')' {
-                in_target = false;
-            }
+            in_target = c != ')';
             prev = c;
             continue;
         }
@@ -60,17 +83,18 @@ fn terms(text: &str) -> Vec<String> {
             in_target = true;
         }
         if c.is_alphanumeric() {
-            word.extend(c.to_lowercase());
-        } else if !word.is_empty() {
-            if word.chars().count() >= 2 {
-                out.push(std::mem::take(&mut word));
+            h.push(c);
+            len += 1;
+        } else {
+            if len >= 2 {
+                out.push(h.0);
             }
-            word.clear();
+            (h, len) = (Fnv::START, 0);
         }
         prev = c;
     }
-    if word.chars().count() >= 2 {
-        out.push(word);
+    if len >= 2 {
+        out.push(h.0);
     }
     out.sort_unstable();
     out.dedup();
@@ -88,17 +112,17 @@ pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: u
     };
     let q_terms = terms(&q.text);
     let q_mentions = mentions(&q.text);
-    let q_user = chat.people.username(q.sender).map(str::to_lowercase);
+    let q_user = chat.people.username(q.sender).map(hash_lower);
     let q_id = chat.people.user_id(q.sender);
-    let c_terms: Vec<Vec<String>> = older.iter().map(|i| terms(&i.text)).collect();
+    let c_terms: Vec<Vec<u64>> = older.iter().map(|i| terms(&i.text)).collect();
     // Document frequency over the window (older items and the current message).
-    let mut df: HashMap<&str, f64> = HashMap::new();
-    for t in c_terms.iter().flatten().chain(q_terms.iter()) {
-        *df.entry(t.as_str()).or_default() += 1.0;
+    let mut df: HashMap<u64, f64> = HashMap::with_capacity(256);
+    for &t in c_terms.iter().flatten().chain(q_terms.iter()) {
+        *df.entry(t).or_default() += 1.0;
     }
     let n = (older.len() + 1) as f64;
-    let idf = |t: &str| (1.0 + n / df.get(t).copied().unwrap_or(1.0)).ln();
-    let q_norm: f64 = q_terms.iter().map(|t| idf(t)).sum::<f64>().sqrt();
+    let idf = |t: u64| (1.0 + n / df.get(&t).copied().unwrap_or(1.0)).ln();
+    let q_norm: f64 = q_terms.iter().map(|&t| idf(t)).sum::<f64>().sqrt();
 
     // Relations, newest first, so each can decay with its rank among the items that have it.
     let (mut n_addressed, mut n_addresses, mut n_replies, mut n_same) = (0i32, 0i32, 0i32, 0i32);
@@ -110,7 +134,7 @@ pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: u
             *n += 1;
             v
         };
-        let author = chat.people.username(c.sender).map(str::to_lowercase);
+        let author = chat.people.username(c.sender).map(hash_lower);
         if author.as_ref().is_some_and(|a| q_mentions.contains(a)) {
             s += decayed(&mut n_addressed, ADDRESSED);
         }
@@ -130,8 +154,8 @@ pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: u
         if q_id.is_some() && chat.people.user_id(c.sender) == q_id {
             s += decayed(&mut n_same, SAME_SPEAKER);
         }
-        let shared: f64 = c_terms[idx].iter().filter(|t| q_terms.binary_search(t).is_ok()).map(|t| idf(t)).sum();
-        let c_norm: f64 = c_terms[idx].iter().map(|t| idf(t)).sum::<f64>().sqrt();
+        let shared: f64 = c_terms[idx].iter().filter(|t| q_terms.binary_search(t).is_ok()).map(|&t| idf(t)).sum();
+        let c_norm: f64 = c_terms[idx].iter().map(|&t| idf(t)).sum::<f64>().sqrt();
         if shared > 0.0 && q_norm > 0.0 && c_norm > 0.0 {
             s += TERMS * shared / (q_norm * c_norm);
         }
@@ -150,15 +174,18 @@ mod tests {
 
     #[test]
     fn mentions_come_from_references() {
-        assert_eq!(mentions("[Bob](tg:@Bob) and [Al](irc:@al|x) but not [x](https://e.org)"), ["bob", "al|x"]);
+        assert_eq!(
+            mentions("[Bob](tg:@Bob) and [Al](irc:@al|x) but not [x](https://e.org)"),
+            [hash_lower("bob"), hash_lower("AL|X")]
+        );
         assert!(mentions("no refs @here").is_empty());
     }
 
     #[test]
     fn terms_skip_link_targets_and_single_characters() {
-        assert_eq!(
-            terms("Ask [Bob](tg:@bob) about apt-get: a b Ünïcode 日本"),
-            ["about", "apt", "ask", "bob", "get", "ünïcode", "日本"]
-        );
+        let mut want: Vec<u64> =
+            ["about", "apt", "ask", "bob", "get", "ÜNÏCODE", "日本"].iter().map(|w| hash_lower(w)).collect();
+        want.sort_unstable();
+        assert_eq!(terms("Ask [Bob](tg:@bob) about apt-get: a b Ünïcode 日本"), want, "lowercased, targets skipped");
     }
 }

@@ -296,20 +296,28 @@ pub(crate) fn select<'c>(
     chosen.sort_unstable_by_key(|i| i.key());
     chosen.dedup_by(|a, b| std::ptr::eq(*a, *b));
 
-    // The token budget drops the oldest selected items first, never the reply parent.
+    // The token budget drops the oldest selected items first, never the reply parent: one pass from the
+    // newest finds how far back the budget reaches.
     if conv.max_context_tokens > 0 {
         let budget = conv.max_context_tokens as u64;
-        let mut total: u64 =
-            chosen.iter().map(|i| u64::from(i.tokens)).sum::<u64>() + current.map_or(0, |c| u64::from(c.tokens));
-        let mut i = 0;
-        while total > budget && i < chosen.len() {
-            if parent.is_some_and(|p| std::ptr::eq(chosen[i], p)) {
-                i += 1;
-                continue;
+        let is_parent = |i: &Item| parent.is_some_and(|p| std::ptr::eq(i, p));
+        let mut total: u64 = current.map_or(0, |c| u64::from(c.tokens)) + parent.map_or(0, |p| u64::from(p.tokens));
+        let mut start = chosen.len();
+        while start > 0 {
+            let i = chosen[start - 1];
+            if !is_parent(i) {
+                if total + u64::from(i.tokens) > budget {
+                    break;
+                }
+                total += u64::from(i.tokens);
             }
-            total -= u64::from(chosen[i].tokens);
-            chosen.remove(i);
+            start -= 1;
         }
+        let mut at = 0;
+        chosen.retain(|i| {
+            at += 1;
+            at > start || is_parent(i)
+        });
     }
     let kept = chosen.len();
     Selected { items: chosen, report: SelectionReport { method, considered, kept, forced } }
