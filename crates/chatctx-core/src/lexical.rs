@@ -36,6 +36,10 @@ impl Fnv {
     const START: Fnv = Fnv(0xcbf2_9ce4_8422_2325);
 
     fn push(&mut self, c: char) {
+        if c.is_ascii() {
+            self.0 = (self.0 ^ u64::from(c.to_ascii_lowercase() as u8)).wrapping_mul(0x0100_0000_01b3);
+            return;
+        }
         for l in c.to_lowercase() {
             let mut buf = [0u8; 4];
             for b in l.encode_utf8(&mut buf).bytes() {
@@ -120,8 +124,12 @@ pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: u
     for &t in c_terms.iter().flatten().chain(q_terms.iter()) {
         *df.entry(t).or_default() += 1.0;
     }
+    // Each term's weight once: frequencies become IDF weights in place.
     let n = (older.len() + 1) as f64;
-    let idf = |t: u64| (1.0 + n / df.get(&t).copied().unwrap_or(1.0)).ln();
+    for w in df.values_mut() {
+        *w = (1.0 + n / *w).ln();
+    }
+    let idf = |t: u64| df.get(&t).copied().unwrap_or(0.0);
     let q_norm: f64 = q_terms.iter().map(|&t| idf(t)).sum::<f64>().sqrt();
 
     // Relations, newest first, so each can decay with its rank among the items that have it.
