@@ -243,6 +243,8 @@ pub(crate) struct Chat {
     pub(crate) index: HashMap<Arc<str>, Loc>,
     pub(crate) next_seq: u64,
     pub(crate) objects: Objects,
+    /// Conversation state per topic (`None`: the chat's own).
+    pub(crate) scenarios: std::collections::BTreeMap<Option<String>, crate::scenario::Scenario>,
 }
 
 impl Chat {

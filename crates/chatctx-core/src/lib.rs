@@ -16,6 +16,8 @@
 //! - [`objects`]: typed objects of a chat.
 //! - [`active`]: the `list_active_context_objects` tool.
 //! - [`resolve`]: the `resolve_reference_target` tool.
+//! - [`scenario`]: conversation state (`get_scenario` / `update_scenario` / `revert_scenario`).
+//! - [`schema`]: the JSON Schema subset that state can be checked against.
 //! - [`render`]: `single` / `per_item` rendering, prompt assembly, the addressing input.
 //! - [`selection`]: which history items go into the prompt (lookback, recency, triage, lexical).
 //! - [`settings`]: validated configuration.
@@ -39,6 +41,8 @@ pub mod objects;
 pub mod people;
 pub mod render;
 pub mod resolve;
+pub mod scenario;
+pub mod schema;
 pub mod selection;
 pub mod settings;
 pub mod synth;

@@ -138,6 +138,12 @@ pub fn line(item: &ChatHistoryItem) -> String {
     out
 }
 
+/// The ACTIVE SCENARIO system block: the title, then the state as compact JSON (keys in sorted order, so the
+/// same state always renders the same bytes).
+pub fn state_block(state: &serde_json::Map<String, serde_json::Value>) -> String {
+    format!("ACTIVE SCENARIO\n{}", compact(state))
+}
+
 /// The pieces of a prompt, in the order of SPEC §5.4.
 #[derive(Debug, Default)]
 pub struct PromptParts<'a> {

@@ -210,7 +210,7 @@ impl Default for ObjectSettings {
 }
 
 /// `[state]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StateSettings {
     /// Largest state, in bytes of compact JSON.
     pub max_bytes: usize,
@@ -220,11 +220,13 @@ pub struct StateSettings {
     pub merge_depth_by_key: BTreeMap<String, u32>,
     /// Revisions kept.
     pub keep_revisions: usize,
+    /// The schema every state must satisfy (`state.schema_file`), if any.
+    pub schema: Option<crate::schema::Schema>,
 }
 
 impl Default for StateSettings {
     fn default() -> Self {
-        Self { max_bytes: 8192, merge_depth: 0, merge_depth_by_key: BTreeMap::new(), keep_revisions: 50 }
+        Self { max_bytes: 8192, merge_depth: 0, merge_depth_by_key: BTreeMap::new(), keep_revisions: 50, schema: None }
     }
 }
 

@@ -19,9 +19,9 @@ pub const TOOLS: &[(&str, bool)] = &[
     ("get_chat_history_context", true),
     ("resolve_reference_target", true),
     ("list_active_context_objects", true),
-    ("get_scenario", false),
-    ("update_scenario", false),
-    ("revert_scenario", false),
+    ("get_scenario", true),
+    ("update_scenario", true),
+    ("revert_scenario", true),
 ];
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
@@ -90,6 +90,8 @@ pub enum ToolResponse {
     Resolve(Box<crate::resolve::Resolution>),
     /// `list_active_context_objects`.
     List(Box<crate::active::ActiveObjects>),
+    /// `get_scenario`, `update_scenario`, `revert_scenario`.
+    Scenario(Box<crate::scenario::ScenarioState>),
 }
 
 impl ToolResponse {
@@ -113,6 +115,12 @@ impl ToolResponse {
                     serde_plain(&r.scope_used)
                 )
             }
+            ToolResponse::Scenario(s) => format!(
+                "revision={} changed={} bytes={}",
+                s.revision,
+                s.changed.map_or("-", |c| if c { "true" } else { "false" }),
+                serde_json::to_string(&s.state).map_or(0, |j| j.len())
+            ),
             ToolResponse::List(l) => {
                 let top: Vec<&str> = l.objects.iter().take(3).map(|o| o.descriptor.object_id.as_str()).collect();
                 format!(
@@ -144,6 +152,18 @@ impl Engine {
                 let req = crate::resolve::ResolveReferenceTarget::decode(args)?;
                 let at = req.now.unwrap_or(now);
                 self.resolve_reference_target(&req, at).map(|r| ToolResponse::Resolve(Box::new(r)))
+            }
+            "get_scenario" => {
+                let req = crate::scenario::GetScenario::decode(args)?;
+                Ok(ToolResponse::Scenario(Box::new(self.get_scenario(&req))))
+            }
+            "update_scenario" => {
+                let req = crate::scenario::UpdateScenario::decode(args)?;
+                self.update_scenario(&req, now).map(|s| ToolResponse::Scenario(Box::new(s)))
+            }
+            "revert_scenario" => {
+                let req = crate::scenario::RevertScenario::decode(args)?;
+                self.revert_scenario(&req, now).map(|s| ToolResponse::Scenario(Box::new(s)))
             }
             "list_active_context_objects" => {
                 let req = crate::active::ListActiveContextObjects::decode(args)?;
@@ -212,7 +232,11 @@ impl Engine {
         let prompt = render::prompt(PromptParts {
             system: &settings.prompt.system,
             history: if items.is_empty() { Vec::new() } else { history_messages },
-            state_block: None,
+            state_block: chat
+                .scenarios
+                .get(&topic.map(str::to_owned))
+                .filter(|s| !s.state().is_empty())
+                .map(|s| render::state_block(s.state())),
             current: current.as_ref(),
         });
         Ok(HistoryContext { selection: selected.report, items, rendered, prompt })

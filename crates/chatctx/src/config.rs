@@ -132,7 +132,8 @@ pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>
         from_env.push(path.join("."));
     }
     let mut warnings = Vec::new();
-    let config = read(table, &mut warnings)?;
+    let base = file.and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let config = read(table, &base, &mut warnings)?;
     for w in &mut warnings {
         let key = w.split('`').nth(1).unwrap_or_default();
         if from_env.iter().any(|e| e == key) {
@@ -265,7 +266,8 @@ fn section<'a>(root: &mut Table, name: &'a str) -> Result<Section<'a>> {
     }
 }
 
-fn read(mut root: Table, warnings: &mut Vec<String>) -> Result<Config> {
+/// Reads the merged table; relative file names (`state.schema_file`) are taken from `base`.
+fn read(mut root: Table, base: &Path, warnings: &mut Vec<String>) -> Result<Config> {
     let mut c = Config::default();
 
     let mut s = section(&mut root, "history")?;
@@ -375,6 +377,17 @@ fn read(mut root: Table, warnings: &mut Vec<String>) -> Result<Config> {
     }
     if let Some(v) = s.count("keep_revisions")? {
         st.keep_revisions = v;
+    }
+    if let Some(file) = s.string("schema_file")? {
+        let path = base.join(&file);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("state.schema_file: cannot read {}", path.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("state.schema_file: {} is not JSON", path.display()))?;
+        st.schema = Some(
+            chatctx_core::schema::Schema::new(v)
+                .map_err(|e| anyhow::anyhow!("state.schema_file {}: {e}", path.display()))?,
+        );
     }
     match s.take("merge_depth_by_key") {
         None => {}

@@ -5,6 +5,7 @@ mod engine;
 mod policy;
 mod properties;
 mod render;
+mod scenario;
 mod selection;
 mod tools_props;
 
