@@ -8,7 +8,8 @@
 //! exactly one new revision; a patch that changes nothing is not. The last `keep_revisions` revisions are
 //! kept with their patch, time and resulting state, so `revert_scenario` can write an earlier state back.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -21,6 +22,10 @@ use crate::time::Timestamp;
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
 
+/// The change one revision made: each touched top-level key's new value, or `None` for a removal. Exact
+/// whatever the merge settings, so an old state can be rebuilt from it.
+type Delta = Vec<(String, Option<Value>)>;
+
 /// One kept revision.
 #[derive(Debug, Clone, PartialEq)]
 struct Revision {
@@ -28,16 +33,20 @@ struct Revision {
     at: Timestamp,
     /// The patch as sent (compact JSON); for a revert, the state written back.
     patch: Box<str>,
-    /// The state after this revision (compact JSON).
-    state: Box<str>,
+    delta: Delta,
 }
 
 /// The state of one conversation.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Scenario {
     revision: u64,
-    state: Map<String, Value>,
+    /// Shared with answers; written copy-on-write.
+    state: Arc<Map<String, Value>>,
+    /// Compact JSON bytes of each top-level entry (`"key":value`), so the size check is arithmetic.
+    sizes: BTreeMap<String, usize>,
     updated_at: Option<Timestamp>,
+    /// The state before the oldest kept revision.
+    base: Map<String, Value>,
     revisions: VecDeque<Revision>,
 }
 
@@ -47,7 +56,7 @@ pub struct ScenarioState {
     /// The current revision (0 when nothing was ever written).
     pub revision: u64,
     /// The state, keys in sorted order.
-    pub state: Map<String, Value>,
+    pub state: Arc<Map<String, Value>>,
     /// When the current revision was written.
     pub updated_at: Option<Timestamp>,
     /// Whether this call wrote a revision (updates and reverts only).
@@ -218,14 +227,34 @@ fn strip_nulls(v: &Value) -> Value {
     }
 }
 
-/// A checked next state and its compact JSON.
-pub(crate) type Prepared = (Map<String, Value>, String);
-
 fn conflict(expected: u64, current: u64) -> Error {
     Error::new(
         ErrorCode::RevisionConflict,
         format!("expected_revision {expected} is stale: the state is at revision {current}"),
     )
+}
+
+/// Compact JSON bytes of one `"key":value` entry.
+fn entry_size(k: &str, v: &Value) -> usize {
+    serde_json::to_string(k).map_or(0, |k| k.len()) + 1 + serde_json::to_string(v).map_or(0, |v| v.len())
+}
+
+/// Compact JSON bytes of an object whose entries have these sizes.
+fn object_size(entries: usize, bytes: usize) -> usize {
+    2 + bytes + entries.saturating_sub(1)
+}
+
+fn apply(state: &mut Map<String, Value>, delta: &Delta) {
+    for (k, v) in delta {
+        match v {
+            Some(v) => {
+                state.insert(k.clone(), v.clone());
+            }
+            None => {
+                state.remove(k);
+            }
+        }
+    }
 }
 
 impl Scenario {
@@ -253,72 +282,119 @@ impl Scenario {
         }
     }
 
-    /// Checks and computes an update without writing: the new state and its compact JSON, or `None` when
-    /// nothing changes.
+    /// Checks an update without writing: the change it makes, or `None` when it changes nothing. Only the
+    /// top-level keys the patch names are merged and measured.
     pub(crate) fn prepare(
         &self,
         patch: &Map<String, Value>,
         expected: Option<u64>,
         settings: &StateSettings,
         schema: Option<&crate::schema::Schema>,
-    ) -> Result<Option<Prepared>, Error> {
+    ) -> Result<Option<Delta>, Error> {
         if let Some(e) = expected
             && e != self.revision
         {
             return Err(conflict(e, self.revision));
         }
-        let mut next = self.state.clone();
-        merge_state(&mut next, patch, settings);
-        if next == self.state {
+        let mut delta = Delta::new();
+        for (k, v) in patch {
+            let old = self.state.get(k);
+            if v.is_null() {
+                if old.is_some() {
+                    delta.push((k.clone(), None));
+                }
+                continue;
+            }
+            let depth = settings.merge_depth_by_key.get(k).copied().unwrap_or(settings.merge_depth);
+            let mut next = old.cloned().unwrap_or(Value::Null);
+            merge_value(&mut next, v, if depth == 0 { None } else { Some(depth - 1) });
+            if old != Some(&next) {
+                delta.push((k.clone(), Some(next)));
+            }
+        }
+        if delta.is_empty() {
             return Ok(None);
         }
-        self.check(next, settings, schema).map(Some)
+        self.check(&delta, settings, schema)?;
+        Ok(Some(delta))
     }
 
+    /// The size cap and the schema, for the state `delta` would make.
     fn check(
         &self,
-        next: Map<String, Value>,
+        delta: &Delta,
         settings: &StateSettings,
         schema: Option<&crate::schema::Schema>,
-    ) -> Result<(Map<String, Value>, String), Error> {
-        let json = serde_json::to_string(&next).map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
-        if json.len() > settings.max_bytes {
+    ) -> Result<(), Error> {
+        let (mut entries, mut bytes) = (self.sizes.len(), self.sizes.values().sum::<usize>());
+        for (k, v) in delta {
+            if let Some(old) = self.sizes.get(k) {
+                entries -= 1;
+                bytes -= old;
+            }
+            if let Some(v) = v {
+                entries += 1;
+                bytes += entry_size(k, v);
+            }
+        }
+        let size = object_size(entries, bytes);
+        if size > settings.max_bytes {
             return Err(Error::new(
                 ErrorCode::InvalidPatch,
-                format!("the state would be {} bytes, over state.max_bytes ({})", json.len(), settings.max_bytes),
+                format!("the state would be {size} bytes, over state.max_bytes ({})", settings.max_bytes),
             ));
         }
         if let Some(schema) = schema {
-            schema.validate(&Value::Object(next.clone())).map_err(|e| Error::new(ErrorCode::InvalidPatch, e))?;
+            let mut next = (*self.state).clone();
+            apply(&mut next, delta);
+            schema.validate(&Value::Object(next)).map_err(|e| Error::new(ErrorCode::InvalidPatch, e))?;
         }
-        Ok((next, json))
+        Ok(())
     }
 
-    /// Writes a prepared state as the next revision.
-    pub(crate) fn commit(&mut self, next: Map<String, Value>, json: String, patch: &Value, at: Timestamp, keep: usize) {
+    /// Writes a prepared change as the next revision.
+    pub(crate) fn commit(&mut self, delta: Delta, patch: &Value, at: Timestamp, keep: usize) {
         self.revision += 1;
-        self.state = next;
+        let state = Arc::make_mut(&mut self.state);
+        for (k, v) in &delta {
+            match v {
+                Some(v) => {
+                    self.sizes.insert(k.clone(), entry_size(k, v));
+                }
+                None => {
+                    self.sizes.remove(k);
+                }
+            }
+        }
+        apply(state, &delta);
+        debug_assert_eq!(
+            object_size(self.sizes.len(), self.sizes.values().sum()),
+            serde_json::to_string(&*self.state).map_or(0, |j| j.len()),
+            "the size bookkeeping matches the real serialization"
+        );
         self.updated_at = Some(at);
         self.revisions.push_back(Revision {
             revision: self.revision,
             at,
             patch: serde_json::to_string(patch).unwrap_or_default().into_boxed_str(),
-            state: json.into_boxed_str(),
+            delta,
         });
         while self.revisions.len() > keep.max(1) {
-            self.revisions.pop_front();
+            if let Some(oldest) = self.revisions.pop_front() {
+                apply(&mut self.base, &oldest.delta);
+            }
         }
     }
 
-    /// The state of a kept revision (0: empty), checked for conflicts, size and schema, or `None` when it
-    /// equals the current state.
+    /// The change that writes a kept revision's state back (0: empty), checked, or `None` when it equals the
+    /// current state.
     pub(crate) fn prepare_revert(
         &self,
         to: u64,
         expected: Option<u64>,
         settings: &StateSettings,
         schema: Option<&crate::schema::Schema>,
-    ) -> Result<Option<Prepared>, Error> {
+    ) -> Result<Option<(Delta, Value)>, Error> {
         if let Some(e) = expected
             && e != self.revision
         {
@@ -327,19 +403,29 @@ impl Scenario {
         let target: Map<String, Value> = if to == 0 {
             Map::new()
         } else {
-            let r = self.revisions.iter().find(|r| r.revision == to).ok_or_else(|| {
+            if !self.revisions.iter().any(|r| r.revision == to) {
                 let oldest = self.revisions.front().map_or(0, |r| r.revision);
-                Error::invalid_request(format!(
+                return Err(Error::invalid_request(format!(
                     "field `to_revision`: revision {to} is not kept (kept: {oldest} to {}, and 0 for the empty state)",
                     self.revision
-                ))
-            })?;
-            serde_json::from_str(&r.state).map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?
+                )));
+            }
+            let mut rebuilt = self.base.clone();
+            for r in self.revisions.iter().take_while(|r| r.revision <= to) {
+                apply(&mut rebuilt, &r.delta);
+            }
+            rebuilt
         };
-        if target == self.state {
+        let mut delta: Delta =
+            self.state.keys().filter(|k| !target.contains_key(*k)).map(|k| (k.clone(), None)).collect();
+        delta.extend(
+            target.iter().filter(|(k, v)| self.state.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), Some(v.clone()))),
+        );
+        if delta.is_empty() {
             return Ok(None);
         }
-        self.check(target, settings, schema).map(Some)
+        self.check(&delta, settings, schema)?;
+        Ok(Some((delta, Value::Object(target))))
     }
 }
 
@@ -364,8 +450,8 @@ impl crate::engine::Engine {
         let scenario = chat.scenarios.entry(k.topic_id.clone()).or_default();
         match scenario.prepare(patch, req.expected_revision, state, state.schema.as_ref())? {
             None => Ok(scenario.view(Some(false), false)),
-            Some((next, json)) => {
-                scenario.commit(next, json, &req.patch, req.now.unwrap_or(now), state.keep_revisions);
+            Some(delta) => {
+                scenario.commit(delta, &req.patch, req.now.unwrap_or(now), state.keep_revisions);
                 Ok(scenario.view(Some(true), false))
             }
         }
@@ -379,9 +465,8 @@ impl crate::engine::Engine {
         let scenario = chat.scenarios.entry(k.topic_id.clone()).or_default();
         match scenario.prepare_revert(req.to_revision, req.expected_revision, state, state.schema.as_ref())? {
             None => Ok(scenario.view(Some(false), false)),
-            Some((next, json)) => {
-                let written = Value::Object(next.clone());
-                scenario.commit(next, json, &written, req.now.unwrap_or(now), state.keep_revisions);
+            Some((delta, written)) => {
+                scenario.commit(delta, &written, req.now.unwrap_or(now), state.keep_revisions);
                 Ok(scenario.view(Some(true), false))
             }
         }
@@ -390,8 +475,6 @@ impl crate::engine::Engine {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use serde_json::json;
 
     use super::*;

@@ -53,7 +53,7 @@ fn what_if_they_were_married() {
     .unwrap();
     let s = update(&mut e, json!({"household": {"married": true}})).unwrap();
     assert_eq!(
-        Value::Object(s.state),
+        Value::Object((*s.state).clone()),
         json!({
         "household": {"adults": 2, "children": [{"age": 4}, {"age": 7}], "region": "north", "married": true},
         "reform": {"child_benefit": 25}, "baseline": "current law"}),
@@ -185,4 +185,43 @@ fn two_writers_lose_no_update() {
     let s = e.lock().unwrap().get_scenario(&GetScenario::decode(&json!({"chat_id": "-1"})).unwrap());
     assert_eq!(s.state["count"], 2 * N, "every accepted update counted ({conflicts} conflicts retried)");
     assert_eq!(s.revision, 2 * N, "one revision per accepted update");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Random patches under random depth rules: the size cap sees the real size (commit asserts it in
+    /// debug builds), a revert to any kept revision rebuilds exactly the state that revision had, and the
+    /// same patches always give the same states.
+    #[test]
+    fn random_patches_keep_sizes_and_reverts_exact(
+        patches in proptest::collection::vec(proptest::collection::btree_map("[a-d]", proptest::option::of(0u8..4), 1..4), 1..25),
+        depth in 0u32..3,
+    ) {
+        let build = || {
+            let mut s = Settings::default();
+            s.state.merge_depth = depth;
+            s.state.keep_revisions = 10;
+            let mut e = Engine::new(s);
+            let mut seen: Vec<(u64, Value)> = Vec::new();
+            for p in &patches {
+                let patch: serde_json::Map<String, Value> = p.iter().map(|(k, v)| {
+                    let v = match v { None => Value::Null, Some(0) => json!(1), Some(1) => json!({"x": {"y": k}}), Some(2) => json!({"x": null, "z": [1, 2]}), _ => json!("s") };
+                    (k.clone(), v)
+                }).collect();
+                let r = update(&mut e, Value::Object(patch)).unwrap();
+                seen.push((r.revision, Value::Object((*r.state).clone())));
+            }
+            (e, seen)
+        };
+        let (_, seen) = build();
+        let last = seen.last().map(|x| x.0).unwrap_or(0);
+        for (rev, state) in seen.iter().filter(|(r, _)| *r > 0 && *r + 10 > last) {
+            // A revert is itself a revision, so each check starts from a fresh build of the same patches.
+            let (mut e, again) = build();
+            proptest::prop_assert_eq!(&again, &seen, "same patches, same states");
+            let back = call(&mut e, "revert_scenario", json!({"chat_id": "-1", "to_revision": rev})).unwrap();
+            proptest::prop_assert_eq!(&Value::Object((*back.state).clone()), state, "revision {}", rev);
+        }
+    }
 }
