@@ -111,6 +111,42 @@ impl People {
         idx
     }
 
+    /// Every profile in order, with the anonymous role (`system`, `bot`) of the placeholder ones.
+    pub(crate) fn export(&self) -> Vec<crate::transfer::PersonDoc> {
+        let role = |i: u32| {
+            ["system", "bot"]
+                .into_iter()
+                .find(|r| self.by_user.get(format!("\u{0}{r}").as_str()) == Some(&i))
+                .map(str::to_owned)
+        };
+        self.profiles
+            .iter()
+            .enumerate()
+            .map(|(i, p)| crate::transfer::PersonDoc {
+                user_id: p.user_id.to_string(),
+                username: p.username.as_deref().map(str::to_owned),
+                nickname: p.nickname.to_string(),
+                is_bot: p.is_bot,
+                display_ref: p.display_ref.to_string(),
+                anonymous: role(u32::try_from(i).unwrap_or(u32::MAX)),
+            })
+            .collect()
+    }
+
+    /// Adds a profile exactly as exported.
+    pub(crate) fn import(&mut self, d: &crate::transfer::PersonDoc) {
+        let idx = self.push(Profile {
+            user_id: d.user_id.as_str().into(),
+            username: d.username.as_deref().map(Into::into),
+            nickname: d.nickname.as_str().into(),
+            is_bot: d.is_bot,
+            display_ref: d.display_ref.as_str().into(),
+        });
+        if let Some(role) = &d.anonymous {
+            self.by_user.insert(format!("\u{0}{role}").into(), idx);
+        }
+    }
+
     /// The current nickname of the member with `username` (case-insensitive), if seen.
     pub(crate) fn nickname_of(&self, username: &str) -> Option<String> {
         let key = username.to_ascii_lowercase();

@@ -71,6 +71,15 @@ impl Engine {
         (&self.settings, slot(slot(&mut self.chats, channel), chat_id))
     }
 
+    /// Puts `chat` in place of whatever was held for (channel, chat_id), with its platform object ids.
+    pub(crate) fn replace_chat(&mut self, channel: &str, chat_id: &str, chat: Chat, externals: Vec<(String, String)>) {
+        self.external.retain(|_, (ch, c, _)| !(&**ch == channel && &**c == chat_id));
+        for (ext, id) in externals {
+            self.external.insert(ext.into(), (channel.into(), chat_id.into(), id.into()));
+        }
+        *self.chat_mut(channel, chat_id) = chat;
+    }
+
     /// Number of objects held in all chats.
     pub fn object_count(&self) -> usize {
         self.chats.values().flat_map(HashMap::values).map(|c| c.objects.len()).sum()
@@ -254,10 +263,7 @@ impl Engine {
                 chat.objects.activate(&id, Activation::RepliedTo, sent_at, None);
             }
         }
-        // The rendered item: its text, a quote, the actions, and the speaker and time around them.
-        let extra_bytes =
-            quote.as_ref().map_or(0, |q| q.0.len() + q.1.len()) + actions.iter().map(String::len).sum::<usize>();
-        let tokens = estimate_tokens(text.len() + extra_bytes + 40);
+        let tokens = item_tokens(&text, quote.as_ref(), &actions);
         let item = Item {
             seq,
             sent_at,
@@ -399,6 +405,12 @@ impl Engine {
         let chat = self.chat(channel, chat_id)?;
         chat.message(message_id).map(|(_, i)| chat.view(channel, chat_id, i))
     }
+}
+
+/// Estimated tokens of a rendered item: its text, a quote, the actions, and the speaker and time around them.
+pub(crate) fn item_tokens(text: &str, quote: Option<&(Box<str>, Box<str>)>, actions: &[String]) -> u32 {
+    let extra = quote.map_or(0, |q| q.0.len() + q.1.len()) + actions.iter().map(String::len).sum::<usize>();
+    estimate_tokens(text.len() + extra + 40)
 }
 
 /// The value under `key`, inserted as default when missing. A hit hashes once and allocates nothing.

@@ -1,6 +1,6 @@
 //! The closed vocabularies of the contract: object kinds, activation events, message kinds and origins.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 macro_rules! vocabulary {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $wire:literal),+ $(,)? }) => {
@@ -28,6 +28,13 @@ macro_rules! vocabulary {
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                $name::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown {} {s:?}", stringify!($name))))
             }
         }
 

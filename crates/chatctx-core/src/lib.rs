@@ -23,6 +23,7 @@
 //! - [`settings`]: validated configuration.
 //! - [`engine`]: applying events.
 //! - [`tools`]: the tool requests and responses.
+//! - [`transfer`]: export and import of one conversation as a document.
 //! - [`synth`]: deterministic synthetic conversations for benchmarks.
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
@@ -48,6 +49,7 @@ pub mod settings;
 pub mod synth;
 pub mod time;
 pub mod tools;
+pub mod transfer;
 
 pub use engine::{Applied, Engine};
 pub use error::{Error, ErrorCode};

@@ -211,6 +211,11 @@ impl Objects {
         list.iter().rev().filter_map(move |&r| self.resolve(r))
     }
 
+    /// Every object in registration order, oldest first.
+    pub(crate) fn in_order(&self) -> impl Iterator<Item = &Object> + '_ {
+        self.order.iter().filter_map(move |&r| self.resolve(r))
+    }
+
     /// The newest objects of the whole chat, newest first.
     pub(crate) fn newest_in_chat(&self) -> impl Iterator<Item = &Object> + '_ {
         self.order.iter().rev().filter_map(move |&r| self.resolve(r))

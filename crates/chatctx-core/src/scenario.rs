@@ -24,7 +24,7 @@ const RQ: ErrorCode = ErrorCode::InvalidRequest;
 
 /// The change one revision made: each touched top-level key's new value, or `None` for a removal. Exact
 /// whatever the merge settings, so an old state can be rebuilt from it.
-type Delta = Vec<(String, Option<Value>)>;
+pub(crate) type Delta = Vec<(String, Option<Value>)>;
 
 /// One kept revision.
 #[derive(Debug, Clone, PartialEq)]
@@ -426,6 +426,50 @@ impl Scenario {
         }
         self.check(&delta, settings, schema)?;
         Ok(Some((delta, Value::Object(target))))
+    }
+}
+
+impl Scenario {
+    /// The exact exported form.
+    pub(crate) fn export(&self, topic_id: Option<String>) -> crate::transfer::ScenarioDoc {
+        crate::transfer::ScenarioDoc {
+            topic_id,
+            revision: self.revision,
+            state: (*self.state).clone(),
+            updated_at: self.updated_at,
+            base: self.base.clone(),
+            revisions: self
+                .revisions
+                .iter()
+                .map(|r| crate::transfer::RevisionDoc {
+                    revision: r.revision,
+                    at: r.at,
+                    patch: serde_json::from_str(&r.patch).unwrap_or(Value::Null),
+                    delta: r.delta.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Rebuilds a scenario from its exported form.
+    pub(crate) fn import(d: &crate::transfer::ScenarioDoc) -> Self {
+        Self {
+            revision: d.revision,
+            sizes: d.state.iter().map(|(k, v)| (k.clone(), entry_size(k, v))).collect(),
+            state: Arc::new(d.state.clone()),
+            updated_at: d.updated_at,
+            base: d.base.clone(),
+            revisions: d
+                .revisions
+                .iter()
+                .map(|r| Revision {
+                    revision: r.revision,
+                    at: r.at,
+                    patch: serde_json::to_string(&r.patch).unwrap_or_default().into_boxed_str(),
+                    delta: r.delta.clone(),
+                })
+                .collect(),
+        }
     }
 }
 

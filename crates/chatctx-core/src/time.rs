@@ -158,6 +158,14 @@ impl Serialize for Timestamp {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Timestamp {
+    /// RFC 3339 (any offset) or integer Unix seconds, as everywhere on input.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        crate::json::time_of(&v).map_err(serde::de::Error::custom)
+    }
+}
+
 fn is_leap(y: i64) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }

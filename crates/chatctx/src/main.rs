@@ -34,11 +34,16 @@ enum Command {
     /// rejected line; the run always continues. Calls without "now" use the newest event time seen. The output
     /// for the same input and configuration is byte-identical on every run.
     Replay(ReplayArgs),
-    /// Turn a Telegram Desktop export (result.json) into replay events on stdout.
+    /// Turn a Telegram Desktop export (result.json), or a conversation document from `chatctx export`, into
+    /// replay lines on stdout.
     ///
-    /// Pipe the output into `chatctx replay`, or send it to a server. Both single-chat and whole-account
-    /// exports are read.
+    /// Pipe the output into `chatctx replay`. Both single-chat and whole-account Telegram exports are read.
     Import(ImportArgs),
+    /// Export one conversation (history, objects, state) as a JSON document, after replaying FILE.
+    ///
+    /// The document moves a conversation between deployments or shares it: `chatctx import DOC.json` turns it
+    /// back into a replay line, and importing then exporting gives the same document.
+    Export(ExportArgs),
     /// Check configuration: report unknown keys and bad values, print the effective settings.
     Config {
         #[command(subcommand)]
@@ -70,6 +75,21 @@ struct ImportArgs {
     bot_user_id: Option<String>,
 }
 
+#[derive(Args)]
+struct ExportArgs {
+    /// Replay file to build the state from; `-` or nothing reads stdin.
+    file: Option<PathBuf>,
+    /// The chat to export (group ids are negative: `--chat -1001234567890` works).
+    #[arg(long, allow_hyphen_values = true)]
+    chat: String,
+    /// Its channel.
+    #[arg(long, default_value = "telegram")]
+    channel: String,
+    /// Configuration file.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum ConfigAction {
     /// Validate a configuration file and the CHATCTX_* environment.
@@ -86,6 +106,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Replay(a) => run_replay(a),
         Command::Import(a) => run_import(a),
+        Command::Export(a) => run_export(a),
         Command::Config { action: ConfigAction::Check { config } } => check_config(config.as_deref()),
     };
     match result {
@@ -155,6 +176,15 @@ fn run_import(a: ImportArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
     let root: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", a.file.display()))?;
+    if root.get("format").and_then(serde_json::Value::as_str) == Some(chatctx_core::transfer::FORMAT) {
+        // A conversation document: check that it loads, then hand it to replay as one line.
+        Engine::new(Default::default()).import_conversation(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        let mut out = io::stdout().lock();
+        out.write_all(b"{\"import\":")?;
+        serde_json::to_writer(&mut out, &root)?;
+        out.write_all(b"}\n")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let bot = chatctx_telegram::Bot {
         user_id: a.bot_user_id,
         username: a.bot_username.map(|u| u.trim_start_matches('@').to_owned()),
@@ -171,6 +201,22 @@ fn run_import(a: ImportArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     tracing::info!("imported {} events ({} warnings)", imported.events.len(), imported.warnings.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_export(a: ExportArgs) -> Result<ExitCode> {
+    let cfg = load_config(a.config.as_deref())?;
+    let mut engine = Engine::new(cfg.core);
+    let input: Box<dyn Read> = match a.file.as_deref() {
+        None => Box::new(io::stdin().lock()),
+        Some(p) if p == Path::new("-") => Box::new(io::stdin().lock()),
+        Some(p) => Box::new(File::open(p).with_context(|| format!("cannot open replay file {}", p.display()))?),
+    };
+    replay::run(&mut engine, BufReader::new(input), io::sink()).context("reading the replay file failed")?;
+    let doc = engine.export_conversation(&a.channel, &a.chat).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &doc)?;
+    out.write_all(b"\n")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,6 @@
 //! `chatctx replay` (SPEC §7): a deterministic offline driver. Reads JSON Lines of
-//! `{"event": …}` and `{"call": "…", "args": …}` and writes one line per call; a rejected line writes an
+//! `{"event": …}`, `{"call": "…", "args": …}` and `{"import": <conversation document>}` (an extension: loads
+//! a conversation exported by `chatctx export`) and writes one line per call; a rejected line writes an
 //! `event_error` line and the run goes on. Blank lines and lines starting with `#` are skipped.
 
 use std::io::{self, BufRead, Write};
@@ -96,6 +97,13 @@ fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp) -> Step {
         Ok(v) => v,
         Err(e) => return Step::Rejected(Error::invalid_event(format!("the line is not valid JSON: {e}"))),
     };
+    if let Some(doc) = v.get("import") {
+        // A conversation document (`chatctx export`): replaces that chat whole.
+        return match engine.import_conversation(doc) {
+            Ok(()) => Step::Accepted,
+            Err(e) => Step::Rejected(e),
+        };
+    }
     if let Some(event) = v.get("event") {
         let decoded = match ingest::decode(event, *newest) {
             Ok(d) => d,
@@ -134,7 +142,7 @@ fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp) -> Step {
             Step::Answered(name.clone(), result)
         }
         Some(_) => Step::Rejected(Error::invalid_request("field `call`: expected a tool name")),
-        None => Step::Rejected(Error::invalid_event("a replay line needs `event` or `call`")),
+        None => Step::Rejected(Error::invalid_event("a replay line needs `event`, `call` or `import`")),
     }
 }
 

@@ -157,3 +157,53 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Export, import, export: the same document; and the imported engine answers every tool the same.
+    #[test]
+    fn conversations_round_trip(ops in proptest::collection::vec(op(), 0..100), seed in 0u16..30, patch in 0u8..3) {
+        let mut a = build(events(&ops));
+        if a.chat_count() == 0 || a.export_conversation("telegram", "-0").is_err() {
+            return Ok(());
+        }
+        let now = Timestamp::from_unix(T0 + 10_000).unwrap();
+        a.call("update_scenario", &json!({"chat_id": "-0", "patch": {"plan": patch, "nested": {"k": [patch]}}}), now).unwrap();
+        a.call("update_scenario", &json!({"chat_id": "-0", "topic_id": "1", "patch": {"x": 1}}), now).unwrap();
+        let doc = serde_json::to_value(a.export_conversation("telegram", "-0").unwrap()).unwrap();
+        let mut b = Engine::new(Settings::default());
+        b.import_conversation(&doc).unwrap();
+        let again = serde_json::to_value(b.export_conversation("telegram", "-0").unwrap()).unwrap();
+        prop_assert_eq!(&doc, &again);
+        prop_assert_eq!(calls(&mut a, seed), calls(&mut b, seed));
+        let get = json!({"chat_id": "-0", "revisions": true});
+        prop_assert_eq!(
+            serde_json::to_string(&a.call("get_scenario", &get, now).unwrap()).unwrap(),
+            serde_json::to_string(&b.call("get_scenario", &get, now).unwrap()).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_bad_document_changes_nothing() {
+    let mut e = build(events(&[Op::Msg {
+        chat: 0,
+        topic: None,
+        id: 1,
+        user: 1,
+        reply: None,
+        att: None,
+        link: false,
+        bot: false,
+        dt: 1,
+    }]));
+    let before = serde_json::to_string(&e.export_conversation("telegram", "-0").unwrap()).unwrap();
+    let mut doc = serde_json::to_value(e.export_conversation("telegram", "-0").unwrap()).unwrap();
+    doc["history"][0]["sender"] = json!(99);
+    assert!(e.import_conversation(&doc).unwrap_err().message.contains("history[0].sender"));
+    doc["format"] = json!("something.else");
+    assert!(e.import_conversation(&doc).is_err());
+    assert!(e.import_conversation(&json!({"format": "chatctx.conversation.v1"})).is_err());
+    assert_eq!(serde_json::to_string(&e.export_conversation("telegram", "-0").unwrap()).unwrap(), before);
+}

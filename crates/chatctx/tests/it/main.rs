@@ -153,3 +153,29 @@ fn config_check_and_bad_configs() {
     let env = bin().env("CHATCTX_HISTORY__MODE", "noisy").args(["replay"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(env.status.code(), Some(2), "environment values are validated too");
 }
+
+#[test]
+fn export_import_export_gives_the_same_document() {
+    let args =
+        ["export", "--chat", "-1001847508954", "examples/team-chat.jsonl", "--config", "examples/team-chat.toml"];
+    let first = bin().current_dir(repo("")).args(args).output().unwrap();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let dir = std::env::temp_dir().join(format!("chatctx-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let doc = dir.join("doc.json");
+    std::fs::write(&doc, &first.stdout).unwrap();
+    let line = bin().args(["import", doc.to_str().unwrap()]).output().unwrap();
+    assert!(line.status.success(), "{}", String::from_utf8_lossy(&line.stderr));
+    assert!(line.stdout.starts_with(b"{\"import\":"));
+    let replay = dir.join("doc.jsonl");
+    std::fs::write(&replay, &line.stdout).unwrap();
+    let second = bin()
+        .current_dir(repo(""))
+        .args(["export", "--chat", "-1001847508954", replay.to_str().unwrap(), "--config", "examples/team-chat.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(first.stdout, second.stdout, "import then export gives the same document");
+    let v: Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(v["format"], "chatctx.conversation.v1");
+    assert!(v["history"].as_array().unwrap().len() >= 9 && !v["objects"].as_array().unwrap().is_empty());
+}

@@ -1,0 +1,297 @@
+//! Export and import of one conversation (one chat: its people, history, objects and state) as one JSON
+//! document, so a conversation can be shared or moved. The document is exact: importing it and exporting
+//! again gives the same bytes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::chat::{Chat, Extra, Item};
+use crate::engine::{Engine, unknown_chat};
+use crate::error::Error;
+use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
+use crate::objects::Object;
+use crate::scenario::{Delta, Scenario};
+use crate::time::Timestamp;
+
+/// The format tag of a conversation document.
+pub const FORMAT: &str = "chatctx.conversation.v1";
+
+/// One conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationDoc {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Platform.
+    pub channel: String,
+    /// The chat.
+    pub chat_id: String,
+    /// `private`, `group`, …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_type: Option<String>,
+    /// Speakers as they were when they spoke (history items refer to them by position).
+    pub people: Vec<PersonDoc>,
+    /// Every stored item, oldest first.
+    pub history: Vec<ItemDoc>,
+    /// Every object, in registration order.
+    pub objects: Vec<ObjectDoc>,
+    /// The state of each conversation scope.
+    pub scenarios: Vec<ScenarioDoc>,
+}
+
+/// One speaker profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonDoc {
+    /// Platform user id (empty for placeholders).
+    pub user_id: String,
+    /// Username.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// Nickname.
+    pub nickname: String,
+    /// A bot account.
+    pub is_bot: bool,
+    /// The reference.
+    pub display_ref: String,
+    /// `system` or `bot` for the placeholder speakers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anonymous: Option<String>,
+}
+
+/// One history item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItemDoc {
+    /// Its topic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
+    /// Who produced it.
+    pub kind: ItemKind,
+    /// Message id (none for reactions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// Reply target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to_message_id: Option<String>,
+    /// When.
+    pub sent_at: Timestamp,
+    /// Position of the speaker in `people`.
+    pub sender: u32,
+    /// Normalized text.
+    pub text: String,
+    /// `[sender_ref, text]` of a quote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<(String, String)>,
+    /// The bot's actions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
+    /// Why it exists.
+    pub origin: Origin,
+    /// Whether it made the bot run.
+    pub triggered_agent: bool,
+}
+
+/// One object, every field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectDoc {
+    /// Id.
+    pub object_id: String,
+    /// Kind.
+    pub kind: ObjectKind,
+    /// Source message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_message_id: Option<String>,
+    /// Topic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
+    /// Label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title_or_label: Option<String>,
+    /// Creator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by_user_id: Option<String>,
+    /// Bot-created.
+    pub created_by_bot: bool,
+    /// Registered.
+    pub created_at: Timestamp,
+    /// Last touched.
+    pub last_touched_at: Timestamp,
+    /// Latest activation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation: Option<Activation>,
+    /// Its time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activated_at: Option<Timestamp>,
+    /// The message whose handling caused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activated_by: Option<String>,
+    /// Closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<Timestamp>,
+    /// Platform id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+}
+
+/// The state of one scope with its kept revisions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioDoc {
+    /// The topic (none: the chat's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
+    /// Current revision.
+    pub revision: u64,
+    /// Current state.
+    pub state: Map<String, Value>,
+    /// When it was written.
+    pub updated_at: Option<Timestamp>,
+    /// The state before the oldest kept revision.
+    pub base: Map<String, Value>,
+    /// Kept revisions, oldest first.
+    pub revisions: Vec<RevisionDoc>,
+}
+
+/// One kept revision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevisionDoc {
+    /// Its number.
+    pub revision: u64,
+    /// When.
+    pub at: Timestamp,
+    /// The patch (or, for a revert, the state written back).
+    pub patch: Value,
+    /// `[key, new value or null]` for each top-level key it changed.
+    pub delta: Delta,
+}
+
+fn object_doc(o: &Object) -> ObjectDoc {
+    ObjectDoc {
+        object_id: o.object_id.clone(),
+        kind: o.kind,
+        source_message_id: o.source_message_id.clone(),
+        topic_id: o.topic_id.clone(),
+        title_or_label: o.title_or_label.clone(),
+        created_by_user_id: o.created_by_user_id.clone(),
+        created_by_bot: o.created_by_bot,
+        created_at: o.created_at,
+        last_touched_at: o.last_touched_at,
+        activation: o.activation,
+        activated_at: o.activated_at,
+        activated_by: o.activated_by.clone(),
+        closed_at: o.closed_at,
+        external_id: o.external_id.clone(),
+    }
+}
+
+impl Engine {
+    /// The whole conversation of one chat as a document.
+    pub fn export_conversation(&self, channel: &str, chat_id: &str) -> Result<ConversationDoc, Error> {
+        let chat = self.chat(channel, chat_id).ok_or_else(|| unknown_chat(chat_id))?;
+        let mut items: Vec<(&Item, Option<&str>)> =
+            chat.convs.iter().flat_map(|c| c.items.iter().map(move |i| (i, c.topic.as_deref()))).collect();
+        items.sort_by_key(|(i, _)| i.key());
+        let history = items
+            .into_iter()
+            .map(|(i, topic)| ItemDoc {
+                topic_id: topic.map(str::to_owned),
+                kind: i.kind,
+                message_id: i.message_id.as_deref().map(str::to_owned),
+                reply_to_message_id: i.reply_to.as_deref().map(str::to_owned),
+                sent_at: i.sent_at,
+                sender: i.sender,
+                text: i.text.to_string(),
+                quote: i.extra.as_ref().and_then(|x| x.quote.as_ref()).map(|q| (q.0.to_string(), q.1.to_string())),
+                actions: i.extra.as_ref().map(|x| x.actions.clone()).unwrap_or_default(),
+                origin: i.origin,
+                triggered_agent: i.triggered,
+            })
+            .collect();
+        Ok(ConversationDoc {
+            format: FORMAT.to_owned(),
+            channel: channel.to_owned(),
+            chat_id: chat_id.to_owned(),
+            chat_type: chat.chat_type.as_deref().map(str::to_owned),
+            people: chat.people.export(),
+            history,
+            objects: chat.objects.in_order().map(object_doc).collect(),
+            scenarios: chat.scenarios.iter().map(|(t, s)| s.export(t.clone())).collect(),
+        })
+    }
+
+    /// Loads a conversation document, replacing whatever the engine held for that chat. The document is
+    /// checked whole first; a bad one changes nothing.
+    pub fn import_conversation(&mut self, v: &Value) -> Result<(), Error> {
+        let doc: ConversationDoc = ConversationDoc::deserialize(v)
+            .map_err(|e| Error::invalid_request(format!("not a conversation document: {e}")))?;
+        if doc.format != FORMAT {
+            return Err(Error::invalid_request(format!("field `format`: expected {FORMAT:?}, got {:?}", doc.format)));
+        }
+        if doc.chat_id.is_empty() || doc.channel.is_empty() {
+            return Err(Error::invalid_request("fields `channel` and `chat_id` must not be empty"));
+        }
+        if let Some((i, it)) = doc.history.iter().enumerate().find(|(_, it)| it.sender as usize >= doc.people.len()) {
+            return Err(Error::invalid_request(format!(
+                "field `history[{i}].sender`: no person {} in `people`",
+                it.sender
+            )));
+        }
+        let settings = self.settings().clone();
+        let mut chat = Chat::default();
+        chat.chat_type = doc.chat_type.as_deref().map(Into::into);
+        for p in &doc.people {
+            chat.people.import(p);
+        }
+        for (seq, it) in doc.history.iter().enumerate() {
+            let conv = chat.conv_for(it.topic_id.as_deref());
+            let quote = it.quote.as_ref().map(|(r, t)| (r.as_str().into(), t.as_str().into()));
+            let item = Item {
+                seq: seq as u64,
+                sent_at: it.sent_at,
+                sender: it.sender,
+                kind: it.kind,
+                origin: it.origin,
+                triggered: it.triggered_agent,
+                tokens: crate::engine::item_tokens(&it.text, quote.as_ref(), &it.actions),
+                message_id: it.message_id.as_deref().map(Into::into),
+                reply_to: it.reply_to_message_id.as_deref().map(Into::into),
+                text: it.text.as_str().into(),
+                extra: Extra::boxed(quote, it.actions.clone()),
+            };
+            chat.insert(conv, item, settings.conversation.cache_max_per_conversation.max(doc.history.len()));
+        }
+        chat.next_seq = doc.history.len() as u64;
+        for o in &doc.objects {
+            chat.objects.upsert(
+                Object {
+                    object_id: o.object_id.clone(),
+                    kind: o.kind,
+                    source_message_id: o.source_message_id.clone(),
+                    topic_id: o.topic_id.clone(),
+                    title_or_label: o.title_or_label.clone(),
+                    created_by_user_id: o.created_by_user_id.clone(),
+                    created_by_bot: o.created_by_bot,
+                    created_at: o.created_at,
+                    last_touched_at: o.last_touched_at,
+                    activation: o.activation,
+                    activated_at: o.activated_at,
+                    closed_at: o.closed_at,
+                    external_id: o.external_id.clone(),
+                    activated_by: o.activated_by.clone(),
+                },
+                settings.objects.max_per_chat.max(doc.objects.len()),
+                &settings.objects,
+            );
+        }
+        for s in &doc.scenarios {
+            chat.scenarios.insert(s.topic_id.clone(), Scenario::import(s));
+        }
+        let externals: Vec<(String, String)> =
+            doc.objects.iter().filter_map(|o| o.external_id.clone().map(|e| (e, o.object_id.clone()))).collect();
+        self.replace_chat(&doc.channel, &doc.chat_id, chat, externals);
+        Ok(())
+    }
+}
