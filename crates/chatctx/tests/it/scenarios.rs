@@ -1,6 +1,7 @@
 //! Runs every scenario file of `tests/scenarios/` through `replay` and checks each call's `expect`:
 //! `{"status", "object_id"?, "candidates"?, "scope_used"?}` for resolve, `{"status", "object_ids"?,
-//! "truncated"?, "activation"?, "expires_at"?, "scope_match"?}` for list, or `{"error": code}`.
+//! "truncated"?, "activation"?, "expires_at"?, "scope_match"?}` for list, `{"revision"?, "state"?,
+//! "changed"?}` for conversation state, or `{"error": code}`.
 
 use chatctx::replay;
 use chatctx_core::{Engine, Settings};
@@ -17,6 +18,17 @@ fn check(expect: &Value, got: &Value) -> Result<(), String> {
         return if got["error"]["code"] == *code { Ok(()) } else { Err(format!("expected error {code}, got {got}")) };
     }
     let r = got.get("result").ok_or_else(|| format!("expected a result, got {got}"))?;
+    // Conversation state answers: revision, state, changed.
+    if expect.get("revision").is_some() || expect.get("state").is_some() {
+        for key in ["revision", "state", "changed"] {
+            if let Some(want) = expect.get(key)
+                && r[key] != *want
+            {
+                return Err(format!("{key} {} != expected {want}", r[key]));
+            }
+        }
+        return Ok(());
+    }
     if r["status"] != expect["status"] {
         return Err(format!(
             "status {} != expected {}; candidates {:?}",
