@@ -80,6 +80,12 @@ impl Engine {
         *self.chat_mut(channel, chat_id) = chat;
     }
 
+    /// Forgets a chat completely: history, people, objects, state. Whether it was held.
+    pub fn remove_chat(&mut self, channel: &str, chat_id: &str) -> bool {
+        self.external.retain(|_, (ch, c, _)| !(&**ch == channel && &**c == chat_id));
+        self.chats.get_mut(channel).is_some_and(|chats| chats.remove(chat_id).is_some())
+    }
+
     /// Number of objects held in all chats.
     pub fn object_count(&self) -> usize {
         self.chats.values().flat_map(HashMap::values).map(|c| c.objects.len()).sum()

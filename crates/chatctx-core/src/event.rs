@@ -573,7 +573,14 @@ impl ActivationEvent {
     fn decode(f: Fields<'_>) -> Result<Self, Error> {
         Ok(Self {
             channel: channel(&f)?,
-            target: ObjectRef::Id { chat_id: f.req_id("chat_id")?, object_id: f.req_id("object_id")? },
+            // By id in a chat, or (as the Telegram mapping writes for poll answers) by the platform's own id.
+            target: match (f.id("object_id")?, f.id("external_id")?) {
+                (None, Some(external_id)) => ObjectRef::External { external_id },
+                (object_id, _) => ObjectRef::Id {
+                    chat_id: f.req_id("chat_id")?,
+                    object_id: object_id.ok_or_else(|| f.err("object_id", "is required"))?,
+                },
+            },
             event: activation(&f, "event")?.ok_or_else(|| f.err("event", "is required"))?,
             at: f.req_time("at")?,
             by_user_id: f.id("by_user_id")?,
@@ -714,7 +721,8 @@ mod tests {
     fn events_round_trip_through_json() {
         let activation = json!({"type": "activation", "chat_id": "-100500", "object_id": "rem-9", "event": "listed",
          "at": "2026-02-13T09:00:00Z", "by_user_id": "42", "message_id": "530"});
-        for v in [spec_message(), activation] {
+        let external = json!({"type": "activation", "external_id": "poll-7", "event": "voted", "at": 1_770_000_000, "close": true});
+        for v in [spec_message(), activation, external] {
             let e = Event::decode(&v).unwrap();
             assert_eq!(Event::decode(&serde_json::to_value(&e).unwrap()).unwrap(), e);
         }

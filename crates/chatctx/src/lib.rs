@@ -5,6 +5,7 @@
 //! - [`config`]: TOML file and `CHATCTX_SECTION__KEY` environment into validated settings.
 //! - [`ingest`]: any input event (including `telegram_update`) into core events.
 //! - [`replay`]: the deterministic JSON Lines driver.
+//! - [`service`]: the engine behind a durable store, shared by the server front ends.
 //! - [`triage`]: model triage over an OpenAI-compatible endpoint.
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
@@ -12,4 +13,5 @@
 pub mod config;
 pub mod ingest;
 pub mod replay;
+pub mod service;
 pub mod triage;

@@ -86,6 +86,15 @@ pub fn run(engine: &mut Engine, input: impl BufRead, mut output: impl Write) -> 
     Ok(stats)
 }
 
+/// Applies one replay line to `engine` without writing an answer: how a server rebuilds its state from its
+/// log. `newest` is the running "now" for calls without one.
+pub fn load_line(engine: &mut Engine, line: &str, newest: &mut Timestamp) -> Result<(), Error> {
+    match step(engine, line, newest) {
+        Step::Accepted | Step::Answered(_, Ok(_)) => Ok(()),
+        Step::Rejected(e) | Step::Answered(_, Err(e)) => Err(e),
+    }
+}
+
 enum Step {
     Accepted,
     Rejected(Error),

@@ -1,0 +1,123 @@
+//! The service: durable writes, rebuild on start, partial batches, forgetting a chat.
+
+use chatctx::config::LlmSettings;
+use chatctx::service::Service;
+use chatctx_core::tools::ToolResponse;
+use chatctx_core::{ErrorCode, Settings, Timestamp};
+use serde_json::{Value, json};
+
+fn db(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("chatctx-svc-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("chatctx.db");
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+fn open(path: &std::path::Path) -> (Service, u64) {
+    let store = chatctx_store::open(&format!("sqlite://{}", path.display())).unwrap();
+    let mut s = Settings::default();
+    s.history.mode = chatctx_core::settings::Mode::Talkative;
+    Service::open(s, LlmSettings::default(), store).unwrap()
+}
+
+fn message(id: u32, text: &str, att: bool) -> Value {
+    let mut v = json!({"type": "message", "chat_id": "-1", "message_id": id.to_string(), "kind": "inbound_user",
+                       "sent_at": 1_770_000_000 + id, "sender": {"user_id": "1", "username": "ann"}, "text": text});
+    if att {
+        v["attachments"] = json!([{"kind": "media.image", "label": "x.png"}]);
+    }
+    v
+}
+
+fn now() -> Timestamp {
+    Timestamp::from_unix(1_770_000_100).unwrap()
+}
+
+fn value(r: ToolResponse) -> Value {
+    serde_json::to_value(r).unwrap()
+}
+
+#[test]
+fn everything_acknowledged_survives_a_restart() {
+    let path = db("restart");
+    let (svc, loaded) = open(&path);
+    assert_eq!(loaded, 0);
+    let report = svc
+        .ingest(&[message(1, "look", true), json!({"type": "bogus"}), message(2, "what is it?", false)], now())
+        .unwrap();
+    assert_eq!(report.accepted, 2);
+    assert_eq!((report.rejected[0].index, report.rejected[0].code), (1, ErrorCode::UnsupportedEvent));
+    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"plan": "trip"}}), now()).unwrap();
+    let r = value(
+        svc.call(
+            "resolve_reference_target",
+            &json!({"chat_id": "-1", "current_message_id": "2", "sender_user_id": "1",
+        "normalized_reference_hints": {"target_kind_hint": "image"}}),
+            now(),
+        )
+        .unwrap(),
+    );
+    assert_eq!(r["status"], "resolved");
+    let before = value(
+        svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "2"}), now()).unwrap(),
+    );
+    let objects_before = svc.read(|e| serde_json::to_string(&e.objects("telegram", "-1").unwrap()).unwrap()).unwrap();
+    drop(svc);
+
+    let (svc, loaded) = open(&path);
+    assert_eq!(loaded, 4, "two events, one state update, one recorded resolution");
+    let after = value(
+        svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "2"}), now()).unwrap(),
+    );
+    assert_eq!(before, after, "the same answer after the restart");
+    let objects_after = svc.read(|e| serde_json::to_string(&e.objects("telegram", "-1").unwrap()).unwrap()).unwrap();
+    assert_eq!(objects_before, objects_after, "the resolution's activation too");
+    let s = value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap());
+    assert_eq!((s["revision"].as_u64(), &s["state"]), (Some(1), &json!({"plan": "trip"})));
+}
+
+#[test]
+fn reads_and_rejections_write_nothing() {
+    let path = db("reads");
+    let (svc, _) = open(&path);
+    svc.ingest(&[message(1, "hi", false)], now()).unwrap();
+    svc.call("get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap();
+    svc.call("list_active_context_objects", &json!({"chat_id": "-1"}), now()).unwrap();
+    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {}}), now()).unwrap();
+    assert!(svc.call("update_scenario", &json!({"chat_id": "-1", "patch": [1]}), now()).is_err());
+    assert_eq!(svc.ingest(&[json!({"type": "message"})], now()).unwrap().accepted, 0);
+    drop(svc);
+    assert_eq!(open(&path).1, 1, "only the one accepted event was logged");
+}
+
+#[test]
+fn forgetting_a_chat_is_complete_and_lasting() {
+    let path = db("forget");
+    let (svc, _) = open(&path);
+    svc.ingest(&[message(1, "secret", false)], now()).unwrap();
+    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"pin": 1234}}), now()).unwrap();
+    assert!(svc.delete_chat("telegram", "-1").unwrap());
+    let err = svc.call("get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::UnknownChat);
+    drop(svc);
+    let (svc, loaded) = open(&path);
+    assert_eq!(loaded, 0);
+    assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["revision"], 0);
+}
+
+#[test]
+fn an_import_replaces_the_chats_log() {
+    let path = db("import");
+    let (svc, _) = open(&path);
+    svc.ingest(&[message(1, "a", false), message(2, "b", false)], now()).unwrap();
+    let doc = svc.read(|e| serde_json::to_value(e.export_conversation("telegram", "-1").unwrap()).unwrap()).unwrap();
+    svc.ingest(&[message(3, "c", false)], now()).unwrap();
+    svc.import(&doc).unwrap();
+    drop(svc);
+    let (svc, loaded) = open(&path);
+    assert_eq!(loaded, 1, "one import line stands for the chat");
+    let h = value(svc.call("get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap());
+    let texts: Vec<&str> = h["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["a", "b"]);
+}
