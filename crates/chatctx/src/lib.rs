@@ -3,6 +3,7 @@
 //!
 //! Modules:
 //! - [`config`]: TOML file and `CHATCTX_SECTION__KEY` environment into validated settings.
+//! - [`http`]: the HTTP front end (axum).
 //! - [`ingest`]: any input event (including `telegram_update`) into core events.
 //! - [`replay`]: the deterministic JSON Lines driver.
 //! - [`service`]: the engine behind a durable store, shared by the server front ends.
@@ -11,6 +12,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod config;
+pub mod http;
 pub mod ingest;
 pub mod replay;
 pub mod service;

@@ -28,6 +28,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the HTTP API on the embedded store (SQLite by default): events in, tools out, durable.
+    ///
+    /// Binds 127.0.0.1:7878 unless told otherwise. Every acknowledged write is on disk before the answer; on
+    /// start the state is rebuilt from the store. Stops cleanly on Ctrl-C or SIGTERM.
+    Serve(ServeArgs),
     /// Run a replay file offline: JSON Lines of {"event": …} and {"call": "<tool>", "args": {…}}.
     ///
     /// Prints one JSON line per call ({"call", "result"} or {"call", "error"}) and one {"event_error"} line per
@@ -76,6 +81,19 @@ struct ImportArgs {
 }
 
 #[derive(Args)]
+struct ServeArgs {
+    /// Configuration file.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Listen address (overrides server.listen), e.g. 127.0.0.1:7878 or 127.0.0.1:0 for any free port.
+    #[arg(long)]
+    listen: Option<String>,
+    /// Store (overrides store.url): sqlite://PATH or memory.
+    #[arg(long)]
+    store: Option<String>,
+}
+
+#[derive(Args)]
 struct ExportArgs {
     /// Replay file to build the state from; `-` or nothing reads stdin.
     file: Option<PathBuf>,
@@ -104,6 +122,7 @@ fn main() -> ExitCode {
     init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Serve(a) => run_serve(a),
         Command::Replay(a) => run_replay(a),
         Command::Import(a) => run_import(a),
         Command::Export(a) => run_export(a),
@@ -140,6 +159,53 @@ fn load_config(path: Option<&Path>) -> Result<config::Config> {
         tracing::warn!("{w}");
     }
     Ok(loaded.config)
+}
+
+fn run_serve(a: ServeArgs) -> Result<ExitCode> {
+    let cfg = load_config(a.config.as_deref())?;
+    let listen = a.listen.unwrap_or(cfg.server.listen.clone());
+    let url = a.store.unwrap_or(cfg.store.url.clone());
+    let store = chatctx_store::open(&url).map_err(|e| anyhow::anyhow!("store.url {url}: {e}"))?;
+    let started = std::time::Instant::now();
+    let (service, loaded) = chatctx::service::Service::open(cfg.core, cfg.llm, store)?;
+    tracing::info!("rebuilt {loaded} logged operations from {url} in {:.2?}", started.elapsed());
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
+    runtime.block_on(async move {
+        let listener =
+            tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+        let addr = listener.local_addr()?;
+        if !addr.ip().is_loopback() && cfg.server.tokens.is_empty() {
+            tracing::warn!("listening on {addr}, beyond this machine, without any server.tokens");
+        }
+        tracing::info!("listening on {addr}");
+        chatctx::http::run(listener, std::sync::Arc::new(service), shutdown_signal()).await?;
+        tracing::info!("stopped");
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
 }
 
 fn run_replay(a: ReplayArgs) -> Result<ExitCode> {

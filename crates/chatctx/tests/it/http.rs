@@ -1,0 +1,186 @@
+//! The HTTP server, as a real process on 127.0.0.1:0: routes, errors, and durability under SIGKILL.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// The body of an answer as JSON.
+trait JsonBody {
+    fn json_value(self) -> Value;
+}
+
+impl JsonBody for reqwest::blocking::Response {
+    fn json_value(self) -> Value {
+        serde_json::from_slice(&self.bytes().unwrap()).unwrap()
+    }
+}
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(store: &str) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
+        .env("CHATCTX_LOG", "info")
+        .env("CHATCTX_CONVERSATION__CACHE_MAX_PER_CONVERSATION", "1000000")
+        .env("CHATCTX_HISTORY__MODE", "talkative")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut base = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(at) = line.find("listening on ") {
+            base = Some(format!("http://{}", line[at + 13..].trim()));
+            break;
+        }
+    }
+    // Keep draining the log so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, base: base.expect("the server printed its address") }
+}
+
+fn client() -> reqwest::blocking::Client {
+    chatctx::triage::install_tls_provider();
+    // No pooling: after a 413 the server closes the connection without reading the rest of the body.
+    reqwest::blocking::Client::builder().timeout(Duration::from_secs(10)).pool_max_idle_per_host(0).build().unwrap()
+}
+
+fn msg(id: u64) -> Value {
+    json!({"type": "message", "chat_id": "-1", "message_id": id.to_string(), "kind": "inbound_user", "sent_at": 1_770_000_000 + id,
+           "sender": {"user_id": "1", "username": "ann"}, "text": format!("m{id}"), "triggered_agent": true})
+}
+
+fn stored_ids(c: &reqwest::blocking::Client, base: &str) -> HashSet<String> {
+    let r = c.get(format!("{base}/v1/chats/-1/history")).send().unwrap();
+    if r.status() == 404 {
+        return HashSet::new();
+    }
+    let items: Vec<Value> = serde_json::from_value(r.json_value()).unwrap();
+    items.iter().filter_map(|i| i["message_id"].as_str().map(str::to_owned)).collect()
+}
+
+fn db(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("chatctx-http-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("chatctx.db");
+    let _ = std::fs::remove_file(&path);
+    format!("sqlite://{}", path.display())
+}
+
+#[test]
+fn routes_and_errors() {
+    let s = start("memory");
+    let c = client();
+    let post = |path: &str, body: String| c.post(format!("{}{path}", s.base)).body(body).send().unwrap();
+    let ok = post("/v1/events", msg(1).to_string());
+    assert_eq!(ok.status(), 200);
+    assert_eq!(ok.json_value(), json!({"accepted": 1, "rejected": []}));
+    // A JSON array and JSON Lines, with one bad event each: the rest is accepted, the bad one reported.
+    let batch = post("/v1/events", json!([msg(2), {"type": "message"}, msg(3)]).to_string()).json_value();
+    assert_eq!((batch["accepted"].as_u64(), batch["rejected"][0]["index"].as_u64()), (Some(2), Some(1)));
+    let lines = format!("{}\n{}\n", msg(4), json!({"type": "typing"}));
+    let batch = post("/v1/events", lines).json_value();
+    assert_eq!(
+        (batch["accepted"].as_u64(), batch["rejected"][0]["code"].as_str()),
+        (Some(1), Some("unsupported_event"))
+    );
+    // Bad input: a 4xx with its code, and nothing changes.
+    let before = stored_ids(&c, &s.base);
+    for (path, body, status, code) in [
+        ("/v1/events", "{not json".to_owned(), 400, "invalid_event"),
+        ("/v1/events", json!({"type": "message", "chat_id": 1}).to_string(), 400, "invalid_event"),
+        ("/v1/events", json!({"type": "message", "chat_id": "-1", "message_id": 9, "kind": "inbound_user", "sent_at": "soon", "sender": {"user_id": 1}}).to_string(), 400, "invalid_event"),
+        ("/v1/tools/no_such_tool", "{}".to_owned(), 404, "unknown_tool"),
+        ("/v1/tools/get_chat_history_context", json!({"chat_id": "-404"}).to_string(), 404, "unknown_chat"),
+        ("/v1/tools/get_chat_history_context", "[1]".to_owned(), 400, "invalid_request"),
+        ("/v1/tools/update_scenario", json!({"chat_id": "-1", "patch": "x"}).to_string(), 400, "invalid_patch"),
+        ("/v1/events", "x".repeat(5 * 1024 * 1024), 413, "payload_too_large"),
+        ("/v1/telegram/updates", "[]".to_owned(), 400, "invalid_event"),
+    ] {
+        let r = post(path, body);
+        assert_eq!(r.status().as_u16(), status, "{path}");
+        assert_eq!(r.json_value()["code"], code, "{path}");
+    }
+    assert_eq!(stored_ids(&c, &s.base), before, "rejected input changed nothing");
+    // Tools, a Telegram webhook update, the state, forgetting the chat.
+    let update = json!({"update_id": 1, "message": {"message_id": 10, "date": 1_770_000_010, "chat": {"id": -1, "type": "group"},
+                        "from": {"id": 2, "first_name": "Bo", "username": "bo"}, "text": "@my_bot hi", "entities": [{"type": "mention", "offset": 0, "length": 7}]}});
+    assert_eq!(post("/v1/telegram/updates?bot_username=my_bot", update.to_string()).status(), 200);
+    let h =
+        post("/v1/tools/get_chat_history_context", json!({"chat_id": "-1", "current_message_id": "10"}).to_string())
+            .json_value();
+    assert_eq!(h["items"].as_array().unwrap().len(), 4);
+    let s1 = post("/v1/tools/update_scenario", json!({"chat_id": "-1", "patch": {"plan": 1}}).to_string()).json_value();
+    assert_eq!(s1["revision"], 1);
+    let conflict = post(
+        "/v1/tools/update_scenario",
+        json!({"chat_id": "-1", "patch": {"plan": 2}, "expected_revision": 0}).to_string(),
+    );
+    assert_eq!(conflict.status(), 409);
+    let sc = c.get(format!("{}/v1/chats/-1/scenario", s.base)).send().unwrap().json_value();
+    assert_eq!(sc["state"], json!({"plan": 1}));
+    assert_eq!(c.get(format!("{}/healthz", s.base)).send().unwrap().status(), 200);
+    let d = c.delete(format!("{}/v1/chats/-1", s.base)).send().unwrap().json_value();
+    assert_eq!(d["deleted"], true);
+    assert!(stored_ids(&c, &s.base).is_empty());
+}
+
+#[test]
+fn nothing_acknowledged_is_lost_when_the_server_is_killed() {
+    let store = db("kill");
+    let c = client();
+    let acked: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let mut next_id = 1u64;
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    for cycle in 0..20 {
+        let s = start(&store);
+        let present = stored_ids(&c, &s.base);
+        let missing: Vec<String> = acked.lock().unwrap().difference(&present).cloned().collect();
+        assert!(missing.is_empty(), "cycle {cycle}: acknowledged but lost: {missing:?}");
+        // Send batches until killed; remember what was acknowledged.
+        let (base, acked2, first) = (s.base.clone(), acked.clone(), next_id);
+        let sender = std::thread::spawn(move || {
+            let c = client();
+            let mut id = first;
+            loop {
+                let batch: Vec<Value> = (id..id + 10).map(msg).collect();
+                match c.post(format!("{base}/v1/events")).body(Value::Array(batch).to_string()).send() {
+                    Ok(r) if r.status() == 200 => {
+                        let mut a = acked2.lock().unwrap();
+                        a.extend((id..id + 10).map(|i| i.to_string()));
+                    }
+                    _ => return id,
+                }
+                id += 10;
+            }
+        });
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        std::thread::sleep(Duration::from_millis(20 + rng % 150));
+        drop(s); // SIGKILL, mid-batch at some point
+        next_id = sender.join().unwrap() + 10;
+    }
+    let s = start(&store);
+    let present = stored_ids(&c, &s.base);
+    let acked = acked.lock().unwrap();
+    assert!(acked.len() >= 100, "the test sent real traffic ({} acknowledged)", acked.len());
+    assert!(acked.is_subset(&present), "{} acknowledged events lost", acked.difference(&present).count());
+}
