@@ -147,10 +147,26 @@ fn init_logging() {
     };
     tracing_subscriber::fmt()
         .with_max_level(level)
-        .with_writer(io::stderr)
+        .with_writer(|| LogWriter)
         .with_ansi(io::stderr().is_terminal())
         .with_target(false)
         .init();
+}
+
+/// Stderr that never fails: a log line that cannot be written (the pipe reading the logs went away) is
+/// dropped, instead of panicking the request that logged it or the whole server.
+struct LogWriter;
+
+impl Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let _ = io::stderr().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let _ = io::stderr().flush();
+        Ok(())
+    }
 }
 
 fn load_config(path: Option<&Path>) -> Result<config::Config> {

@@ -111,13 +111,44 @@ fn routes_and_errors() {
         ("/v1/tools/get_chat_history_context", json!({"chat_id": "-404"}).to_string(), 404, "unknown_chat"),
         ("/v1/tools/get_chat_history_context", "[1]".to_owned(), 400, "invalid_request"),
         ("/v1/tools/update_scenario", json!({"chat_id": "-1", "patch": "x"}).to_string(), 400, "invalid_patch"),
-        ("/v1/events", "x".repeat(5 * 1024 * 1024), 413, "payload_too_large"),
         ("/v1/telegram/updates", "[]".to_owned(), 400, "invalid_event"),
     ] {
         let r = post(path, body);
         assert_eq!(r.status().as_u16(), status, "{path}");
         assert_eq!(r.json_value()["code"], code, "{path}");
     }
+    // An oversized body: the server stops reading at the limit and answers 413. Raw HTTP, so the answer is
+    // read even though the server never takes the rest of the body.
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "POST /v1/events HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        5 * 1024 * 1024
+    );
+    std::io::Write::write_all(&mut stream, head.as_bytes()).unwrap();
+    // More than the limit (the server reads up to it), ignoring write errors once it stops reading.
+    let chunk = vec![b'x'; 64 * 1024];
+    for _ in 0..(4 * 1024 * 1024 / chunk.len() + 4) {
+        if std::io::Write::write_all(&mut stream, &chunk).is_err() {
+            break;
+        }
+    }
+    // Read what arrives within a second (the rest of the declared body is never sent).
+    stream.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = std::io::Read::read(&mut stream, &mut buf) {
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buf[..n]);
+        if answer.windows(17).any(|w| w == b"payload_too_large") {
+            break;
+        }
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "{answer}");
     assert_eq!(stored_ids(&c, &s.base), before, "rejected input changed nothing");
     // Tools, a Telegram webhook update, the state, forgetting the chat.
     let update = json!({"update_id": 1, "message": {"message_id": 10, "date": 1_770_000_010, "chat": {"id": -1, "type": "group"},
@@ -183,4 +214,31 @@ fn nothing_acknowledged_is_lost_when_the_server_is_killed() {
     let acked = acked.lock().unwrap();
     assert!(acked.len() >= 100, "the test sent real traffic ({} acknowledged)", acked.len());
     assert!(acked.is_subset(&present), "{} acknowledged events lost", acked.difference(&present).count());
+}
+
+#[test]
+fn the_server_survives_its_log_pipe_closing() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", "memory"])
+        .env("CHATCTX_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.find("listening on ").map(|at| format!("http://{}", l[at + 13..].trim())))
+        .unwrap();
+    drop(lines); // nobody reads the logs any more
+    let c = client();
+    for _ in 0..3 {
+        let r = c.post(format!("{base}/v1/tools/no_such_tool")).body("{}").send().unwrap();
+        assert_eq!(r.status(), 404, "answered, with a log line that cannot be written");
+    }
+    assert_eq!(c.get(format!("{base}/healthz")).send().unwrap().status(), 200);
+    let _ = child.kill();
+    let _ = child.wait();
 }
