@@ -6,6 +6,9 @@
 //! conversation imports. On start the log is replayed into a fresh engine. The engine lock is held across
 //! apply and append, so no reader ever sees a change that is not yet durable; if the append fails, the engine is
 //! rebuilt from the store (dropping the unacknowledged change) and the caller gets `internal`.
+//!
+//! The log stays proportional to the live state: once a chat has logged twice what its history holds, its
+//! operations are replaced by one `import` of its exported document (exact, so nothing changes on restart).
 
 // `json!` here only wraps values of our own types, whose serialization cannot fail.
 #![allow(clippy::disallowed_methods)]
@@ -41,9 +44,15 @@ pub struct IngestReport {
     pub rejected: Vec<Rejection>,
 }
 
+/// The engine and, per chat, how many operations were logged since its last snapshot.
+struct Inner {
+    engine: Engine,
+    since_snapshot: std::collections::HashMap<(String, String), u64>,
+}
+
 /// The running service.
 pub struct Service {
-    engine: Mutex<Engine>,
+    engine: Mutex<Inner>,
     store: Box<dyn Store>,
     settings: Settings,
     llm: LlmSettings,
@@ -90,34 +99,68 @@ impl Service {
     /// Opens the service on `store`, rebuilding the state it holds. Returns how many operations were replayed.
     pub fn open(settings: Settings, llm: LlmSettings, store: Box<dyn Store>) -> anyhow::Result<(Self, u64)> {
         let (engine, n) = rebuild(&*store, &settings, &llm)?;
-        Ok((Self { engine: Mutex::new(engine), store, settings, llm }, n))
+        let inner = Inner { engine, since_snapshot: std::collections::HashMap::new() };
+        Ok((Self { engine: Mutex::new(inner), store, settings, llm }, n))
     }
 
-    fn lock(&self) -> Result<MutexGuard<'_, Engine>, Error> {
+    fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
         self.engine.lock().map_err(|_| internal("the engine is unusable after an earlier panic"))
     }
 
-    /// Makes `ops` durable; on failure puts the engine back to what the store holds.
-    fn persist(&self, engine: &mut Engine, ops: &[Op]) -> Result<(), Error> {
+    /// Operations a chat may log before its log is replaced by a snapshot: twice what one of its
+    /// conversations holds (at least 400), so the log stays proportional to the live state. With 1,000 chats
+    /// and 1,000,000 messages ingested, restart replays about 200,000 operations (docs/benchmarks.md).
+    fn snapshot_every(&self) -> u64 {
+        (self.settings.conversation.cache_max_per_conversation as u64 * 2).max(400)
+    }
+
+    /// Makes `ops` durable; on failure puts the engine back to what the store holds. Then snapshots the chats
+    /// whose logs grew long: their operations are replaced by one import of their current document.
+    fn persist(&self, inner: &mut Inner, ops: &[Op]) -> Result<(), Error> {
         if ops.is_empty() {
             return Ok(());
         }
         if let Err(e) = self.store.append(ops) {
             tracing::error!("store append failed: {e}; rebuilding from the store");
             match rebuild(&*self.store, &self.settings, &self.llm) {
-                Ok((fresh, _)) => *engine = fresh,
+                Ok((fresh, _)) => inner.engine = fresh,
                 Err(r) => tracing::error!("rebuild failed too: {r}"),
             }
             return Err(internal(format!("the change could not be stored: {e}")));
         }
+        let every = self.snapshot_every();
+        let mut due = Vec::new();
+        for o in ops.iter().filter(|o| !o.chat_id.is_empty()) {
+            let n = inner.since_snapshot.entry((o.channel.clone(), o.chat_id.clone())).or_default();
+            *n += 1;
+            if *n == every {
+                due.push((o.channel.clone(), o.chat_id.clone()));
+            }
+        }
+        for (channel, chat) in due {
+            self.snapshot(inner, &channel, &chat);
+        }
         Ok(())
+    }
+
+    /// Replaces a chat's log with one import of its exported document. A failure only leaves the longer log.
+    fn snapshot(&self, inner: &mut Inner, channel: &str, chat: &str) {
+        let Ok(doc) = inner.engine.export_conversation(channel, chat) else { return };
+        let line = json!({"import": doc}).to_string();
+        match self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
+            Ok(()) => {
+                inner.since_snapshot.insert((channel.to_owned(), chat.to_owned()), 0);
+            }
+            Err(e) => tracing::warn!("snapshot of chat {chat} failed (its full log stays): {e}"),
+        }
     }
 
     /// Ingests a batch of raw events (SPEC §3, including `telegram_update`). Each is accepted or rejected on
     /// its own; the accepted ones are durable when this returns.
     pub fn ingest(&self, inputs: &[Value], now: Timestamp) -> Result<IngestReport, Error> {
         let mut report = IngestReport::default();
-        let mut engine = self.lock()?;
+        let mut inner = self.lock()?;
+        let engine = &mut inner.engine;
         let mut ops = Vec::new();
         for (index, v) in inputs.iter().enumerate() {
             let result = ingest::decode(v, now).and_then(|d| {
@@ -135,14 +178,14 @@ impl Service {
                 Err(e) => report.rejected.push(Rejection { index, code: e.code, message: e.message }),
             }
         }
-        self.persist(&mut engine, &ops)?;
+        self.persist(&mut inner, &ops)?;
         Ok(report)
     }
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
     pub fn call(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
-        let mut engine = self.lock()?;
-        let response = engine.call(tool, args, now)?;
+        let mut inner = self.lock()?;
+        let response = inner.engine.call(tool, args, now)?;
         let channel = args.get("channel").and_then(Value::as_str).unwrap_or("telegram");
         let chat = args.get("chat_id").and_then(chatctx_core::json::id_of).unwrap_or_default();
         let logged = match &response {
@@ -160,36 +203,38 @@ impl Service {
             }),
             _ => None,
         };
-        self.persist(&mut engine, logged.as_slice())?;
+        self.persist(&mut inner, logged.as_slice())?;
         Ok(response)
     }
 
     /// Loads a conversation document (replacing that chat) durably.
     pub fn import(&self, doc: &Value) -> Result<(), Error> {
-        let mut engine = self.lock()?;
-        engine.import_conversation(doc)?;
+        let mut inner = self.lock()?;
+        inner.engine.import_conversation(doc)?;
         let channel = doc["channel"].as_str().unwrap_or_default().to_owned();
         let chat = doc["chat_id"].as_str().unwrap_or_default().to_owned();
         let line = json!({"import": doc}).to_string();
         // The document is the chat's whole state: it replaces the chat's log.
         if let Err(e) = self.store.rewrite_chat(&channel, &chat, &[op(&channel, &chat, line)]) {
             if let Ok((fresh, _)) = rebuild(&*self.store, &self.settings, &self.llm) {
-                *engine = fresh;
+                inner.engine = fresh;
             }
             return Err(internal(format!("the import could not be stored: {e}")));
         }
+        inner.since_snapshot.insert((channel, chat), 0);
         Ok(())
     }
 
     /// Forgets a chat completely, in memory and in the store. Whether anything was held.
     pub fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
-        let mut engine = self.lock()?;
+        let mut inner = self.lock()?;
         let deleted = self.store.delete_chat(channel, chat_id).map_err(internal)?;
-        Ok(engine.remove_chat(channel, chat_id) || deleted > 0)
+        inner.since_snapshot.remove(&(channel.to_owned(), chat_id.to_owned()));
+        Ok(inner.engine.remove_chat(channel, chat_id) || deleted > 0)
     }
 
     /// Runs `f` on the engine (reads).
     pub fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
-        Ok(f(&*self.lock()?))
+        Ok(f(&self.lock()?.engine))
     }
 }

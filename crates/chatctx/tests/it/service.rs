@@ -121,3 +121,29 @@ fn an_import_replaces_the_chats_log() {
     let texts: Vec<&str> = h["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap()).collect();
     assert_eq!(texts, ["a", "b"]);
 }
+
+#[test]
+fn long_logs_are_compacted_without_changing_any_answer() {
+    let path = db("compact");
+    let (svc, _) = open(&path);
+    for chunk in (1..=1000u32).collect::<Vec<_>>().chunks(100) {
+        let batch: Vec<Value> = chunk.iter().map(|&i| message(i, &format!("m{i}"), i % 7 == 0)).collect();
+        assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 100);
+    }
+    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"kept": true}}), now()).unwrap();
+    let before = value(
+        svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "1000"}), now()).unwrap(),
+    );
+    let export_before =
+        svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", "-1").unwrap()).unwrap()).unwrap();
+    drop(svc);
+    let (svc, loaded) = open(&path);
+    assert!(loaded < 500, "1,001 operations were logged; the snapshot leaves {loaded}");
+    let after = value(
+        svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "1000"}), now()).unwrap(),
+    );
+    assert_eq!(before, after);
+    let export_after =
+        svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", "-1").unwrap()).unwrap()).unwrap();
+    assert_eq!(export_before, export_after, "the same conversation, exactly");
+}

@@ -1,0 +1,55 @@
+//! Durable store figures, in process: ingest N synthetic messages through the service into SQLite in
+//! batches of 1,000 (durable per batch), then time a restart (a fresh `Service::open` replaying the log).
+//! Run: `cargo run --release -p chatctx --example store_bench -- [N] [DB]`
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::time::Instant;
+
+use chatctx::config::LlmSettings;
+use chatctx::service::Service;
+use chatctx_core::synth::Synth;
+use chatctx_core::{Settings, Timestamp};
+
+fn main() -> anyhow::Result<()> {
+    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let path = std::env::args().nth(2).unwrap_or_else(|| "bench/out/store_bench.db".to_owned());
+    let _ = std::fs::remove_file(&path);
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{path}{suffix}"));
+    }
+    let url = format!("sqlite://{path}");
+    let (svc, _) = Service::open(
+        Settings::default(),
+        LlmSettings::default(),
+        chatctx_store::open(&url).map_err(anyhow::Error::msg)?,
+    )?;
+    let now = Timestamp::from_unix(1_780_000_000).unwrap_or_default();
+    let mut synth = Synth::new(1000, 5);
+    let t = Instant::now();
+    let mut done = 0;
+    while done < n {
+        let batch: Vec<serde_json::Value> =
+            synth.by_ref().filter(|v| v["type"] == "message").take(1000.min(n - done)).collect();
+        let report = svc.ingest(&batch, now).map_err(|e| anyhow::anyhow!("{e}"))?;
+        done += report.accepted;
+    }
+    let ingest = t.elapsed();
+    drop(svc);
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
+        + std::fs::metadata(format!("{path}-wal")).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "{done} messages ingested durably in batches of 1,000: {:.0} messages/s ({:.1} MiB on disk)",
+        done as f64 / ingest.as_secs_f64(),
+        size as f64 / 1048576.0
+    );
+    let t = Instant::now();
+    let (_svc, loaded) = Service::open(
+        Settings::default(),
+        LlmSettings::default(),
+        chatctx_store::open(&url).map_err(anyhow::Error::msg)?,
+    )?;
+    println!("restart: {loaded} logged operations replayed in {:.2?} (target <= 2 s)", t.elapsed());
+    Ok(())
+}
