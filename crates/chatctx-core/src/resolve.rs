@@ -303,6 +303,9 @@ pub struct Resolution {
     pub scope_used: Tier,
     /// For logs.
     pub diagnostics: Diagnostics,
+    /// Whether recording this answer's `resolved` activation changed the state (not part of the answer).
+    #[serde(skip)]
+    pub recorded: bool,
 }
 
 /// Reason codes, in output order.
@@ -533,12 +536,12 @@ impl Engine {
         req: &ResolveReferenceTarget,
         now: Timestamp,
     ) -> Result<Resolution, Error> {
-        let (resolution, winner) = {
+        let (mut resolution, winner) = {
             let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
             resolve(chat, self.settings(), req, now)
         };
         if let Some(id) = winner {
-            self.record_resolved(&req.channel, &req.chat_id, &id, now, &req.current_message_id);
+            resolution.recorded = self.record_resolved(&req.channel, &req.chat_id, &id, now, &req.current_message_id);
         }
         Ok(resolution)
     }
@@ -924,6 +927,7 @@ fn decide(
             reasons: Vec::new(),
             scope_used: widest,
             diagnostics,
+            recorded: false,
         };
         return (resolution, None);
     }
@@ -960,6 +964,7 @@ fn decide(
             reasons,
             scope_used: first.tier,
             diagnostics,
+            recorded: false,
         };
         return (resolution, None);
     }
@@ -975,19 +980,31 @@ fn decide(
         reasons,
         scope_used: first.tier,
         diagnostics,
+        recorded: false,
     };
     (resolution, Some(winner))
 }
 
 impl Engine {
     /// Records the winner's `resolved` activation, registering a message candidate first.
-    fn record_resolved(&mut self, channel: &str, chat_id: &str, object_id: &str, now: Timestamp, by: &str) {
+    /// Records the winner's activation; whether that changed anything (it does not when the same message
+    /// already resolved to it at the same time, as in a repeated tool-loop call).
+    fn record_resolved(&mut self, channel: &str, chat_id: &str, object_id: &str, now: Timestamp, by: &str) -> bool {
         let (settings, chat) = self.with_chat(channel, chat_id);
-        if chat.objects.get(object_id).is_none()
+        let before = chat
+            .objects
+            .get(object_id)
+            .map(|o| (o.activation, o.activated_at, o.activated_by.clone(), o.last_touched_at));
+        if before.is_none()
             && let Some(o) = crate::engine::message_candidate(chat, object_id)
         {
             chat.objects.upsert(o, settings.objects.max_per_chat, &settings.objects);
         }
         chat.objects.activate(object_id, Activation::Resolved, now, Some(by));
+        let after = chat
+            .objects
+            .get(object_id)
+            .map(|o| (o.activation, o.activated_at, o.activated_by.clone(), o.last_touched_at));
+        before != after
     }
 }

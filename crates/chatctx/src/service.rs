@@ -194,7 +194,8 @@ impl Service {
                 fixed["now"] = json!(args.get("now").cloned().unwrap_or_else(|| json!(now.unix())));
                 Some(op(channel, &chat, json!({"call": tool, "args": fixed}).to_string()))
             }
-            ToolResponse::Resolve(r) => r.best_match.as_ref().map(|b| {
+            // Only a recording that changed the state is logged (a repeated call for the same message is not).
+            ToolResponse::Resolve(r) => r.best_match.as_ref().filter(|_| r.recorded).map(|b| {
                 let at = args.get("now").and_then(|v| chatctx_core::json::time_of(v).ok()).unwrap_or(now);
                 let current = args.get("current_message_id").and_then(chatctx_core::json::id_of);
                 let event = json!({"type": "activation", "channel": channel, "chat_id": chat, "object_id": b.object_id,

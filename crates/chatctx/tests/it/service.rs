@@ -59,6 +59,17 @@ fn everything_acknowledged_survives_a_restart() {
         .unwrap(),
     );
     assert_eq!(r["status"], "resolved");
+    // The same call again (a tool loop asking twice) changes nothing, so it logs nothing.
+    let again = value(
+        svc.call(
+            "resolve_reference_target",
+            &json!({"chat_id": "-1", "current_message_id": "2", "sender_user_id": "1",
+        "normalized_reference_hints": {"target_kind_hint": "image"}, "now": now().unix()}),
+            now(),
+        )
+        .unwrap(),
+    );
+    assert_eq!(again["status"], "resolved");
     let before = value(
         svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "2"}), now()).unwrap(),
     );

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The server on loopback under wrk (Debian package): resolve_reference_target at 64 connections, durable
+# ingest one event per request and 100 per request; then restart time from the store.
+# Usage: bench/serve.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-10}
+command -v wrk >/dev/null || { echo "wrk is needed: apt-get install -y wrk"; exit 1; }
+cargo build --release -q -p chatctx --bin chatctx --example store_bench
+out=bench/out; mkdir -p "$out"; rm -f "$out"/serve.db*
+log="$out/serve.log"
+CHATCTX_LOG=warn ./target/release/chatctx serve --listen 127.0.0.1:7890 --store "sqlite://$out/serve.db" 2>"$log" &
+pid=$!; trap 'kill $pid 2>/dev/null || true' EXIT
+for _ in $(seq 50); do curl -sf http://127.0.0.1:7890/healthz >/dev/null && break; sleep 0.1; done
+# A busy chat to resolve in: 2,000 messages in 4 topics, an object on every fourth.
+python3 - <<'PY'
+import json, urllib.request
+def post(path, body):
+    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:7890" + path, data=json.dumps(body).encode(), method="POST")).read()
+kinds = ["media.image", "media.pdf", "media.voice", "poll"]
+batch = []
+for m in range(1, 2001):
+    e = {"type": "message", "chat_id": "-100777", "topic_id": str(m % 4), "message_id": str(m), "kind": "inbound_user",
+         "sent_at": 1770000000 + m * 30, "sender": {"user_id": str(1000 + m % 20), "username": f"user{m % 20}"},
+         "text": f"message {m} about the plan", "triggered_agent": True}
+    if m % 4 == 0:
+        e["attachments"] = [{"kind": kinds[m // 4 % 4], "label": f"file {m}"}]
+    batch.append(e)
+    if len(batch) == 200:
+        post("/v1/events", batch); batch = []
+PY
+mk() { # name, path, body
+  printf 'wrk.method = "POST"\nwrk.path = "%s"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [=[%s]=]\n' "$2" "$3" > "$out/$1.lua"
+}
+mk resolve /v1/tools/resolve_reference_target '{"chat_id":"-100777","topic_id":"0","current_message_id":"1996","sender_user_id":"1017","normalized_reference_hints":{"target_kind_hint":"image","positional_hint":"latest"},"now":1770060060}'
+one='{"type":"message","chat_id":"-100888","message_id":"1","kind":"inbound_user","sent_at":1770000000,"sender":{"user_id":"1","username":"ann"},"text":"hello there","triggered_agent":true}'
+mk ingest1 /v1/events "$one"
+hundred=$(python3 -c "
+import json
+print(json.dumps([{'type':'message','chat_id':'-100889','message_id':str(i),'kind':'inbound_user','sent_at':1770000000+i,'sender':{'user_id':'1','username':'ann'},'text':'hello there','triggered_agent':True} for i in range(100)]))")
+mk ingest100 /v1/events "$hundred"
+echo "== $(nproc) cores; resolve_reference_target, 64 connections, ${secs}s"
+wrk -t2 -c64 -d"${secs}s" --latency -s "$out/resolve.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|50%|Non-2xx"
+echo "== durable ingest, one event per request, 16 connections"
+wrk -t2 -c16 -d"${secs}s" --latency -s "$out/ingest1.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|Non-2xx"
+echo "== durable ingest, 100 events per request, 16 connections (events/s = requests/s x 100)"
+wrk -t2 -c16 -d"${secs}s" --latency -s "$out/ingest100.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|Non-2xx"
+kill $pid; wait $pid 2>/dev/null || true
+echo "== restart with 1,000,000 messages ingested"
+./target/release/examples/store_bench 1000000 "$out/restart.db"
