@@ -39,8 +39,20 @@ hundred=$(python3 -c "
 import json
 print(json.dumps([{'type':'message','chat_id':'-100889','message_id':str(i),'kind':'inbound_user','sent_at':1770000000+i,'sender':{'user_id':'1','username':'ann'},'text':'hello there','triggered_agent':True} for i in range(100)]))")
 mk ingest100 /v1/events "$hundred"
-echo "== $(nproc) cores; resolve_reference_target, 64 connections, ${secs}s"
+echo "== $(nproc) cores; resolve_reference_target, the same request repeated (recorded once), 64 connections, ${secs}s"
 wrk -t2 -c64 -d"${secs}s" --latency -s "$out/resolve.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|50%|Non-2xx"
+cat > "$out/resolve_writes.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+counter = 0
+request = function()
+  counter = counter + 1
+  local body = string.format('{"chat_id":"-100777","topic_id":"0","current_message_id":"%d","sender_user_id":"1017","normalized_reference_hints":{"target_kind_hint":"image","positional_hint":"latest"},"now":%d}', 1900 + counter % 100, 1770060060 + counter)
+  return wrk.format(nil, "/v1/tools/resolve_reference_target", nil, body)
+end
+LUA
+echo "== resolve_reference_target, a new time on every request (every answer recorded durably), 64 connections"
+wrk -t2 -c64 -d"${secs}s" --latency -s "$out/resolve_writes.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|50%|Non-2xx"
 echo "== durable ingest, one event per request, 16 connections"
 wrk -t2 -c16 -d"${secs}s" --latency -s "$out/ingest1.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|Non-2xx"
 echo "== durable ingest, 100 events per request, 16 connections (events/s = requests/s x 100)"
