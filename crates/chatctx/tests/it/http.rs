@@ -31,7 +31,9 @@ impl Drop for Server {
     }
 }
 
-fn start(store: &str) -> Server {
+/// Starts `chatctx serve` on a free port; returns the process, its log lines from after the address, and
+/// the base URL.
+fn spawn(store: &str) -> (Child, std::io::Lines<BufReader<std::process::ChildStderr>>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
         .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
         .env("CHATCTX_LOG", "info")
@@ -43,17 +45,19 @@ fn start(store: &str) -> Server {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut base = None;
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if let Some(at) = line.find("listening on ") {
-            base = Some(format!("http://{}", line[at + 13..].trim()));
-            break;
-        }
-    }
+    let base = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.find("listening on ").map(|at| format!("http://{}", l[at + 13..].trim())))
+        .expect("the server printed its address");
+    (child, lines, base)
+}
+
+fn start(store: &str) -> Server {
+    let (child, lines, base) = spawn(store);
     // Keep draining the log so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    Server { child, base: base.expect("the server printed its address") }
+    Server { child, base }
 }
 
 fn client() -> reqwest::blocking::Client {
@@ -218,20 +222,7 @@ fn nothing_acknowledged_is_lost_when_the_server_is_killed() {
 
 #[test]
 fn the_server_survives_its_log_pipe_closing() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--store", "memory"])
-        .env("CHATCTX_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.find("listening on ").map(|at| format!("http://{}", l[at + 13..].trim())))
-        .unwrap();
+    let (mut child, lines, base) = spawn("memory");
     drop(lines); // nobody reads the logs any more
     let c = client();
     for _ in 0..3 {
