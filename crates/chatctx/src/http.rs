@@ -7,13 +7,14 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use chatctx_core::{Error, ErrorCode, Timestamp};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::auth::{Access, Auth, Bound};
 use crate::service::Service;
 
 /// Largest accepted request body.
@@ -99,9 +100,38 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + Send
         .map_err(ApiError)
 }
 
-async fn post_events(State(svc): State<Arc<Service>>, b: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+/// The service and the credentials.
+#[derive(Clone)]
+pub struct AppState {
+    /// The engine behind its store.
+    pub svc: Arc<Service>,
+    /// Who may call.
+    pub auth: Arc<Auth>,
+}
+
+/// What the request's credentials allow.
+fn access(app: &AppState, headers: &HeaderMap) -> Result<Access, ApiError> {
+    let header = headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    app.auth.check(header, now()).map_err(ApiError)
+}
+
+fn allowed(a: &Access, channel: &str, chat: &str) -> Result<(), ApiError> {
+    if a.allows(channel, chat) {
+        Ok(())
+    } else {
+        Err(ApiError(Error::new(ErrorCode::ForbiddenScope, format!("this credential may not touch chat {chat:?}"))))
+    }
+}
+
+async fn post_events(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    b: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let a = access(&app, &headers)?;
     let (inputs, single) = events_of(&body(b)?)?;
-    let report = blocking(move || svc.ingest(&inputs, now())).await?;
+    let svc = app.svc.clone();
+    let report = blocking(move || svc.ingest_for(&inputs, now(), &|ch, c| a.allows(ch, c))).await?;
     if single && let Some(r) = report.rejected.first() {
         return Err(ApiError(Error::new(r.code, r.message.clone())));
     }
@@ -117,10 +147,12 @@ struct BotQuery {
 }
 
 async fn post_telegram(
-    State(svc): State<Arc<Service>>,
+    State(app): State<AppState>,
+    headers: HeaderMap,
     Query(q): Query<BotQuery>,
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    let a = access(&app, &headers)?;
     let update: Value = serde_json::from_slice(&body(b)?)
         .map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))?;
     let mut event = serde_json::Map::new();
@@ -138,7 +170,8 @@ async fn post_telegram(
     }
     event.insert("update".into(), update);
     let inputs = vec![Value::Object(event)];
-    let report = blocking(move || svc.ingest(&inputs, now())).await?;
+    let svc = app.svc.clone();
+    let report = blocking(move || svc.ingest_for(&inputs, now(), &|ch, c| a.allows(ch, c))).await?;
     if let Some(r) = report.rejected.first() {
         return Err(ApiError(Error::new(r.code, r.message.clone())));
     }
@@ -146,12 +179,14 @@ async fn post_telegram(
 }
 
 async fn post_tool(
-    State(svc): State<Arc<Service>>,
+    State(app): State<AppState>,
+    headers: HeaderMap,
     Path(tool): Path<String>,
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    let a = access(&app, &headers)?;
     let bytes = body(b)?;
-    let args: Value = if bytes.is_empty() {
+    let mut args: Value = if bytes.is_empty() {
         Value::Object(serde_json::Map::new())
     } else {
         serde_json::from_slice(&bytes)
@@ -160,6 +195,8 @@ async fn post_tool(
     if !args.is_object() {
         return Err(ApiError(Error::invalid_request("the body must be a JSON object")));
     }
+    a.bind(&mut args)?;
+    let svc = app.svc.clone();
     let answer = blocking(move || {
         let r = svc.call(&tool, &args, now());
         crate::replay::log_call(&tool, &args, &r);
@@ -167,6 +204,53 @@ async fn post_tool(
     })
     .await?;
     Ok(json_body(&answer))
+}
+
+/// `POST /v1/scopes`.
+#[derive(Deserialize)]
+struct ScopeRequest {
+    chat_id: Value,
+    channel: Option<String>,
+    topic_id: Option<Value>,
+    current_message_id: Option<Value>,
+    sender_user_id: Option<Value>,
+    /// Lifetime in seconds (default 600, at most 86,400).
+    ttl_seconds: Option<u64>,
+}
+
+#[derive(serde::Serialize)]
+struct Issued {
+    token: String,
+    #[serde(flatten)]
+    scope: Bound,
+}
+
+async fn post_scope(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    b: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let a = access(&app, &headers)?;
+    let req: ScopeRequest = serde_json::from_slice(&body(b)?)
+        .map_err(|e| ApiError(Error::invalid_request(format!("not a scope request: {e}"))))?;
+    let id = |v: &Value, field: &str| {
+        chatctx_core::json::id_of(v)
+            .ok_or_else(|| ApiError(Error::invalid_request(format!("field `{field}`: expected an id"))))
+    };
+    let ttl = req.ttl_seconds.unwrap_or(600);
+    if ttl == 0 || ttl > 86_400 {
+        return Err(ApiError(Error::invalid_request("field `ttl_seconds`: between 1 and 86400")));
+    }
+    let scope = Bound {
+        channel: req.channel.unwrap_or_else(|| "telegram".to_owned()),
+        chat_id: id(&req.chat_id, "chat_id")?,
+        topic_id: req.topic_id.as_ref().map(|v| id(v, "topic_id")).transpose()?,
+        current_message_id: req.current_message_id.as_ref().map(|v| id(v, "current_message_id")).transpose()?,
+        sender_user_id: req.sender_user_id.as_ref().map(|v| id(v, "sender_user_id")).transpose()?,
+        expires_at: now().plus(chatctx_core::Span::from_secs(i64::try_from(ttl).unwrap_or(600))),
+    };
+    let token = app.auth.issue(&a, scope.clone(), now())?;
+    Ok(json_body(&Issued { token, scope }))
 }
 
 #[derive(serde::Serialize)]
@@ -187,57 +271,68 @@ struct ChannelQuery {
 }
 
 async fn delete_chat(
-    State(svc): State<Arc<Service>>,
+    State(app): State<AppState>,
+    headers: HeaderMap,
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
     let channel = q.channel.unwrap_or_else(|| "telegram".to_owned());
+    allowed(&access(&app, &headers)?, &channel, &chat_id)?;
+    let svc = app.svc.clone();
     let deleted = blocking(move || svc.delete_chat(&channel, &chat_id)).await?;
     Ok(json_body(&Deleted { deleted }))
 }
 
 async fn get_history(
-    State(svc): State<Arc<Service>>,
+    State(app): State<AppState>,
+    headers: HeaderMap,
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
     let channel = q.channel.unwrap_or_else(|| "telegram".to_owned());
-    let items = svc.read(|e| e.history(&channel, &chat_id, q.topic_id.as_deref()))??;
+    allowed(&access(&app, &headers)?, &channel, &chat_id)?;
+    let items = app.svc.read(|e| e.history(&channel, &chat_id, q.topic_id.as_deref()))??;
     Ok(json_body(&items))
 }
 
 async fn get_objects(
-    State(svc): State<Arc<Service>>,
+    State(app): State<AppState>,
+    headers: HeaderMap,
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
     let channel = q.channel.unwrap_or_else(|| "telegram".to_owned());
-    let objects = svc.read(|e| e.objects(&channel, &chat_id))??;
+    allowed(&access(&app, &headers)?, &channel, &chat_id)?;
+    let objects = app.svc.read(|e| e.objects(&channel, &chat_id))??;
     Ok(json_body(&objects))
 }
 
 async fn get_scenario(
-    State(svc): State<Arc<Service>>,
+    State(app): State<AppState>,
+    headers: HeaderMap,
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
+    let channel = q.channel.unwrap_or_else(|| "telegram".to_owned());
+    allowed(&access(&app, &headers)?, &channel, &chat_id)?;
     let mut args = serde_json::Map::new();
     args.insert("chat_id".into(), Value::from(chat_id));
-    args.insert("channel".into(), Value::from(q.channel.unwrap_or_else(|| "telegram".to_owned())));
+    args.insert("channel".into(), Value::from(channel));
     if let Some(t) = q.topic_id {
         args.insert("topic_id".into(), Value::from(t));
     }
     args.insert("revisions".into(), Value::from(true));
-    let answer = svc.call("get_scenario", &Value::Object(args), now())?;
+    let answer = app.svc.call("get_scenario", &Value::Object(args), now())?;
     Ok(json_body(&answer))
 }
 
 /// The routes.
-pub fn router(svc: Arc<Service>) -> Router {
+pub fn router(app: AppState) -> Router {
     Router::new()
         .route("/v1/events", post(post_events))
         .route("/v1/telegram/updates", post(post_telegram))
         .route("/v1/tools/{tool}", post(post_tool))
+        .route("/v1/scopes", post(post_scope))
         .route("/v1/chats/{chat_id}", delete(delete_chat))
         .route("/v1/chats/{chat_id}/history", get(get_history))
         .route("/v1/chats/{chat_id}/objects", get(get_objects))
@@ -246,14 +341,14 @@ pub fn router(svc: Arc<Service>) -> Router {
         .route("/readyz", get(|| async { json_body(&Ready { ready: true }) }))
         .fallback(|| async { ApiError(Error::new(ErrorCode::UnknownTool, "no such route")) })
         .layer(DefaultBodyLimit::max(MAX_BODY))
-        .with_state(svc)
+        .with_state(app)
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then finishes the requests under way.
 pub async fn run(
     listener: tokio::net::TcpListener,
-    svc: Arc<Service>,
+    app: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(svc)).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, router(app)).with_graceful_shutdown(shutdown).await
 }

@@ -2,6 +2,7 @@
 //! commands. The engine itself lives in `chatctx-core`; these are thin adapters over it.
 //!
 //! Modules:
+//! - [`auth`]: bearer tokens and bound scopes.
 //! - [`config`]: TOML file and `CHATCTX_SECTION__KEY` environment into validated settings.
 //! - [`http`]: the HTTP front end (axum).
 //! - [`ingest`]: any input event (including `telegram_update`) into core events.
@@ -11,6 +12,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+pub mod auth;
 pub mod config;
 pub mod http;
 pub mod ingest;

@@ -183,6 +183,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
     let url = a.store.unwrap_or(cfg.store.url.clone());
     let store = chatctx_store::open(&url).map_err(|e| anyhow::anyhow!("store.url {url}: {e}"))?;
     let started = std::time::Instant::now();
+    let tokens = cfg.server.tokens.clone();
     let (service, loaded) = chatctx::service::Service::open(cfg.core, cfg.llm, store)?;
     tracing::info!("rebuilt {loaded} logged operations from {url} in {:.2?}", started.elapsed());
     let runtime =
@@ -195,7 +196,11 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
             tracing::warn!("listening on {addr}, beyond this machine, without any server.tokens");
         }
         tracing::info!("listening on {addr}");
-        chatctx::http::run(listener, std::sync::Arc::new(service), shutdown_signal()).await?;
+        let app = chatctx::http::AppState {
+            svc: std::sync::Arc::new(service),
+            auth: std::sync::Arc::new(chatctx::auth::Auth::new(tokens)),
+        };
+        chatctx::http::run(listener, app, shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok::<_, anyhow::Error>(())
     })?;

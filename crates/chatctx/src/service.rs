@@ -158,12 +158,28 @@ impl Service {
     /// Ingests a batch of raw events (SPEC §3, including `telegram_update`). Each is accepted or rejected on
     /// its own; the accepted ones are durable when this returns.
     pub fn ingest(&self, inputs: &[Value], now: Timestamp) -> Result<IngestReport, Error> {
+        self.ingest_for(inputs, now, &|_, _| true)
+    }
+
+    /// As [`Service::ingest`], refusing (`forbidden_scope`) inputs that touch a chat `allowed` rejects.
+    pub fn ingest_for(
+        &self,
+        inputs: &[Value],
+        now: Timestamp,
+        allowed: &dyn Fn(&str, &str) -> bool,
+    ) -> Result<IngestReport, Error> {
         let mut report = IngestReport::default();
         let mut inner = self.lock()?;
         let engine = &mut inner.engine;
         let mut ops = Vec::new();
         for (index, v) in inputs.iter().enumerate() {
             let result = ingest::decode(v, now).and_then(|d| {
+                if let Some((channel, chat)) = d.events.iter().filter_map(Event::chat).find(|(ch, c)| !allowed(ch, c)) {
+                    return Err(Error::new(
+                        ErrorCode::ForbiddenScope,
+                        format!("this credential may not touch chat {chat:?} on {channel}"),
+                    ));
+                }
                 let logged: Vec<Op> = d.events.iter().map(event_op).collect();
                 engine.apply_all(d.events).map(|applied| (applied, logged))
             });

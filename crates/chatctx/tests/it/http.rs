@@ -33,12 +33,13 @@ impl Drop for Server {
 
 /// Starts `chatctx serve` on a free port; returns the process, its log lines from after the address, and
 /// the base URL.
-fn spawn(store: &str) -> (Child, std::io::Lines<BufReader<std::process::ChildStderr>>, String) {
+fn spawn(store: &str, env: &[(&str, &str)]) -> (Child, std::io::Lines<BufReader<std::process::ChildStderr>>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
         .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
         .env("CHATCTX_LOG", "info")
         .env("CHATCTX_CONVERSATION__CACHE_MAX_PER_CONVERSATION", "1000000")
         .env("CHATCTX_HISTORY__MODE", "talkative")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -54,7 +55,11 @@ fn spawn(store: &str) -> (Child, std::io::Lines<BufReader<std::process::ChildStd
 }
 
 fn start(store: &str) -> Server {
-    let (child, lines, base) = spawn(store);
+    start_with(store, &[])
+}
+
+fn start_with(store: &str, env: &[(&str, &str)]) -> Server {
+    let (child, lines, base) = spawn(store, env);
     // Keep draining the log so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     Server { child, base }
@@ -222,7 +227,7 @@ fn nothing_acknowledged_is_lost_when_the_server_is_killed() {
 
 #[test]
 fn the_server_survives_its_log_pipe_closing() {
-    let (mut child, lines, base) = spawn("memory");
+    let (mut child, lines, base) = spawn("memory", &[]);
     drop(lines); // nobody reads the logs any more
     let c = client();
     for _ in 0..3 {
@@ -232,4 +237,65 @@ fn the_server_survives_its_log_pipe_closing() {
     assert_eq!(c.get(format!("{base}/healthz")).send().unwrap().status(), 200);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[test]
+fn tokens_chat_lists_and_bound_scopes() {
+    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", r#"["admin", {token = "bot-a", chats = ["-1"]}]"#)]);
+    let c = client();
+    let post = |path: &str, token: Option<&str>, body: Value| {
+        let mut r = c.post(format!("{}{path}", s.base)).body(body.to_string());
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        r.send().unwrap()
+    };
+    let get = |path: &str, token: &str| c.get(format!("{}{path}", s.base)).bearer_auth(token).send().unwrap();
+    let mut other = msg(1);
+    other["chat_id"] = json!("-2");
+    // No token, or a wrong one: 401, and nothing is stored.
+    for token in [None, Some("nope")] {
+        let r = post("/v1/events", token, msg(1));
+        assert_eq!(r.status(), 401);
+        assert_eq!(r.json_value()["code"], "unauthorized");
+    }
+    assert_eq!(get("/v1/chats/-1/history", "admin").status(), 404, "the unauthorized events were not stored");
+    assert_eq!(c.get(format!("{}/healthz", s.base)).send().unwrap().status(), 200, "probes need no token");
+    // A token limited to chat -1: its own chat works; chat -2 is refused on every route, even inside a batch.
+    assert_eq!(post("/v1/events", Some("bot-a"), msg(1)).status(), 200);
+    assert_eq!(post("/v1/events", Some("admin"), other.clone()).status(), 200);
+    let batch = post("/v1/events", Some("bot-a"), json!([msg(2), other])).json_value();
+    assert_eq!((batch["accepted"].as_u64(), batch["rejected"][0]["code"].as_str()), (Some(1), Some("forbidden_scope")));
+    for r in [
+        post("/v1/tools/get_chat_history_context", Some("bot-a"), json!({"chat_id": "-2"})),
+        post("/v1/scopes", Some("bot-a"), json!({"chat_id": "-2"})),
+        get("/v1/chats/-2/history", "bot-a"),
+        get("/v1/chats/-2/scenario", "bot-a"),
+        c.delete(format!("{}/v1/chats/-2", s.base)).bearer_auth("bot-a").send().unwrap(),
+    ] {
+        assert_eq!(r.status(), 403);
+        assert_eq!(r.json_value()["code"], "forbidden_scope");
+    }
+    assert_eq!(get("/v1/chats/-2/history", "admin").json_value().as_array().unwrap().len(), 1, "chat -2 untouched");
+    // A bound scope: the tool call names no chat and no current message, the scope supplies both.
+    let issued =
+        post("/v1/scopes", Some("bot-a"), json!({"chat_id": "-1", "current_message_id": "2", "ttl_seconds": 60}))
+            .json_value();
+    let scoped = issued["token"].as_str().unwrap().to_owned();
+    assert_eq!((issued["chat_id"].as_str(), issued["current_message_id"].as_str()), (Some("-1"), Some("2")));
+    let h = post("/v1/tools/get_chat_history_context", Some(&scoped), json!({})).json_value();
+    assert!(h["prompt"][1]["content"].as_str().unwrap().ends_with(": m2"), "message 2 is the current one: {h}");
+    assert_eq!(h["items"].as_array().unwrap().len(), 1, "message 1 is the history before message 2: {h}");
+    // It may not reach chat -2, may not write events elsewhere, and may not issue more scopes.
+    let r = post("/v1/tools/get_chat_history_context", Some(&scoped), json!({"chat_id": "-2"}));
+    assert_eq!(r.status(), 403);
+    assert_eq!(post("/v1/scopes", Some(&scoped), json!({"chat_id": "-1"})).status(), 403);
+    assert_eq!(get("/v1/chats/-2/objects", &scoped).status(), 403);
+    assert_eq!(get("/v1/chats/-1/objects", &scoped).status(), 200);
+    // Bad scope requests are 400s.
+    let r = post("/v1/scopes", Some("admin"), json!({"chat_id": "-1", "ttl_seconds": 0}));
+    assert_eq!(
+        (r.status().as_u16(), r.json_value()["code"].as_str().map(str::to_owned)),
+        (400, Some("invalid_request".into()))
+    );
 }

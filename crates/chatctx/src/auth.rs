@@ -1,0 +1,230 @@
+//! Who may call the server (issue 6): bearer tokens from `server.tokens`, each optionally limited to some
+//! chats, and bound scopes: short-lived tokens issued by `POST /v1/scopes` that pin one chat (and optionally
+//! its topic, current message and sender), so a model in a tool loop holding one can never reach another chat.
+//!
+//! With no tokens configured the server is open (it binds 127.0.0.1 unless told otherwise).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use chatctx_core::{Error, ErrorCode, Timestamp};
+use ring::rand::{SecureRandom, SystemRandom};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::Token;
+
+/// A bound scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Bound {
+    /// Platform.
+    pub channel: String,
+    /// The one chat it may touch.
+    pub chat_id: String,
+    /// Its topic, filled into requests that name none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
+    /// The message being handled, filled in likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_message_id: Option<String>,
+    /// The sender, filled in likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_user_id: Option<String>,
+    /// When the token stops working.
+    pub expires_at: Timestamp,
+}
+
+/// What a request may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// No tokens are configured: everything.
+    Open,
+    /// A token without a chat list: everything.
+    All,
+    /// A token limited to these chats.
+    Chats(Vec<String>),
+    /// A bound scope.
+    Bound(Bound),
+}
+
+fn forbidden(chat: &str) -> Error {
+    Error::new(ErrorCode::ForbiddenScope, format!("this credential may not touch chat {chat:?}"))
+}
+
+impl Access {
+    /// Whether the request may touch `chat` on `channel`.
+    pub fn allows(&self, channel: &str, chat: &str) -> bool {
+        match self {
+            Access::Open | Access::All => true,
+            Access::Chats(list) => list.iter().any(|c| c == chat),
+            Access::Bound(b) => b.channel == channel && b.chat_id == chat,
+        }
+    }
+
+    /// Fits tool arguments to the credential: a bound scope supplies its chat (and topic, current message,
+    /// sender where the request names none) and refuses any other chat; a chat list refuses chats not on it.
+    pub fn bind(&self, args: &mut Value) -> Result<(), Error> {
+        let named = args.get("chat_id").and_then(chatctx_core::json::id_of);
+        let channel = args.get("channel").and_then(Value::as_str).unwrap_or("telegram").to_owned();
+        match self {
+            Access::Open | Access::All => Ok(()),
+            Access::Chats(_) => match named {
+                Some(chat) if self.allows(&channel, &chat) => Ok(()),
+                Some(chat) => Err(forbidden(&chat)),
+                None => Ok(()), // the tool will ask for chat_id itself
+            },
+            Access::Bound(b) => {
+                if let Some(chat) = named.filter(|c| *c != b.chat_id || channel != b.channel) {
+                    return Err(forbidden(&chat));
+                }
+                let Some(map) = args.as_object_mut() else { return Ok(()) };
+                map.insert("chat_id".into(), Value::from(b.chat_id.clone()));
+                map.insert("channel".into(), Value::from(b.channel.clone()));
+                for (key, v) in [
+                    ("topic_id", &b.topic_id),
+                    ("current_message_id", &b.current_message_id),
+                    ("sender_user_id", &b.sender_user_id),
+                ] {
+                    if let Some(v) = v {
+                        map.entry(key).or_insert_with(|| Value::from(v.clone()));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The server's credentials.
+pub struct Auth {
+    tokens: Vec<Token>,
+    scopes: Mutex<HashMap<String, Bound>>,
+    rng: SystemRandom,
+}
+
+/// Compares secrets in time that does not depend on where they differ.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Auth {
+    /// Credentials from `server.tokens`.
+    pub fn new(tokens: Vec<Token>) -> Self {
+        Self { tokens, scopes: Mutex::new(HashMap::new()), rng: SystemRandom::new() }
+    }
+
+    /// What the `Authorization` header allows at `now`.
+    pub fn check(&self, header: Option<&str>, now: Timestamp) -> Result<Access, Error> {
+        let unauthorized =
+            || Error::new(ErrorCode::Unauthorized, "a valid `Authorization: Bearer <token>` is required");
+        let Some(token) = header.and_then(|h| h.strip_prefix("Bearer ")).map(str::trim) else {
+            return if self.tokens.is_empty() { Ok(Access::Open) } else { Err(unauthorized()) };
+        };
+        if let Some(t) = self.tokens.iter().find(|t| same(&t.token, token)) {
+            return Ok(if t.chats.is_empty() { Access::All } else { Access::Chats(t.chats.clone()) });
+        }
+        let scopes = self.scopes.lock().map_err(|_| Error::new(ErrorCode::Internal, "auth state poisoned"))?;
+        match scopes.iter().find(|(k, _)| same(k, token)) {
+            Some((_, b)) if now < b.expires_at => Ok(Access::Bound(b.clone())),
+            Some(_) => Err(Error::new(ErrorCode::Unauthorized, "this scoped token has expired")),
+            None if self.tokens.is_empty() => Ok(Access::Open),
+            None => Err(unauthorized()),
+        }
+    }
+
+    /// Issues a bound scope; `access` must be allowed to touch its chat (a bound scope cannot issue another).
+    pub fn issue(&self, access: &Access, bound: Bound, now: Timestamp) -> Result<String, Error> {
+        if matches!(access, Access::Bound(_)) || !access.allows(&bound.channel, &bound.chat_id) {
+            return Err(forbidden(&bound.chat_id));
+        }
+        let mut bytes = [0u8; 24];
+        self.rng.fill(&mut bytes).map_err(|_| Error::new(ErrorCode::Internal, "no randomness available"))?;
+        let token: String = std::iter::once("cs_".to_owned()).chain(bytes.iter().map(|b| format!("{b:02x}"))).collect();
+        let mut scopes = self.scopes.lock().map_err(|_| Error::new(ErrorCode::Internal, "auth state poisoned"))?;
+        scopes.retain(|_, b| now < b.expires_at);
+        scopes.insert(token.clone(), bound);
+        Ok(token)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn t(secs: i64) -> Timestamp {
+        Timestamp::from_unix(secs).unwrap()
+    }
+
+    #[test]
+    fn tokens_chat_lists_and_bound_scopes() {
+        let auth = Auth::new(vec![
+            Token { token: "admin".into(), chats: vec![] },
+            Token { token: "bot-a".into(), chats: vec!["-1".into()] },
+        ]);
+        assert_eq!(auth.check(None, t(0)).unwrap_err().code, ErrorCode::Unauthorized);
+        assert_eq!(auth.check(Some("Bearer nope"), t(0)).unwrap_err().code, ErrorCode::Unauthorized);
+        assert_eq!(auth.check(Some("Bearer admin"), t(0)).unwrap(), Access::All);
+        let a = auth.check(Some("Bearer bot-a"), t(0)).unwrap();
+        assert!(a.allows("telegram", "-1") && !a.allows("telegram", "-2"));
+        assert_eq!(a.bind(&mut json!({"chat_id": "-2"})).unwrap_err().code, ErrorCode::ForbiddenScope);
+
+        let bound = Bound {
+            channel: "telegram".into(),
+            chat_id: "-1".into(),
+            topic_id: Some("7".into()),
+            current_message_id: Some("501".into()),
+            sender_user_id: Some("42".into()),
+            expires_at: t(100),
+        };
+        assert_eq!(
+            auth.issue(&a, Bound { chat_id: "-2".into(), ..bound.clone() }, t(0)).unwrap_err().code,
+            ErrorCode::ForbiddenScope
+        );
+        let token = auth.issue(&a, bound, t(0)).unwrap();
+        assert!(token.starts_with("cs_") && token.len() == 51);
+        let scoped = auth.check(Some(&format!("Bearer {token}")), t(50)).unwrap();
+        let mut args = json!({"normalized_reference_hints": {}});
+        scoped.bind(&mut args).unwrap();
+        assert_eq!(
+            (
+                args["chat_id"].as_str(),
+                args["topic_id"].as_str(),
+                args["current_message_id"].as_str(),
+                args["sender_user_id"].as_str()
+            ),
+            (Some("-1"), Some("7"), Some("501"), Some("42")),
+            "the scope comes from the token"
+        );
+        assert_eq!(scoped.bind(&mut json!({"chat_id": "-100999"})).unwrap_err().code, ErrorCode::ForbiddenScope);
+        assert_eq!(
+            auth.issue(
+                &scoped,
+                Bound {
+                    expires_at: t(200),
+                    ..match &scoped {
+                        Access::Bound(b) => b.clone(),
+                        _ => unreachable!(),
+                    }
+                },
+                t(50)
+            )
+            .unwrap_err()
+            .code,
+            ErrorCode::ForbiddenScope,
+            "a scope cannot mint another"
+        );
+        assert_eq!(
+            auth.check(Some(&format!("Bearer {token}")), t(100)).unwrap_err().code,
+            ErrorCode::Unauthorized,
+            "expired"
+        );
+    }
+
+    #[test]
+    fn open_without_tokens() {
+        assert_eq!(Auth::new(vec![]).check(None, t(0)).unwrap(), Access::Open);
+    }
+}
