@@ -113,6 +113,11 @@ impl Auth {
         Self { tokens, scopes: Mutex::new(HashMap::new()), rng: SystemRandom::new() }
     }
 
+    /// Whether requests need a token.
+    pub fn required(&self) -> bool {
+        !self.tokens.is_empty()
+    }
+
     /// What the `Authorization` header allows at `now`.
     pub fn check(&self, header: Option<&str>, now: Timestamp) -> Result<Access, Error> {
         let unauthorized =

@@ -1,6 +1,8 @@
 //! The HTTP front end (SPEC §10), thin over [`Service`]: every route decodes, calls the service, and maps an
 //! error to its status and `{"code", "message"}` once.
 
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::sync::Arc;
 
 use axum::Router;
@@ -55,7 +57,8 @@ fn json_body<T: serde::Serialize>(v: &T) -> Response {
     }
 }
 
-fn now() -> Timestamp {
+/// The wall clock, to the second.
+pub(crate) fn now() -> Timestamp {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     Timestamp::from_unix(i64::try_from(secs).unwrap_or(0)).unwrap_or_default()
 }
@@ -107,6 +110,8 @@ pub struct AppState {
     pub svc: Arc<Service>,
     /// Who may call.
     pub auth: Arc<Auth>,
+    /// Cancelled on shutdown, to end the MCP sessions' open streams.
+    pub stop: tokio_util::sync::CancellationToken,
 }
 
 /// What the request's credentials allow.
@@ -328,6 +333,17 @@ async fn get_scenario(
 
 /// The routes.
 pub fn router(app: AppState) -> Router {
+    let mut mcp_config = StreamableHttpServerConfig::default().with_cancellation_token(app.stop.child_token());
+    if app.auth.required() {
+        // Host validation guards an open local server against DNS rebinding; with bearer tokens (which a
+        // rebinding page cannot send) the server may sit behind any host name.
+        mcp_config = mcp_config.disable_allowed_hosts();
+    }
+    let mcp_app = crate::mcp::Mcp::http(app.svc.clone(), app.auth.clone());
+    let mcp =
+        StreamableHttpService::new(move || Ok(mcp_app.clone()), Arc::new(LocalSessionManager::default()), mcp_config);
+    let mcp =
+        Router::new().nest_service("/mcp", mcp).layer(axum::middleware::from_fn_with_state(app.clone(), mcp_auth));
     Router::new()
         .route("/v1/events", post(post_events))
         .route("/v1/telegram/updates", post(post_telegram))
@@ -342,6 +358,18 @@ pub fn router(app: AppState) -> Router {
         .fallback(|| async { ApiError(Error::new(ErrorCode::UnknownTool, "no such route")) })
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(app)
+        .merge(mcp)
+}
+
+/// `/mcp` needs a valid token (when tokens are configured) before any JSON-RPC is read; what each tool
+/// call may touch is decided again per call from the same header.
+async fn mcp_auth(
+    State(app): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Result<Response, ApiError> {
+    access(&app, req.headers())?;
+    Ok(next.run(req).await)
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then finishes the requests under way.
@@ -350,5 +378,11 @@ pub async fn run(
     app: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(app)).with_graceful_shutdown(shutdown).await
+    let stop = app.stop.clone();
+    axum::serve(listener, router(app))
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stop.cancel();
+        })
+        .await
 }

@@ -9,6 +9,8 @@ use anyhow::{Context, Result};
 use chatctx::{config, replay};
 use chatctx_core::Engine;
 use clap::{Args, Parser, Subcommand};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// mimalloc instead of the system allocator: ingest allocates and frees small strings at a high rate, where
 /// glibc malloc more than halves throughput (see docs/benchmarks.md).
@@ -33,6 +35,13 @@ enum Command {
     /// Binds 127.0.0.1:7878 unless told otherwise. Every acknowledged write is on disk before the answer; on
     /// start the state is rebuilt from the store. Stops cleanly on Ctrl-C or SIGTERM.
     Serve(ServeArgs),
+    /// Serve the tools over MCP on stdin/stdout, for an MCP client that starts chatctx itself.
+    ///
+    /// Opens the store (SQLite by default) and rebuilds the state from it, then answers tools/list and
+    /// tools/call until stdin closes. Scenario updates are written to the store. The state is the store's as of
+    /// start: a bot that feeds events to a running `chatctx serve` should point its MCP client at that server's
+    /// /mcp instead (two processes must not share one store).
+    Mcp(McpArgs),
     /// Run a replay file offline: JSON Lines of {"event": …} and {"call": "<tool>", "args": {…}}.
     ///
     /// Prints one JSON line per call ({"call", "result"} or {"call", "error"}) and one {"event_error"} line per
@@ -94,6 +103,16 @@ struct ServeArgs {
 }
 
 #[derive(Args)]
+struct McpArgs {
+    /// Configuration file.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Store (overrides store.url): sqlite://PATH or memory.
+    #[arg(long)]
+    store: Option<String>,
+}
+
+#[derive(Args)]
 struct ExportArgs {
     /// Replay file to build the state from; `-` or nothing reads stdin.
     file: Option<PathBuf>,
@@ -123,6 +142,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(a) => run_serve(a),
+        Command::Mcp(a) => run_mcp(a),
         Command::Replay(a) => run_replay(a),
         Command::Import(a) => run_import(a),
         Command::Export(a) => run_export(a),
@@ -145,12 +165,14 @@ fn init_logging() {
         "error" => tracing::Level::ERROR,
         _ => tracing::Level::INFO,
     };
-    tracing_subscriber::fmt()
-        .with_max_level(level)
+    // rmcp narrates every session at info; its lines show only when chatctx's own debug lines do.
+    let rmcp = if level >= tracing::Level::DEBUG { level } else { tracing::Level::WARN };
+    let filter = tracing_subscriber::filter::Targets::new().with_default(level).with_target("rmcp", rmcp);
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(|| LogWriter)
         .with_ansi(io::stderr().is_terminal())
-        .with_target(false)
-        .init();
+        .with_target(false);
+    tracing_subscriber::registry().with(fmt).with(filter).init();
 }
 
 /// Stderr that never fails: a log line that cannot be written (the pipe reading the logs went away) is
@@ -199,9 +221,33 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         let app = chatctx::http::AppState {
             svc: std::sync::Arc::new(service),
             auth: std::sync::Arc::new(chatctx::auth::Auth::new(tokens)),
+            stop: tokio_util::sync::CancellationToken::new(),
         };
         chatctx::http::run(listener, app, shutdown_signal()).await?;
         tracing::info!("stopped");
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_mcp(a: McpArgs) -> Result<ExitCode> {
+    let cfg = load_config(a.config.as_deref())?;
+    let url = a.store.unwrap_or(cfg.store.url.clone());
+    let store = chatctx_store::open(&url).map_err(|e| anyhow::anyhow!("store.url {url}: {e}"))?;
+    let (service, loaded) = chatctx::service::Service::open(cfg.core, cfg.llm, store)?;
+    tracing::info!("rebuilt {loaded} logged operations from {url}; serving MCP on stdio");
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
+    runtime.block_on(async move {
+        use rmcp::ServiceExt;
+        let server = chatctx::mcp::Mcp::local(std::sync::Arc::new(service))
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("MCP initialization failed")?;
+        tokio::select! {
+            r = server.waiting() => { r.context("the MCP session failed")?; }
+            () = shutdown_signal() => {}
+        }
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(ExitCode::SUCCESS)

@@ -19,9 +19,9 @@ impl JsonBody for reqwest::blocking::Response {
     }
 }
 
-struct Server {
+pub struct Server {
     child: Child,
-    base: String,
+    pub base: String,
 }
 
 impl Drop for Server {
@@ -58,14 +58,14 @@ fn start(store: &str) -> Server {
     start_with(store, &[])
 }
 
-fn start_with(store: &str, env: &[(&str, &str)]) -> Server {
+pub fn start_with(store: &str, env: &[(&str, &str)]) -> Server {
     let (child, lines, base) = spawn(store, env);
     // Keep draining the log so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     Server { child, base }
 }
 
-fn client() -> reqwest::blocking::Client {
+pub fn client() -> reqwest::blocking::Client {
     chatctx::triage::install_tls_provider();
     // No pooling: after a 413 the server closes the connection without reading the rest of the body.
     reqwest::blocking::Client::builder().timeout(Duration::from_secs(10)).pool_max_idle_per_host(0).build().unwrap()

@@ -1,0 +1,83 @@
+//! MCP through the official Python SDK client (`tests/mcp/client.py`), over stdio and streamable HTTP.
+//!
+//! The client needs a Python with the `mcp` package: `CHATCTX_TEST_PYTHON` names it (`.ci/run` makes a venv
+//! and sets it). Under CI a missing interpreter fails the test; elsewhere the test says it was skipped.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use super::http::{client, start_with};
+
+fn python() -> Option<String> {
+    match std::env::var("CHATCTX_TEST_PYTHON") {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI needs CHATCTX_TEST_PYTHON: a Python with the `mcp` package (see .ci/run)")
+        }
+        _ => {
+            eprintln!("SKIPPED: set CHATCTX_TEST_PYTHON to a Python with the `mcp` package to run the MCP client test");
+            None
+        }
+    }
+}
+
+fn run_client(python: &str, args: &[&str]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let out = Command::new(python).arg(&script).args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "the MCP client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn python_sdk_client_over_stdio() {
+    let Some(py) = python() else { return };
+    run_client(&py, &["stdio", env!("CARGO_BIN_EXE_chatctx")]);
+}
+
+#[test]
+fn python_sdk_client_over_streamable_http() {
+    let Some(py) = python() else { return };
+    let s = start_with("memory", &[]);
+    let c = client();
+    let m = |id: u64, text: &str, reply: Option<&str>| {
+        json!({"type": "message", "chat_id": "-7", "message_id": id.to_string(), "kind": "inbound_user",
+               "sent_at": 1_770_000_000 + id, "sender": {"user_id": "5", "username": "eve"}, "text": text,
+               "reply_to_message_id": reply, "triggered_agent": true})
+    };
+    let r = c
+        .post(format!("{}/v1/events", s.base))
+        .body(json!([m(1, "read this", None), m(2, "thoughts?", Some("1"))]).to_string());
+    assert_eq!(r.send().unwrap().status(), 200);
+    run_client(&py, &["http", &format!("{}/mcp", s.base)]);
+}
+
+/// With tokens configured, `/mcp` answers 401 before reading any JSON-RPC, like every other route.
+#[test]
+fn mcp_over_http_needs_a_token() {
+    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", r#"["admin"]"#)]);
+    let c = client();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+                      "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let post = |token: Option<&str>| {
+        let mut r = c
+            .post(format!("{}/mcp", s.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(init.to_string());
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        r.send().unwrap()
+    };
+    assert_eq!(post(None).status(), 401);
+    assert_eq!(post(Some("wrong")).status(), 401);
+    let ok = post(Some("admin"));
+    assert_eq!(ok.status(), 200);
+    assert!(ok.text().unwrap().contains("\"serverInfo\""));
+}
