@@ -31,6 +31,9 @@ pub enum ErrorCode {
     ForbiddenScope,
     /// A fault inside chatctx.
     Internal,
+    /// The request ran past `server.request_timeout` (an extension of SPEC §9; HTTP 503). Writes are
+    /// idempotent, so retrying is safe.
+    Timeout,
 }
 
 impl ErrorCode {
@@ -48,6 +51,7 @@ impl ErrorCode {
             Self::Unauthorized => "unauthorized",
             Self::ForbiddenScope => "forbidden_scope",
             Self::Internal => "internal",
+            Self::Timeout => "timeout",
         }
     }
 }

@@ -57,11 +57,13 @@ pub struct ServerSettings {
     pub listen: String,
     /// Bearer tokens.
     pub tokens: Vec<Token>,
+    /// How long a request may run before it is answered 503 `timeout` (not `/mcp` streams).
+    pub request_timeout: Span,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        Self { listen: "127.0.0.1:7878".to_owned(), tokens: Vec::new() }
+        Self { listen: "127.0.0.1:7878".to_owned(), tokens: Vec::new(), request_timeout: Span::from_secs(30) }
     }
 }
 
@@ -86,6 +88,7 @@ impl fmt::Debug for Config {
             .field("llm.api_key_env", &self.llm.api_key_env)
             .field("llm.models", &self.llm.models)
             .field("server.listen", &self.server.listen)
+            .field("server.request_timeout", &self.server.request_timeout)
             .field("server.tokens", &format_args!("[{} hidden]", self.server.tokens.len()))
             .field("store.url", &redact_url(&self.store.url))
             .finish()
@@ -460,6 +463,12 @@ fn read(mut root: Table, base: &Path, warnings: &mut Vec<String>) -> Result<Conf
     let mut s = section(&mut root, "server")?;
     if let Some(v) = s.string("listen")? {
         c.server.listen = v;
+    }
+    if let Some(v) = s.span("request_timeout")? {
+        if v.secs() < 1 {
+            bail!("server.request_timeout: at least 1s");
+        }
+        c.server.request_timeout = v;
     }
     match s.take("tokens") {
         None => {}

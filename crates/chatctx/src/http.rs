@@ -40,6 +40,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::RevisionConflict => StatusCode::CONFLICT,
         ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::Timeout => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::BAD_REQUEST,
     }
 }
@@ -112,6 +113,23 @@ pub struct AppState {
     pub auth: Arc<Auth>,
     /// Cancelled on shutdown, to end the MCP sessions' open streams.
     pub stop: tokio_util::sync::CancellationToken,
+    /// `server.request_timeout`.
+    pub timeout: std::time::Duration,
+    /// What `/metrics` reports.
+    pub metrics: Arc<crate::metrics::Metrics>,
+}
+
+impl AppState {
+    /// A server state with the default timeout and fresh metrics.
+    pub fn new(svc: Arc<Service>, auth: Arc<Auth>) -> Self {
+        Self {
+            svc,
+            auth,
+            stop: tokio_util::sync::CancellationToken::new(),
+            timeout: std::time::Duration::from_secs(30),
+            metrics: Arc::default(),
+        }
+    }
 }
 
 /// What the request's credentials allow.
@@ -355,10 +373,44 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/chats/{chat_id}/scenario", get(get_scenario))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { json_body(&Ready { ready: true }) }))
+        .route("/metrics", get(|State(app): State<AppState>| async move { app.metrics.render() }))
         .fallback(|| async { ApiError(Error::new(ErrorCode::UnknownTool, "no such route")) })
         .layer(DefaultBodyLimit::max(MAX_BODY))
-        .with_state(app)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), time_limit))
+        .with_state(app.clone())
         .merge(mcp)
+        .layer(axum::middleware::from_fn_with_state(app, observe))
+}
+
+/// Answers 503 `timeout` when a request runs past `server.request_timeout`. The work under way is not
+/// cancelled halfway: a write that was started completes (and retrying it is safe: events are idempotent).
+async fn time_limit(
+    State(app): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match tokio::time::timeout(app.timeout, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => ApiError(Error::new(
+            ErrorCode::Timeout,
+            format!("the request took longer than server.request_timeout ({:?})", app.timeout),
+        ))
+        .into_response(),
+    }
+}
+
+/// Counts every answer for `/metrics`, by route template.
+async fn observe(State(app): State<AppState>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let started = std::time::Instant::now();
+    let route = match req.extensions().get::<axum::extract::MatchedPath>() {
+        Some(p) => p.as_str().to_owned(),
+        None if req.uri().path().starts_with("/mcp") => "/mcp".to_owned(),
+        None => "unmatched".to_owned(),
+    };
+    let method = req.method().as_str().to_owned();
+    let r = next.run(req).await;
+    app.metrics.observe(&route, &method, r.status().as_u16(), started.elapsed());
+    r
 }
 
 /// `/mcp` needs a valid token (when tokens are configured) before any JSON-RPC is read; what each tool
@@ -385,4 +437,37 @@ pub async fn run(
             stop.cancel();
         })
         .await
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use axum::body::Body;
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    /// A handler slower than `server.request_timeout` is answered 503 `timeout`; a quick one is untouched.
+    #[tokio::test]
+    async fn slow_requests_time_out() {
+        let cfg = crate::config::Config::default();
+        let svc = Service::open(cfg.core, cfg.llm, Box::new(chatctx_store::MemoryStore::default())).unwrap().0;
+        let mut app = AppState::new(Arc::new(svc), Arc::new(Auth::new(Vec::new())));
+        app.timeout = std::time::Duration::from_millis(50);
+        let router = Router::new()
+            .route("/slow", get(|| async { tokio::time::sleep(std::time::Duration::from_secs(5)).await }))
+            .route("/quick", get(|| async { "ok" }))
+            .layer(axum::middleware::from_fn_with_state(app.clone(), time_limit))
+            .with_state(app);
+        let call = |path: &'static str| {
+            let r = router.clone();
+            async move { r.oneshot(axum::http::Request::get(path).body(Body::empty()).unwrap()).await.unwrap() }
+        };
+        assert_eq!(call("/quick").await.status(), StatusCode::OK);
+        let slow = call("/slow").await;
+        assert_eq!(slow.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let body = axum::body::to_bytes(slow.into_body(), 1 << 16).await.unwrap();
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["code"], "timeout");
+    }
 }

@@ -17,6 +17,7 @@ pub mod config;
 pub mod http;
 pub mod ingest;
 pub mod mcp;
+pub mod metrics;
 pub mod replay;
 pub mod service;
 pub mod triage;

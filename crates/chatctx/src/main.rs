@@ -218,11 +218,11 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
             tracing::warn!("listening on {addr}, beyond this machine, without any server.tokens");
         }
         tracing::info!("listening on {addr}");
-        let app = chatctx::http::AppState {
-            svc: std::sync::Arc::new(service),
-            auth: std::sync::Arc::new(chatctx::auth::Auth::new(tokens)),
-            stop: tokio_util::sync::CancellationToken::new(),
-        };
+        let mut app = chatctx::http::AppState::new(
+            std::sync::Arc::new(service),
+            std::sync::Arc::new(chatctx::auth::Auth::new(tokens)),
+        );
+        app.timeout = std::time::Duration::from_secs(cfg.server.request_timeout.secs().unsigned_abs());
         chatctx::http::run(listener, app, shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok::<_, anyhow::Error>(())

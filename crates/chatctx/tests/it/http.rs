@@ -177,6 +177,17 @@ fn routes_and_errors() {
     let sc = c.get(format!("{}/v1/chats/-1/scenario", s.base)).send().unwrap().json_value();
     assert_eq!(sc["state"], json!({"plan": 1}));
     assert_eq!(c.get(format!("{}/healthz", s.base)).send().unwrap().status(), 200);
+    // Every answer above is counted by route template (chat ids never become labels).
+    let metrics = c.get(format!("{}/metrics", s.base)).send().unwrap().text().unwrap();
+    assert!(
+        metrics.contains(r#"chatctx_http_requests_total{route="/v1/tools/{tool}",method="POST",status="409"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"chatctx_http_requests_total{route="/v1/events",method="POST",status="413"} 1"#),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("-404"), "{metrics}");
     let d = c.delete(format!("{}/v1/chats/-1", s.base)).send().unwrap().json_value();
     assert_eq!(d["deleted"], true);
     assert!(stored_ids(&c, &s.base).is_empty());
