@@ -349,6 +349,9 @@ async fn get_scenario(
     Ok(json_body(&answer))
 }
 
+/// `/openapi.json`, built once.
+static OPENAPI: std::sync::LazyLock<Value> = std::sync::LazyLock::new(crate::openapi::document);
+
 /// The routes.
 pub fn router(app: AppState) -> Router {
     let mut mcp_config = StreamableHttpServerConfig::default().with_cancellation_token(app.stop.child_token());
@@ -373,6 +376,7 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/chats/{chat_id}/scenario", get(get_scenario))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { json_body(&Ready { ready: true }) }))
+        .route("/openapi.json", get(|| async { json_body(&*OPENAPI) }))
         .route("/metrics", get(|State(app): State<AppState>| async move { app.metrics.render() }))
         .fallback(|| async { ApiError(Error::new(ErrorCode::UnknownTool, "no such route")) })
         .layer(DefaultBodyLimit::max(MAX_BODY))

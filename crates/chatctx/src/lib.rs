@@ -18,6 +18,7 @@ pub mod http;
 pub mod ingest;
 pub mod mcp;
 pub mod metrics;
+pub mod openapi;
 pub mod replay;
 pub mod service;
 pub mod triage;

@@ -1,6 +1,7 @@
-//! MCP through the official Python SDK client (`tests/mcp/client.py`), over stdio and streamable HTTP.
+//! MCP through the official Python SDK client (`tests/mcp/client.py`), over stdio and streamable HTTP; the
+//! OpenAPI document through `openapi-spec-validator`.
 //!
-//! The client needs a Python with the `mcp` package: `CHATCTX_TEST_PYTHON` names it (`.ci/run` makes a venv
+//! These need a Python with the `mcp` and `openapi-spec-validator` packages: `CHATCTX_TEST_PYTHON` names it (`.ci/run` makes a venv
 //! and sets it). Under CI a missing interpreter fails the test; elsewhere the test says it was skipped.
 
 use std::path::Path;
@@ -80,4 +81,47 @@ fn mcp_over_http_needs_a_token() {
     let ok = post(Some("admin"));
     assert_eq!(ok.status(), 200);
     assert!(ok.text().unwrap().contains("\"serverInfo\""));
+}
+
+/// `/openapi.json` lists every route and passes `openapi-spec-validator` (installed beside `mcp`).
+#[test]
+fn openapi_document_is_valid_and_complete() {
+    let s = start_with("memory", &[]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&client().get(format!("{}/openapi.json", s.base)).send().unwrap().text().unwrap())
+            .unwrap();
+    for path in [
+        "/v1/events",
+        "/v1/telegram/updates",
+        "/v1/tools/resolve_reference_target",
+        "/v1/tools/list_active_context_objects",
+        "/v1/tools/get_chat_history_context",
+        "/v1/tools/get_scenario",
+        "/v1/tools/update_scenario",
+        "/v1/tools/revert_scenario",
+        "/v1/scopes",
+        "/v1/chats/{chat_id}",
+        "/v1/chats/{chat_id}/history",
+        "/v1/chats/{chat_id}/objects",
+        "/v1/chats/{chat_id}/scenario",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.json",
+        "/mcp",
+    ] {
+        assert!(doc["paths"][path].is_object(), "{path} is missing from /openapi.json");
+    }
+    let Some(py) = python() else { return };
+    let file = std::env::temp_dir().join(format!("chatctx-openapi-{}.json", std::process::id()));
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let out = Command::new(py)
+        .args([
+            "-c",
+            "import json, sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1])))",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

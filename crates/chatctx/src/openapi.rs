@@ -1,0 +1,178 @@
+//! The OpenAPI 3.1 document served at `/openapi.json`.
+//!
+//! Tool request bodies are the MCP input schemas of [`crate::mcp::tools`], so the two interfaces cannot drift
+//! apart; each tool gets its own path (`/v1/tools/resolve_reference_target`, …) because one templated path
+//! could not give each tool its own body.
+
+#![allow(clippy::disallowed_methods)] // `json!` literals: static documents that cannot fail.
+
+use serde_json::{Map, Value, json};
+
+fn error_responses(codes: &[(u16, &str)]) -> Map<String, Value> {
+    let mut m = Map::new();
+    for (status, what) in codes {
+        m.insert(
+            status.to_string(),
+            json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}),
+        );
+    }
+    m
+}
+
+fn operation(summary: &str, body: Option<Value>, ok: Value, errors: &[(u16, &str)]) -> Value {
+    let mut responses = error_responses(errors);
+    responses.insert("200".into(), json!({"description": "OK", "content": {"application/json": {"schema": ok}}}));
+    let mut op = json!({"summary": summary, "responses": responses});
+    if let Some(schema) = body {
+        op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema}}});
+    }
+    op
+}
+
+const AUTH: (u16, &str) = (401, "Missing or unknown bearer token (only when server.tokens is set).");
+const FORBIDDEN: (u16, &str) = (403, "The token may not touch this chat (`forbidden_scope`).");
+const BAD: (u16, &str) = (400, "Bad input; the code names the kind and the message names the field.");
+const TIMEOUT: (u16, &str) = (503, "Ran past server.request_timeout (`timeout`); retrying is safe.");
+
+fn chat_path_params() -> Value {
+    json!([
+        {"name": "chat_id", "in": "path", "required": true, "schema": {"type": "string"}},
+        {"name": "channel", "in": "query", "schema": {"type": "string", "default": "telegram"}},
+        {"name": "topic_id", "in": "query", "schema": {"type": "string"}}
+    ])
+}
+
+/// The document.
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    let any_object = json!({"type": "object"});
+    paths.insert(
+        "/v1/events".into(),
+        json!({"post": operation(
+            "Ingest one event, a JSON array of events, or JSON Lines (SPEC §3). Each is durable before the answer.",
+            Some(json!({"oneOf": [{"$ref": "#/components/schemas/Event"}, {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}]})),
+            json!({"$ref": "#/components/schemas/IngestReport"}),
+            &[BAD, AUTH, FORBIDDEN, (413, "Body over 4 MiB (`payload_too_large`)."), TIMEOUT],
+        )}),
+    );
+    let mut telegram = operation(
+        "Ingest one raw Telegram Bot API update, as a webhook delivers it.",
+        Some(json!({"type": "object", "description": "A Bot API Update."})),
+        json!({"$ref": "#/components/schemas/IngestReport"}),
+        &[BAD, AUTH, FORBIDDEN, TIMEOUT],
+    );
+    telegram["parameters"] = json!([
+        {"name": "bot_username", "in": "query", "schema": {"type": "string"}, "description": "The bot, so its own messages become outbound_agent."},
+        {"name": "bot_user_id", "in": "query", "schema": {"type": "string"}},
+        {"name": "triggered_agent", "in": "query", "schema": {"type": "boolean"}}
+    ]);
+    paths.insert("/v1/telegram/updates".into(), json!({"post": telegram}));
+    for tool in crate::mcp::tools() {
+        paths.insert(
+            format!("/v1/tools/{}", tool.name),
+            json!({"post": operation(
+                tool.description.as_deref().unwrap_or_default(),
+                Some(Value::Object((*tool.input_schema).clone())),
+                any_object.clone(),
+                &[BAD, AUTH, FORBIDDEN, (404, "Unknown chat (`unknown_chat`)."), (409, "Stale expected_revision (`revision_conflict`)."), TIMEOUT],
+            )}),
+        );
+    }
+    paths.insert(
+        "/v1/scopes".into(),
+        json!({"post": operation(
+            "Issue a short-lived token bound to one chat (and optionally topic, current message, sender) for a model's tool loop.",
+            Some(json!({"type": "object", "required": ["chat_id"], "properties": {
+                "chat_id": {"type": ["string", "integer"]}, "channel": {"type": "string"},
+                "topic_id": {"type": ["string", "integer"]}, "current_message_id": {"type": ["string", "integer"]},
+                "sender_user_id": {"type": ["string", "integer"]},
+                "ttl_seconds": {"type": "integer", "minimum": 1, "maximum": 86400, "default": 600}}})),
+            json!({"type": "object", "required": ["token", "chat_id", "channel", "expires_at"], "properties": {
+                "token": {"type": "string"}, "chat_id": {"type": "string"}, "channel": {"type": "string"},
+                "topic_id": {"type": "string"}, "current_message_id": {"type": "string"}, "sender_user_id": {"type": "string"},
+                "expires_at": {"type": "string", "format": "date-time"}}}),
+            &[BAD, AUTH, FORBIDDEN],
+        )}),
+    );
+    let mut delete = operation(
+        "Forget a chat completely, in memory and in the store.",
+        None,
+        json!({"type": "object", "properties": {"deleted": {"type": "boolean"}}}),
+        &[AUTH, FORBIDDEN],
+    );
+    delete["parameters"] = chat_path_params();
+    paths.insert("/v1/chats/{chat_id}".into(), json!({"delete": delete}));
+    for (what, summary, schema) in [
+        (
+            "history",
+            "Every stored history item of the conversation.",
+            json!({"type": "array", "items": {"type": "object"}}),
+        ),
+        ("objects", "Every object of the chat.", json!({"type": "array", "items": {"type": "object"}})),
+        ("scenario", "The conversation state with its kept revisions.", any_object.clone()),
+    ] {
+        let mut op = operation(summary, None, schema, &[AUTH, FORBIDDEN, (404, "Unknown chat (`unknown_chat`).")]);
+        op["parameters"] = chat_path_params();
+        paths.insert(format!("/v1/chats/{{chat_id}}/{what}"), json!({"get": op}));
+    }
+    paths.insert(
+        "/healthz".into(),
+        json!({"get": {"summary": "Liveness.", "security": [], "responses": {"200": {"description": "ok"}}}}),
+    );
+    paths.insert(
+        "/readyz".into(),
+        json!({"get": {"summary": "Readiness: the state is rebuilt.", "security": [], "responses": {"200": {"description": "ready"}}}}),
+    );
+    paths.insert(
+        "/metrics".into(),
+        json!({"get": {"summary": "Prometheus metrics.", "security": [], "responses": {"200": {"description": "text/plain exposition", "content": {"text/plain": {"schema": {"type": "string"}}}}}}}),
+    );
+    paths.insert(
+        "/openapi.json".into(),
+        json!({"get": {"summary": "This document.", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}),
+    );
+    paths.insert(
+        "/mcp".into(),
+        json!({"post": {"summary": "MCP streamable HTTP (JSON-RPC); the same tools as /v1/tools.", "responses": {"200": {"description": "JSON-RPC answer, as JSON or an event stream"}}}}),
+    );
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "chatctx", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "Conversation context for LLM chat bots: history, active objects, reference resolution, conversation state."},
+        "paths": paths,
+        "security": [{"bearer": []}],
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {"type": "object", "required": ["code", "message"], "properties": {
+                    "code": {"enum": ["invalid_event", "unsupported_event", "invalid_request", "unknown_tool", "unknown_chat",
+                                      "revision_conflict", "invalid_patch", "payload_too_large", "unauthorized",
+                                      "forbidden_scope", "internal", "timeout"]},
+                    "message": {"type": "string"}}},
+                "Event": {"type": "object", "required": ["type"], "properties": {
+                    "type": {"enum": ["message", "reaction", "object", "activation", "telegram_update"]}},
+                    "description": "An event of SPEC §3; the fields depend on its type."},
+                "IngestReport": {"type": "object", "required": ["accepted", "rejected"], "properties": {
+                    "accepted": {"type": "integer"},
+                    "rejected": {"type": "array", "items": {"type": "object", "required": ["index", "code", "message"], "properties": {
+                        "index": {"type": "integer"}, "code": {"type": "string"}, "message": {"type": "string"}}}}}}
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_its_path_with_the_mcp_schema() {
+        let doc = document();
+        for tool in crate::mcp::tools() {
+            let body = &doc["paths"][format!("/v1/tools/{}", tool.name)]["post"]["requestBody"]["content"]["application/json"]
+                ["schema"];
+            assert_eq!(body, &Value::Object((*tool.input_schema).clone()), "{}", tool.name);
+        }
+        assert_eq!(doc["openapi"], "3.1.0");
+    }
+}
