@@ -337,6 +337,23 @@ impl Chat {
         }
     }
 
+    /// Drops every item sent before `cutoff`, with the objects derived from those messages. How many.
+    pub(crate) fn drop_before(&mut self, cutoff: Timestamp) -> usize {
+        let mut dropped = 0;
+        for c in &mut self.convs {
+            while c.items.front().is_some_and(|i| i.sent_at < cutoff) {
+                if let Some(old) = c.items.pop_front() {
+                    dropped += 1;
+                    if let Some(id) = old.message_id {
+                        self.index.remove(&*id);
+                        self.objects.evict_derived(&id);
+                    }
+                }
+            }
+        }
+        dropped
+    }
+
     /// Removes the message `id`, returning it.
     pub(crate) fn remove_message(&mut self, id: &str) -> Option<(u32, Item)> {
         let loc = self.index.remove(id)?;

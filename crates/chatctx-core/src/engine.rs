@@ -86,6 +86,23 @@ impl Engine {
         self.chats.get_mut(channel).is_some_and(|chats| chats.remove(chat_id).is_some())
     }
 
+    /// Retention by age: drops every history item sent before `cutoff` (with the objects derived from those
+    /// messages) in every chat. Returns the chats that changed, sorted, with how many items each lost.
+    /// People, explicit objects (which expire by their TTLs) and conversation state stay.
+    pub fn drop_before(&mut self, cutoff: crate::time::Timestamp) -> Vec<(String, String, usize)> {
+        let mut changed = Vec::new();
+        for (channel, chats) in &mut self.chats {
+            for (chat_id, chat) in chats.iter_mut() {
+                let n = chat.drop_before(cutoff);
+                if n > 0 {
+                    changed.push((channel.clone(), chat_id.clone(), n));
+                }
+            }
+        }
+        changed.sort();
+        changed
+    }
+
     /// Number of objects held in all chats.
     pub fn object_count(&self) -> usize {
         self.chats.values().flat_map(HashMap::values).map(|c| c.objects.len()).sum()

@@ -72,11 +72,13 @@ impl Default for ServerSettings {
 pub struct StoreSettings {
     /// `memory`, `sqlite://PATH` or `postgres://…`.
     pub url: String,
+    /// History older than this is forgotten, in memory and in the store (`0` keeps everything).
+    pub max_age: Span,
 }
 
 impl Default for StoreSettings {
     fn default() -> Self {
-        Self { url: "sqlite://chatctx.db".to_owned() }
+        Self { url: "sqlite://chatctx.db".to_owned(), max_age: Span::from_secs(0) }
     }
 }
 
@@ -91,6 +93,7 @@ impl fmt::Debug for Config {
             .field("server.request_timeout", &self.server.request_timeout)
             .field("server.tokens", &format_args!("[{} hidden]", self.server.tokens.len()))
             .field("store.url", &redact_url(&self.store.url))
+            .field("store.max_age", &self.store.max_age)
             .finish()
     }
 }
@@ -508,6 +511,9 @@ fn read(mut root: Table, base: &Path, warnings: &mut Vec<String>) -> Result<Conf
     let mut s = section(&mut root, "store")?;
     if let Some(v) = s.string("url")? {
         c.store.url = v;
+    }
+    if let Some(v) = s.span("max_age")? {
+        c.store.max_age = v;
     }
     s.finish(warnings);
 

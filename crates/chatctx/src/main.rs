@@ -223,6 +223,9 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
             std::sync::Arc::new(chatctx::auth::Auth::new(tokens)),
         );
         app.timeout = std::time::Duration::from_secs(cfg.server.request_timeout.secs().unsigned_abs());
+        if cfg.store.max_age.secs() > 0 {
+            tokio::spawn(retention(app.svc.clone(), cfg.store.max_age));
+        }
         chatctx::http::run(listener, app, shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok::<_, anyhow::Error>(())
@@ -251,6 +254,25 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Forgets history older than `max_age`: at start, then every tenth of the age (at least a second, at most
+/// an hour).
+async fn retention(svc: std::sync::Arc<chatctx::service::Service>, max_age: chatctx_core::time::Span) {
+    let every = std::time::Duration::from_secs((max_age.secs().unsigned_abs() / 10).clamp(1, 3600));
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tick.tick().await;
+        let svc = svc.clone();
+        let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let now = chatctx_core::Timestamp::from_unix(i64::try_from(secs).unwrap_or(0)).unwrap_or_default();
+        match tokio::task::spawn_blocking(move || svc.expire(max_age, now)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(n)) => tracing::info!("retention: forgot {n} history items older than {max_age:?}"),
+            Ok(Err(e)) => tracing::warn!("retention failed: {}", e.message),
+            Err(e) => tracing::warn!("retention failed: {e}"),
+        }
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

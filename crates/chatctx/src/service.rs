@@ -242,6 +242,20 @@ impl Service {
         Ok(())
     }
 
+    /// Retention by age: forgets every history item sent more than `max_age` before `now`, in memory and
+    /// in the store (each changed chat's log is replaced by a snapshot of what is left). How many items.
+    pub fn expire(&self, max_age: chatctx_core::time::Span, now: Timestamp) -> Result<usize, Error> {
+        let cutoff = now.plus(chatctx_core::time::Span::from_secs(-max_age.secs()));
+        let mut inner = self.lock()?;
+        let changed = inner.engine.drop_before(cutoff);
+        let mut dropped = 0;
+        for (channel, chat, n) in changed {
+            self.snapshot(&mut inner, &channel, &chat);
+            dropped += n;
+        }
+        Ok(dropped)
+    }
+
     /// Forgets a chat completely, in memory and in the store. Whether anything was held.
     pub fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
         let mut inner = self.lock()?;

@@ -158,3 +158,33 @@ fn long_logs_are_compacted_without_changing_any_answer() {
         svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", "-1").unwrap()).unwrap()).unwrap();
     assert_eq!(export_before, export_after, "the same conversation, exactly");
 }
+
+#[test]
+fn retention_by_age_forgets_old_history_lastingly() {
+    let path = db("retention");
+    let (svc, _) = open(&path);
+    // Messages at +1..+5 s; message 2 carries an image object; the state stays whatever the age.
+    let batch: Vec<Value> = (1..=5).map(|i| message(i, &format!("m{i}"), i == 2)).collect();
+    svc.ingest(&batch, now()).unwrap();
+    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"plan": 1}}), now()).unwrap();
+    let ids = |svc: &Service| -> Vec<String> {
+        svc.read(|e| e.history("telegram", "-1", None))
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .filter_map(|i| i.message_id)
+            .collect()
+    };
+    // Keep 97 s back from +100 s: messages sent before +3 s go.
+    let age = chatctx_core::time::Span::from_secs(97);
+    assert_eq!(svc.expire(age, now()).unwrap(), 2);
+    assert_eq!(ids(&svc), ["3", "4", "5"]);
+    let objects = svc.read(|e| e.objects("telegram", "-1")).unwrap().unwrap();
+    assert!(objects.iter().all(|o| o.source_message_id.as_deref() != Some("2")), "{objects:?}");
+    assert_eq!(svc.expire(age, now()).unwrap(), 0, "nothing more to forget");
+    drop(svc);
+    // Gone from the store too; the state survives.
+    let (svc, _) = open(&path);
+    assert_eq!(ids(&svc), ["3", "4", "5"]);
+    assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["state"], json!({"plan": 1}));
+}
