@@ -11,17 +11,93 @@ use serde_json::json;
 
 use super::http::{client, start_with};
 
-fn python() -> Option<String> {
-    match std::env::var("CHATCTX_TEST_PYTHON") {
+/// The external program named by `var`; under CI its absence fails the test.
+fn external(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(p) if !p.is_empty() => Some(p),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI needs CHATCTX_TEST_PYTHON: a Python with the `mcp` package (see .ci/run)")
-        }
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("CI needs {var}: {what} (see .ci/run)"),
         _ => {
-            eprintln!("SKIPPED: set CHATCTX_TEST_PYTHON to a Python with the `mcp` package to run the MCP client test");
+            eprintln!("SKIPPED: set {var} to {what} to run this test");
             None
         }
     }
+}
+
+fn python() -> Option<String> {
+    external("CHATCTX_TEST_PYTHON", "a Python with the `mcp` and `openapi-spec-validator` packages")
+}
+
+/// Runs the MCP Inspector CLI; its stdout as JSON.
+fn inspector(bin: &str, target: &[&str], method: &[&str]) -> serde_json::Value {
+    let out = Command::new(bin).arg("--cli").args(target).args(["--method"]).args(method).output().unwrap();
+    assert!(out.status.success(), "the Inspector failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The MCP Inspector CLI (which numbers its first request 0) over stdio and over HTTP.
+#[test]
+fn mcp_inspector_cli_over_both_transports() {
+    let Some(bin) = external("CHATCTX_TEST_INSPECTOR", "the MCP Inspector's `mcp-inspector` binary") else { return };
+    let exe = env!("CARGO_BIN_EXE_chatctx");
+    let stdio = [exe, "mcp", "--store", "memory"];
+    let listed = inspector(&bin, &stdio, &["tools/list"]);
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 6, "{listed}");
+    let updated = inspector(
+        &bin,
+        &stdio,
+        &["tools/call", "--tool-name", "update_scenario", "--tool-arg", "chat_id=-1", r#"patch={"a":1}"#],
+    );
+    assert_eq!(updated["structuredContent"]["revision"], 1, "{updated}");
+    let s = start_with("memory", &[]);
+    let url = format!("{}/mcp", s.base);
+    let http = [url.as_str(), "--transport", "http"];
+    let listed = inspector(&bin, &http, &["tools/list"]);
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 6, "{listed}");
+    let missing = inspector(&bin, &http, &["tools/call", "--tool-name", "get_scenario", "--tool-arg", "chat_id=-404"]);
+    assert_eq!(missing["structuredContent"]["revision"], 0, "{missing}");
+}
+
+/// Raw JSON-RPC on stdio: `server/discover` without the new protocol's `_meta` is a JSON-RPC error (so a
+/// newer client falls back), then `initialize` with `id: 0` and a call work.
+#[test]
+fn stdio_discover_falls_back_and_id_zero_works() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
+        .args(["mcp", "--store", "memory"])
+        .env("CHATCTX_LOG", "error")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = |msg: serde_json::Value| -> serde_json::Value {
+        writeln!(stdin, "{msg}").unwrap();
+        if msg.get("id").is_none() {
+            return serde_json::Value::Null;
+        }
+        serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap()
+    };
+    let discover = ask(json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {}}));
+    assert!(discover["error"]["code"].is_i64(), "{discover}");
+    let init =
+        ask(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+                          "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}));
+    assert_eq!(
+        (init["id"].as_i64(), init["result"]["serverInfo"]["name"].as_str()),
+        (Some(0), Some("chatctx")),
+        "{init}"
+    );
+    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_scenario", "arguments": {"chat_id": "-1"}}}),
+    );
+    assert_eq!(call["result"]["structuredContent"]["revision"], 0, "{call}");
+    let unknown =
+        ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "nope", "arguments": {}}}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "chatctx mcp exits cleanly when stdin closes");
 }
 
 fn run_client(python: &str, args: &[&str]) {
