@@ -3,9 +3,14 @@
 //!
 //! Writes are logged as replay lines (see `chatctx-store`): decoded events, `update_scenario` /
 //! `revert_scenario` calls with their time fixed, the `resolved` activations that resolution records, and
-//! conversation imports. On start the log is replayed into a fresh engine. The engine lock is held across
-//! apply and append, so no reader ever sees a change that is not yet durable; if the append fails, the engine is
-//! rebuilt from the store (dropping the unacknowledged change) and the caller gets `internal`.
+//! conversation imports. On start the log is replayed into a fresh engine.
+//!
+//! Group commit: a writer applies its change to the engine and queues its operations under the engine lock,
+//! then waits on the commit lock. Whoever holds the commit lock writes everything queued so far in one
+//! transaction (one fsync), so concurrent writers share a sync instead of queueing behind one each, and the
+//! engine is never locked during disk I/O. A writer answers only once its operations are durable. If a write
+//! fails, the engine is rebuilt from the store (dropping every change not yet durable) and each writer whose
+//! change was dropped gets `internal`. Readers may see a change a moment before it is durable.
 //!
 //! The log stays proportional to the live state: once a chat has logged twice what its history holds, its
 //! operations are replaced by one `import` of its exported document (exact, so nothing changes on restart).
@@ -44,15 +49,30 @@ pub struct IngestReport {
     pub rejected: Vec<Rejection>,
 }
 
-/// The engine and, per chat, how many operations were logged since its last snapshot.
+/// The engine, per chat how many operations were logged since its last snapshot, and the operations applied
+/// to the engine but not yet written.
 struct Inner {
     engine: Engine,
     since_snapshot: std::collections::HashMap<(String, String), u64>,
+    pending: Vec<Op>,
+    /// How many operations were ever queued; an operation's number is its position in that sequence.
+    queued: u64,
+}
+
+/// What the writers learn from the commit lock.
+#[derive(Default)]
+struct Commit {
+    /// Operations up to this number are settled: written, or dropped by a failure below.
+    settled: u64,
+    /// Ranges of operation numbers dropped by failed writes (the latest few).
+    failed: std::collections::VecDeque<(u64, u64)>,
 }
 
 /// The running service.
 pub struct Service {
     engine: Mutex<Inner>,
+    /// Held while writing; lock order is always commit, then engine.
+    commit: Mutex<Commit>,
     store: Box<dyn Store>,
     settings: Settings,
     llm: LlmSettings,
@@ -99,12 +119,16 @@ impl Service {
     /// Opens the service on `store`, rebuilding the state it holds. Returns how many operations were replayed.
     pub fn open(settings: Settings, llm: LlmSettings, store: Box<dyn Store>) -> anyhow::Result<(Self, u64)> {
         let (engine, n) = rebuild(&*store, &settings, &llm)?;
-        let inner = Inner { engine, since_snapshot: std::collections::HashMap::new() };
-        Ok((Self { engine: Mutex::new(inner), store, settings, llm }, n))
+        let inner = Inner { engine, since_snapshot: std::collections::HashMap::new(), pending: Vec::new(), queued: 0 };
+        Ok((Self { engine: Mutex::new(inner), commit: Mutex::default(), store, settings, llm }, n))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
         self.engine.lock().map_err(|_| internal("the engine is unusable after an earlier panic"))
+    }
+
+    fn commit_lock(&self) -> Result<MutexGuard<'_, Commit>, Error> {
+        self.commit.lock().map_err(|_| internal("the writer is unusable after an earlier panic"))
     }
 
     /// Operations a chat may log before its log is replaced by a snapshot: twice what one of its
@@ -114,33 +138,96 @@ impl Service {
         (self.settings.conversation.cache_max_per_conversation as u64 * 2).max(400)
     }
 
-    /// Makes `ops` durable; on failure puts the engine back to what the store holds. Then snapshots the chats
-    /// whose logs grew long: their operations are replaced by one import of their current document.
-    fn persist(&self, inner: &mut Inner, ops: &[Op]) -> Result<(), Error> {
+    /// Queues `ops` (already applied to the engine held by `inner`), releases the engine and returns once
+    /// they are durable, writing them itself along with everything else queued unless another writer already
+    /// has. Then snapshots the chats whose logs grew long.
+    fn persist(&self, mut inner: MutexGuard<'_, Inner>, ops: Vec<Op>) -> Result<(), Error> {
         if ops.is_empty() {
             return Ok(());
         }
-        if let Err(e) = self.store.append(ops) {
-            tracing::error!("store append failed: {e}; rebuilding from the store");
-            match rebuild(&*self.store, &self.settings, &self.llm) {
-                Ok((fresh, _)) => inner.engine = fresh,
-                Err(r) => tracing::error!("rebuild failed too: {r}"),
+        inner.queued += ops.len() as u64;
+        inner.pending.extend(ops);
+        let mine = inner.queued;
+        drop(inner);
+        let mut c = self.commit_lock()?;
+        if c.settled < mine {
+            let (batch, upto) = {
+                let mut inner = self.lock()?;
+                (std::mem::take(&mut inner.pending), inner.queued)
+            };
+            match self.store.append(&batch) {
+                Ok(()) => {
+                    c.settled = upto;
+                    let mut inner = self.lock()?;
+                    self.count_and_snapshot(&mut inner, &batch);
+                }
+                Err(e) => {
+                    let mut inner = self.lock()?;
+                    self.drop_unwritten(&mut c, &mut inner, &e);
+                }
             }
-            return Err(internal(format!("the change could not be stored: {e}")));
         }
+        if c.failed.iter().any(|(lo, hi)| (*lo..=*hi).contains(&mine)) {
+            return Err(internal("the change could not be stored"));
+        }
+        Ok(())
+    }
+
+    /// After a failed write: rebuilds the engine from the store, dropping every queued operation, and
+    /// records their numbers as failed for the writers waiting on them.
+    fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, e: &dyn std::fmt::Display) {
+        tracing::error!("store append failed: {e}; rebuilding from the store");
+        match rebuild(&*self.store, &self.settings, &self.llm) {
+            Ok((fresh, _)) => inner.engine = fresh,
+            Err(r) => tracing::error!("rebuild failed too: {r}"),
+        }
+        inner.pending.clear();
+        c.failed.push_back((c.settled + 1, inner.queued));
+        if c.failed.len() > 64 {
+            c.failed.pop_front();
+        }
+        c.settled = inner.queued;
+    }
+
+    /// Writes whatever is queued, with both locks held: for the operations that replace a chat's log, which
+    /// must come after everything applied before them.
+    fn flush(&self, c: &mut Commit, inner: &mut Inner) -> Result<(), Error> {
+        if inner.pending.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut inner.pending);
+        match self.store.append(&batch) {
+            Ok(()) => {
+                c.settled = inner.queued;
+                self.count_and_snapshot(inner, &batch);
+                Ok(())
+            }
+            Err(e) => {
+                self.drop_unwritten(c, inner, &e);
+                Err(internal(format!("earlier changes could not be stored: {e}")))
+            }
+        }
+    }
+
+    /// Counts written operations per chat and snapshots the chats past [`Service::snapshot_every`] that have
+    /// nothing queued (a snapshot of a chat with queued operations would be followed by them again).
+    fn count_and_snapshot(&self, inner: &mut Inner, written: &[Op]) {
         let every = self.snapshot_every();
         let mut due = Vec::new();
-        for o in ops.iter().filter(|o| !o.chat_id.is_empty()) {
+        for o in written.iter().filter(|o| !o.chat_id.is_empty()) {
             let n = inner.since_snapshot.entry((o.channel.clone(), o.chat_id.clone())).or_default();
             *n += 1;
-            if *n == every {
+            if *n >= every {
                 due.push((o.channel.clone(), o.chat_id.clone()));
             }
         }
+        due.sort();
+        due.dedup();
         for (channel, chat) in due {
-            self.snapshot(inner, &channel, &chat);
+            if !inner.pending.iter().any(|o| o.channel == channel && o.chat_id == chat) {
+                self.snapshot(inner, &channel, &chat);
+            }
         }
-        Ok(())
     }
 
     /// Replaces a chat's log with one import of its exported document. A failure only leaves the longer log.
@@ -194,7 +281,7 @@ impl Service {
                 Err(e) => report.rejected.push(Rejection { index, code: e.code, message: e.message }),
             }
         }
-        self.persist(&mut inner, &ops)?;
+        self.persist(inner, ops)?;
         Ok(report)
     }
 
@@ -220,13 +307,15 @@ impl Service {
             }),
             _ => None,
         };
-        self.persist(&mut inner, logged.as_slice())?;
+        self.persist(inner, logged.into_iter().collect())?;
         Ok(response)
     }
 
     /// Loads a conversation document (replacing that chat) durably.
     pub fn import(&self, doc: &Value) -> Result<(), Error> {
+        let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
+        self.flush(&mut c, &mut inner)?;
         inner.engine.import_conversation(doc)?;
         let channel = doc["channel"].as_str().unwrap_or_default().to_owned();
         let chat = doc["chat_id"].as_str().unwrap_or_default().to_owned();
@@ -246,7 +335,9 @@ impl Service {
     /// in the store (each changed chat's log is replaced by a snapshot of what is left). How many items.
     pub fn expire(&self, max_age: chatctx_core::time::Span, now: Timestamp) -> Result<usize, Error> {
         let cutoff = now.plus(chatctx_core::time::Span::from_secs(-max_age.secs()));
+        let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
+        self.flush(&mut c, &mut inner)?;
         let changed = inner.engine.drop_before(cutoff);
         let mut dropped = 0;
         for (channel, chat, n) in changed {
@@ -258,7 +349,9 @@ impl Service {
 
     /// Forgets a chat completely, in memory and in the store. Whether anything was held.
     pub fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
+        let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
+        self.flush(&mut c, &mut inner)?;
         let deleted = self.store.delete_chat(channel, chat_id).map_err(internal)?;
         inner.since_snapshot.remove(&(channel.to_owned(), chat_id.to_owned()));
         Ok(inner.engine.remove_chat(channel, chat_id) || deleted > 0)

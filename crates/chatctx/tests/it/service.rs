@@ -188,3 +188,100 @@ fn retention_by_age_forgets_old_history_lastingly() {
     assert_eq!(ids(&svc), ["3", "4", "5"]);
     assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["state"], json!({"plan": 1}));
 }
+
+/// A store that can be told to fail its writes, sharing its operations with the test.
+struct Flaky {
+    inner: std::sync::Arc<chatctx_store::MemoryStore>,
+    fail: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl chatctx_store::Store for Flaky {
+    fn append(&self, ops: &[chatctx_store::Op]) -> Result<(), chatctx_store::StoreError> {
+        if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(chatctx_store::StoreError::Poisoned);
+        }
+        self.inner.append(ops)
+    }
+    fn load(&self, each: &mut dyn FnMut(chatctx_store::Op)) -> Result<u64, chatctx_store::StoreError> {
+        self.inner.load(each)
+    }
+    fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, chatctx_store::StoreError> {
+        self.inner.delete_chat(channel, chat_id)
+    }
+    fn rewrite_chat(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        ops: &[chatctx_store::Op],
+    ) -> Result<(), chatctx_store::StoreError> {
+        self.inner.rewrite_chat(channel, chat_id, ops)
+    }
+}
+
+#[test]
+fn a_failed_write_is_refused_and_leaves_no_trace() {
+    use chatctx_store::Store as _;
+    let inner = std::sync::Arc::new(chatctx_store::MemoryStore::default());
+    let fail = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let store = Flaky { inner: inner.clone(), fail: fail.clone() };
+    let mut s = Settings::default();
+    s.history.mode = chatctx_core::settings::Mode::Talkative;
+    let (svc, _) = Service::open(s, LlmSettings::default(), Box::new(store)).unwrap();
+    let ids = |svc: &Service| -> Vec<String> {
+        svc.read(|e| e.history("telegram", "-1", None))
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .filter_map(|i| i.message_id)
+            .collect()
+    };
+    svc.ingest(&[message(1, "kept", false)], now()).unwrap();
+    fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = svc.ingest(&[message(2, "lost", false)], now()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Internal);
+    let err = svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"a": 1}}), now()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Internal);
+    assert_eq!(ids(&svc), ["1"], "the refused message is not in memory either");
+    fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    svc.ingest(&[message(3, "kept", false)], now()).unwrap();
+    assert_eq!(ids(&svc), ["1", "3"]);
+    assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["revision"], 0);
+    let mut logged = 0;
+    inner.load(&mut |_| logged += 1).unwrap();
+    assert_eq!(logged, 2, "only the acknowledged messages are in the store");
+}
+
+/// Concurrent writers share commits; every acknowledged message is durable and each is stored once.
+#[test]
+fn concurrent_writers_are_all_durable() {
+    let path = db("concurrent");
+    let (svc, _) = open(&path);
+    let svc = std::sync::Arc::new(svc);
+    let threads: Vec<_> = (0..4u32)
+        .map(|t| {
+            let svc = svc.clone();
+            std::thread::spawn(move || {
+                // 160 messages in all: under the conversation cap (200), so every one stays.
+                for i in 0..40u32 {
+                    let id = 1000 + t * 100 + i;
+                    svc.ingest(&[message(id, "x", false)], now()).unwrap();
+                    if i % 10 == 0 {
+                        svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {format!("t{t}"): i}}), now())
+                            .unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let before = svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap();
+    let state = value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap());
+    drop(svc);
+    let (svc, _) = open(&path);
+    let after = svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap();
+    assert_eq!(after.len(), 160);
+    assert_eq!(after, before);
+    assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap()), state);
+}
