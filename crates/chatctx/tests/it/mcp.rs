@@ -134,6 +134,29 @@ fn python_sdk_client_over_streamable_http() {
     run_client(&py, &["http", &format!("{}/mcp", s.base)]);
 }
 
+/// Over `/mcp` a token limited to one chat and a bound scope behave as on the REST routes.
+#[test]
+fn python_sdk_client_with_tokens_and_a_bound_scope() {
+    let Some(py) = python() else { return };
+    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", r#"[{token = "bot-a", chats = ["-7"]}]"#)]);
+    let c = client();
+    let m = |id: u64| {
+        json!({"type": "message", "chat_id": "-7", "message_id": id.to_string(), "kind": "inbound_user",
+               "sent_at": 1_770_000_000 + id, "sender": {"user_id": "5", "username": "eve"}, "text": format!("m{id}"),
+               "triggered_agent": true})
+    };
+    let r = c.post(format!("{}/v1/events", s.base)).bearer_auth("bot-a").body(json!([m(1), m(2)]).to_string());
+    assert_eq!(r.send().unwrap().status(), 200);
+    let scope = c
+        .post(format!("{}/v1/scopes", s.base))
+        .bearer_auth("bot-a")
+        .body(json!({"chat_id": "-7", "current_message_id": "2"}).to_string())
+        .send()
+        .unwrap();
+    let scoped: serde_json::Value = serde_json::from_str(&scope.text().unwrap()).unwrap();
+    run_client(&py, &["http-tokens", &format!("{}/mcp", s.base), "bot-a", scoped["token"].as_str().unwrap()]);
+}
+
 /// With tokens configured, `/mcp` answers 401 before reading any JSON-RPC, like every other route.
 #[test]
 fn mcp_over_http_needs_a_token() {

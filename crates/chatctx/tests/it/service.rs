@@ -34,6 +34,11 @@ fn now() -> Timestamp {
     Timestamp::from_unix(1_770_000_100).unwrap()
 }
 
+/// The message ids stored for chat -1, oldest first.
+fn ids(svc: &Service) -> Vec<String> {
+    svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap().into_iter().filter_map(|i| i.message_id).collect()
+}
+
 fn value(r: ToolResponse) -> Value {
     serde_json::to_value(r).unwrap()
 }
@@ -167,14 +172,6 @@ fn retention_by_age_forgets_old_history_lastingly() {
     let batch: Vec<Value> = (1..=5).map(|i| message(i, &format!("m{i}"), i == 2)).collect();
     svc.ingest(&batch, now()).unwrap();
     svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"plan": 1}}), now()).unwrap();
-    let ids = |svc: &Service| -> Vec<String> {
-        svc.read(|e| e.history("telegram", "-1", None))
-            .unwrap()
-            .unwrap()
-            .into_iter()
-            .filter_map(|i| i.message_id)
-            .collect()
-    };
     // Keep 97 s back from +100 s: messages sent before +3 s go.
     let age = chatctx_core::time::Span::from_secs(97);
     assert_eq!(svc.expire(age, now()).unwrap(), 2);
@@ -227,14 +224,6 @@ fn a_failed_write_is_refused_and_leaves_no_trace() {
     let mut s = Settings::default();
     s.history.mode = chatctx_core::settings::Mode::Talkative;
     let (svc, _) = Service::open(s, LlmSettings::default(), Box::new(store)).unwrap();
-    let ids = |svc: &Service| -> Vec<String> {
-        svc.read(|e| e.history("telegram", "-1", None))
-            .unwrap()
-            .unwrap()
-            .into_iter()
-            .filter_map(|i| i.message_id)
-            .collect()
-    };
     svc.ingest(&[message(1, "kept", false)], now()).unwrap();
     fail.store(true, std::sync::atomic::Ordering::SeqCst);
     let err = svc.ingest(&[message(2, "lost", false)], now()).unwrap_err();

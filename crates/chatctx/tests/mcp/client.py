@@ -2,6 +2,7 @@
 
     python client.py stdio /path/to/chatctx     # starts `chatctx mcp --store memory` itself
     python client.py http http://127.0.0.1:PORT/mcp
+    python client.py http-tokens http://127.0.0.1:PORT/mcp TOKEN SCOPED_TOKEN
 
 Over HTTP the caller (tests/it/mcp.rs) has already posted two messages to chat -7 through the REST API; the
 script reads them back through MCP. Prints "ok" and exits 0 when every check holds; any failure raises.
@@ -68,8 +69,34 @@ async def check(server, transport):
     print("ok")
 
 
+async def check_tokens(url, token, scoped):
+    """A token limited to chat -7, then a scope bound to chat -7 and message 2 (issued over REST)."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    def with_token(t):
+        return streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {t}"}))
+
+    async with Client(with_token(token)) as client:
+        r = await client.call_tool("get_scenario", {"chat_id": "-7"})
+        assert not r.is_error, r
+        r = await client.call_tool("get_scenario", {"chat_id": "-8"})
+        assert r.is_error and structured(r)["code"] == "forbidden_scope", r
+    async with Client(with_token(scoped)) as client:
+        # No chat, no current message: the scope supplies both.
+        r = await client.call_tool("get_chat_history_context", {})
+        assert not r.is_error, r
+        assert [i["message_id"] for i in structured(r)["items"]] == ["1"], structured(r)
+        r = await client.call_tool("get_chat_history_context", {"chat_id": "-8"})
+        assert r.is_error and structured(r)["code"] == "forbidden_scope", r
+    print("ok")
+
+
 def main():
     transport, target = sys.argv[1], sys.argv[2]
+    if transport == "http-tokens":
+        asyncio.run(check_tokens(target, sys.argv[3], sys.argv[4]))
+        return
     if transport == "stdio":
         server = StdioServerParameters(command=target, args=["mcp", "--store", "memory"])
     else:
