@@ -68,6 +68,11 @@ struct Commit {
     failed: std::collections::VecDeque<(u64, u64)>,
 }
 
+/// A change applied to the engine whose durability is still to be waited for ([`Service::wait_durable`]).
+#[derive(Debug)]
+#[must_use = "a change is acknowledged only once it is durable"]
+pub struct Ticket(u64);
+
 /// The running service.
 pub struct Service {
     engine: Mutex<Inner>,
@@ -127,6 +132,12 @@ impl Service {
         self.engine.lock().map_err(|_| internal("the engine is unusable after an earlier panic"))
     }
 
+    /// Whether a tool call may wait on the network (model triage is configured), holding the engine while it
+    /// does. Then an async front end must make every call on a blocking thread.
+    pub fn calls_out(&self) -> bool {
+        self.llm.base_url.as_deref().is_some_and(|b| !b.is_empty())
+    }
+
     fn commit_lock(&self) -> Result<MutexGuard<'_, Commit>, Error> {
         self.commit.lock().map_err(|_| internal("the writer is unusable after an earlier panic"))
     }
@@ -141,14 +152,28 @@ impl Service {
     /// Queues `ops` (already applied to the engine held by `inner`), releases the engine and returns once
     /// they are durable, writing them itself along with everything else queued unless another writer already
     /// has. Then snapshots the chats whose logs grew long.
-    fn persist(&self, mut inner: MutexGuard<'_, Inner>, ops: Vec<Op>) -> Result<(), Error> {
+    fn persist(&self, inner: MutexGuard<'_, Inner>, ops: Vec<Op>) -> Result<(), Error> {
+        match Self::queue(inner, ops) {
+            Some(ticket) => self.wait_durable(ticket),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues `ops` (already applied to the engine held by `inner`) and releases the engine. The ticket to
+    /// wait on, if there was anything to write.
+    fn queue(mut inner: MutexGuard<'_, Inner>, ops: Vec<Op>) -> Option<Ticket> {
         if ops.is_empty() {
-            return Ok(());
+            return None;
         }
         inner.queued += ops.len() as u64;
         inner.pending.extend(ops);
-        let mine = inner.queued;
-        drop(inner);
+        Some(Ticket(inner.queued))
+    }
+
+    /// Returns once the operations of `ticket` are durable (writing them, with everything else queued, unless
+    /// another writer already has), or refuses if their write failed. Blocks on disk I/O.
+    pub fn wait_durable(&self, ticket: Ticket) -> Result<(), Error> {
+        let mine = ticket.0;
         let mut c = self.commit_lock()?;
         if c.settled < mine {
             let (batch, upto) = {
@@ -287,6 +312,22 @@ impl Service {
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
     pub fn call(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
+        let (response, ticket) = self.call_queued(tool, args, now)?;
+        if let Some(t) = ticket {
+            self.wait_durable(t)?;
+        }
+        Ok(response)
+    }
+
+    /// The first half of [`Service::call`], which never touches the disk: the answer, and the ticket to wait
+    /// on before giving it when the call changed something. Most calls change nothing, so an async front end
+    /// can answer them on its own thread and move only the waits to blocking threads.
+    pub fn call_queued(
+        &self,
+        tool: &str,
+        args: &Value,
+        now: Timestamp,
+    ) -> Result<(ToolResponse, Option<Ticket>), Error> {
         let mut inner = self.lock()?;
         let response = inner.engine.call(tool, args, now)?;
         let channel = args.get("channel").and_then(Value::as_str).unwrap_or("telegram");
@@ -307,8 +348,7 @@ impl Service {
             }),
             _ => None,
         };
-        self.persist(inner, logged.into_iter().collect())?;
-        Ok(response)
+        Ok((response, Self::queue(inner, logged.into_iter().collect())))
     }
 
     /// Loads a conversation document (replacing that chat) durably.
