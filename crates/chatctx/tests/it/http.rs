@@ -310,3 +310,31 @@ fn tokens_chat_lists_and_bound_scopes() {
         (400, Some("invalid_request".into()))
     );
 }
+
+/// Tool calls that change state (answered on the async worker, the disk wait on a blocking thread) are
+/// durable once answered: each acknowledged scenario revision survives SIGKILL.
+#[test]
+fn acknowledged_state_updates_survive_sigkill() {
+    let store = db("kill-state");
+    let c = client();
+    let mut acked = 0u64;
+    for cycle in 0..3u64 {
+        let s = start(&store);
+        let state = c
+            .post(format!("{}/v1/tools/get_scenario", s.base))
+            .body(json!({"chat_id": "-1"}).to_string())
+            .send()
+            .unwrap();
+        assert_eq!(state.json_value()["revision"], acked, "cycle {cycle}");
+        for i in 0..20u64 {
+            let r = c
+                .post(format!("{}/v1/tools/update_scenario", s.base))
+                .body(json!({"chat_id": "-1", "patch": {"n": cycle * 100 + i}}).to_string())
+                .send()
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            acked += 1;
+        }
+        drop(s); // SIGKILL right after the last answer
+    }
+}
