@@ -308,14 +308,20 @@ struct ChannelQuery {
     topic_id: Option<String>,
 }
 
+/// The channel a chat route names (default `telegram`), once the credentials may touch the chat.
+fn chat_channel(app: &AppState, headers: &HeaderMap, chat_id: &str, q: &ChannelQuery) -> Result<String, ApiError> {
+    let channel = q.channel.clone().unwrap_or_else(|| "telegram".to_owned());
+    allowed(&access(app, headers)?, &channel, chat_id)?;
+    Ok(channel)
+}
+
 async fn delete_chat(
     State(app): State<AppState>,
     headers: HeaderMap,
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
-    let channel = q.channel.unwrap_or_else(|| "telegram".to_owned());
-    allowed(&access(&app, &headers)?, &channel, &chat_id)?;
+    let channel = chat_channel(&app, &headers, &chat_id, &q)?;
     let svc = app.svc.clone();
     let deleted = blocking(move || svc.delete_chat(&channel, &chat_id)).await?;
     Ok(json_body(&Deleted { deleted }))
@@ -327,8 +333,7 @@ async fn get_history(
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
-    let channel = q.channel.unwrap_or_else(|| "telegram".to_owned());
-    allowed(&access(&app, &headers)?, &channel, &chat_id)?;
+    let channel = chat_channel(&app, &headers, &chat_id, &q)?;
     let items = app.svc.read(|e| e.history(&channel, &chat_id, q.topic_id.as_deref()))??;
     Ok(json_body(&items))
 }
@@ -339,8 +344,7 @@ async fn get_objects(
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
-    let channel = q.channel.unwrap_or_else(|| "telegram".to_owned());
-    allowed(&access(&app, &headers)?, &channel, &chat_id)?;
+    let channel = chat_channel(&app, &headers, &chat_id, &q)?;
     let objects = app.svc.read(|e| e.objects(&channel, &chat_id))??;
     Ok(json_body(&objects))
 }
@@ -351,8 +355,7 @@ async fn get_scenario(
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
-    let channel = q.channel.unwrap_or_else(|| "telegram".to_owned());
-    allowed(&access(&app, &headers)?, &channel, &chat_id)?;
+    let channel = chat_channel(&app, &headers, &chat_id, &q)?;
     let mut args = serde_json::Map::new();
     args.insert("chat_id".into(), Value::from(chat_id));
     args.insert("channel".into(), Value::from(channel));
