@@ -7,7 +7,6 @@ use serde_json::Value;
 
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
-use crate::event::DEFAULT_CHANNEL;
 use crate::json::{Fields, object};
 use crate::kinds::{Activation, ObjectKind};
 use crate::objects::{Liveness, Object, short_label};
@@ -41,22 +40,14 @@ impl ListActiveContextObjects {
     /// Reads the request, naming any bad field.
     pub fn decode(v: &Value) -> Result<Self, Error> {
         let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
-        let limit = match f.u32("limit")? {
-            None => 5,
-            Some(n @ 1..=20) => n as usize,
-            Some(_) => return Err(f.err("limit", "must be between 1 and 20")),
-        };
         Ok(Self {
-            channel: f.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned(),
+            channel: f.channel()?,
             chat_id: f.req_id("chat_id")?,
             topic_id: f.id("topic_id")?,
             current_message_id: f.id("current_message_id")?,
             reply_to_message_id: f.id("reply_to_message_id")?,
-            kinds: match f.get("kinds") {
-                None => None,
-                Some(_) => Some(kinds_field(&f, "kinds")?),
-            },
-            limit,
+            kinds: kinds_field(&f, "kinds")?,
+            limit: f.count_in("limit", 5, 20)?,
             now: f.time("now")?,
         })
     }

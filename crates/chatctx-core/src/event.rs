@@ -369,10 +369,6 @@ impl Event {
     }
 }
 
-fn channel(f: &Fields<'_>) -> Result<String, Error> {
-    Ok(f.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned())
-}
-
 fn limited(f: &Fields<'_>, key: &str, s: &str, max: usize) -> Result<(), Error> {
     if s.len() > max { Err(f.err(key, &format!("longer than {max} bytes"))) } else { Ok(()) }
 }
@@ -429,7 +425,7 @@ impl MessageEvent {
         };
         let triggered_agent = f.bool("triggered_agent")?.unwrap_or(kind == MessageKind::OutboundAgent);
         Ok(Self {
-            channel: channel(&f)?,
+            channel: f.channel()?,
             chat_id,
             chat_type: f.str("chat_type")?.filter(|s| !s.is_empty()).map(str::to_owned),
             topic_id: f.id("topic_id")?,
@@ -521,7 +517,7 @@ impl ReactionEvent {
             None => return Err(f.err("sender", "is required for an inbound reaction")),
         };
         Ok(Self {
-            channel: channel(&f)?,
+            channel: f.channel()?,
             chat_id: f.req_id("chat_id")?,
             topic_id: f.id("topic_id")?,
             message_id: f.req_id("message_id")?,
@@ -565,14 +561,14 @@ impl ObjectEvent {
             created_by_user_id: o.id("created_by_user_id")?,
             created_by_bot: o.bool("created_by_bot")?.unwrap_or(false),
         };
-        Ok(Self { channel: channel(&f)?, op, at: f.req_time("at")?, object, activation: activation(&f, "activation")? })
+        Ok(Self { channel: f.channel()?, op, at: f.req_time("at")?, object, activation: activation(&f, "activation")? })
     }
 }
 
 impl ActivationEvent {
     fn decode(f: Fields<'_>) -> Result<Self, Error> {
         Ok(Self {
-            channel: channel(&f)?,
+            channel: f.channel()?,
             // By id in a chat, or (as the Telegram mapping writes for poll answers) by the platform's own id.
             target: match (f.id("object_id")?, f.id("external_id")?) {
                 (None, Some(external_id)) => ObjectRef::External { external_id },

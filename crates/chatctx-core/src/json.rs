@@ -88,6 +88,20 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A count between 1 and `max`, `default` when absent.
+    pub fn count_in(&self, key: &str, default: usize, max: u32) -> Result<usize, Error> {
+        match self.u32(key)? {
+            None => Ok(default),
+            Some(n) if (1..=max).contains(&n) => Ok(n as usize),
+            Some(_) => Err(self.err(key, &format!("must be between 1 and {max}"))),
+        }
+    }
+
+    /// The `channel` field: the platform, `telegram` when absent or empty.
+    pub fn channel(&self) -> Result<String, Error> {
+        Ok(self.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(crate::event::DEFAULT_CHANNEL).to_owned())
+    }
+
     /// An optional time: RFC 3339 with any offset, or integer Unix seconds.
     pub fn time(&self, key: &str) -> Result<Option<Timestamp>, Error> {
         match self.get(key) {

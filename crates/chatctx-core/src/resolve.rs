@@ -15,7 +15,6 @@ use serde_json::Value;
 use crate::chat::{Chat, Item};
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
-use crate::event::DEFAULT_CHANNEL;
 use crate::json::{Fields, object};
 use crate::kinds::{Activation, ItemKind, ObjectKind};
 use crate::objects::{Liveness, Object, short_label};
@@ -175,32 +174,26 @@ impl ResolveReferenceTarget {
                 }
             }
         };
-        let allowed_kinds = match f.get("allowed_kinds") {
-            None => None,
-            Some(_) => Some(kinds_field(&f, "allowed_kinds")?),
-        };
-        let max_candidates = match f.u32("max_candidates")? {
-            None => 3,
-            Some(n @ 1..=10) => n as usize,
-            Some(_) => return Err(f.err("max_candidates", "must be between 1 and 10")),
-        };
         Ok(Self {
-            channel: f.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned(),
+            channel: f.channel()?,
             chat_id: f.req_id("chat_id")?,
             topic_id: f.id("topic_id")?,
             current_message_id: f.req_id("current_message_id")?,
             reply_to_message_id: f.id("reply_to_message_id")?,
             sender_user_id: f.req_id("sender_user_id")?,
             hints,
-            allowed_kinds,
-            max_candidates,
+            allowed_kinds: kinds_field(&f, "allowed_kinds")?,
+            max_candidates: f.count_in("max_candidates", 3, 10)?,
             now: f.time("now")?,
         })
     }
 }
 
-/// Reads a list of exact object kinds.
-pub(crate) fn kinds_field(f: &Fields<'_>, key: &str) -> Result<Vec<ObjectKind>, Error> {
+/// Reads an optional list of exact object kinds.
+pub(crate) fn kinds_field(f: &Fields<'_>, key: &str) -> Result<Option<Vec<ObjectKind>>, Error> {
+    if f.get(key).is_none() {
+        return Ok(None);
+    }
     f.array(key)?
         .iter()
         .enumerate()
@@ -209,7 +202,8 @@ pub(crate) fn kinds_field(f: &Fields<'_>, key: &str) -> Result<Vec<ObjectKind>, 
                 f.err(&format!("{key}[{i}]"), &format!("expected one of {}", ObjectKind::NAMES.join(", ")))
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
 
 /// A compact, safe description of an object (no raw history).

@@ -15,7 +15,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode};
-use crate::event::DEFAULT_CHANNEL;
 use crate::json::{Fields, object};
 use crate::settings::StateSettings;
 use crate::time::Timestamp;
@@ -91,11 +90,7 @@ pub struct ScenarioKey {
 
 impl ScenarioKey {
     fn decode(f: &Fields<'_>) -> Result<Self, Error> {
-        Ok(Self {
-            channel: f.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned(),
-            chat_id: f.req_id("chat_id")?,
-            topic_id: f.id("topic_id")?,
-        })
+        Ok(Self { channel: f.channel()?, chat_id: f.req_id("chat_id")?, topic_id: f.id("topic_id")? })
     }
 }
 

@@ -7,7 +7,6 @@ use serde_json::Value;
 use crate::chat::Item;
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
-use crate::event::DEFAULT_CHANNEL;
 use crate::history::ChatHistoryItem;
 use crate::json::{Fields, object};
 use crate::render::{self, PromptMessage, PromptParts};
@@ -46,7 +45,7 @@ impl GetChatHistoryContext {
     pub fn decode(v: &Value) -> Result<Self, Error> {
         let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
         Ok(Self {
-            channel: f.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned(),
+            channel: f.channel()?,
             chat_id: f.req_id("chat_id")?,
             topic_id: f.id("topic_id")?,
             current_message_id: f.id("current_message_id")?,
