@@ -1,6 +1,7 @@
 //! Reading untrusted JSON objects field by field, so that every error names the field at fault
 //! (`field `sender.user_id`: expected a string or integer id`) with the error code of its boundary.
 
+use crate::event::DEFAULT_CHANNEL;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode};
@@ -99,7 +100,7 @@ impl<'a> Fields<'a> {
 
     /// The `channel` field: the platform, `telegram` when absent or empty.
     pub fn channel(&self) -> Result<String, Error> {
-        Ok(self.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(crate::event::DEFAULT_CHANNEL).to_owned())
+        Ok(self.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned())
     }
 
     /// An optional time: RFC 3339 with any offset, or integer Unix seconds.
@@ -152,6 +153,12 @@ impl<'a> Fields<'a> {
                 .ok_or_else(|| self.err(key, &format!("expected one of {}, got {s:?}", allowed.join(", ")))),
         }
     }
+}
+
+/// The channel a request or event names (`telegram` when absent or empty), read the way the decoders read
+/// it, for callers that look before decoding (credentials, the operation log).
+pub fn channel_of(v: &Value) -> &str {
+    v.get("channel").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL)
 }
 
 /// An id from a JSON value: a non-empty string, or an integer stringified.

@@ -65,7 +65,7 @@ impl Access {
     /// sender where the request names none) and refuses any other chat; a chat list refuses chats not on it.
     pub fn bind(&self, args: &mut Value) -> Result<(), Error> {
         let named = args.get("chat_id").and_then(chatctx_core::json::id_of);
-        let channel = args.get("channel").and_then(Value::as_str).unwrap_or("telegram").to_owned();
+        let channel = chatctx_core::json::channel_of(args).to_owned();
         match self {
             Access::Open | Access::All => Ok(()),
             Access::Chats(_) => match named {
@@ -204,6 +204,10 @@ mod tests {
             "the scope comes from the token"
         );
         assert_eq!(scoped.bind(&mut json!({"chat_id": "-100999"})).unwrap_err().code, ErrorCode::ForbiddenScope);
+        // An empty channel means telegram, as the tools read it.
+        let mut empty = json!({"channel": "", "chat_id": "-1"});
+        scoped.bind(&mut empty).unwrap();
+        assert_eq!(empty["channel"], "telegram");
         assert_eq!(
             auth.issue(
                 &scoped,

@@ -1,6 +1,7 @@
 //! The HTTP front end (SPEC §10), thin over [`Service`]: every route decodes, calls the service, and maps an
 //! error to its status and `{"code", "message"}` once.
 
+use chatctx_core::event::DEFAULT_CHANNEL;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::sync::Arc;
@@ -280,7 +281,7 @@ async fn post_scope(
         return Err(ApiError(Error::invalid_request("field `ttl_seconds`: between 1 and 86400")));
     }
     let scope = Bound {
-        channel: req.channel.unwrap_or_else(|| "telegram".to_owned()),
+        channel: req.channel.filter(|c| !c.is_empty()).unwrap_or_else(|| DEFAULT_CHANNEL.to_owned()),
         chat_id: id(&req.chat_id, "chat_id")?,
         topic_id: req.topic_id.as_ref().map(|v| id(v, "topic_id")).transpose()?,
         current_message_id: req.current_message_id.as_ref().map(|v| id(v, "current_message_id")).transpose()?,
@@ -310,7 +311,7 @@ struct ChannelQuery {
 
 /// The channel a chat route names (default `telegram`), once the credentials may touch the chat.
 fn chat_channel(app: &AppState, headers: &HeaderMap, chat_id: &str, q: &ChannelQuery) -> Result<String, ApiError> {
-    let channel = q.channel.clone().unwrap_or_else(|| "telegram".to_owned());
+    let channel = q.channel.clone().filter(|c| !c.is_empty()).unwrap_or_else(|| DEFAULT_CHANNEL.to_owned());
     allowed(&access(app, headers)?, &channel, chat_id)?;
     Ok(channel)
 }

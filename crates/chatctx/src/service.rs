@@ -330,7 +330,7 @@ impl Service {
     ) -> Result<(ToolResponse, Option<Ticket>), Error> {
         let mut inner = self.lock()?;
         let response = inner.engine.call(tool, args, now)?;
-        let channel = args.get("channel").and_then(Value::as_str).unwrap_or("telegram");
+        let channel = chatctx_core::json::channel_of(args);
         let chat = args.get("chat_id").and_then(chatctx_core::json::id_of).unwrap_or_default();
         let logged = match &response {
             ToolResponse::Scenario(s) if s.changed == Some(true) => {
