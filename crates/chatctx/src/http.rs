@@ -220,29 +220,7 @@ async fn post_tool(
         return Err(ApiError(Error::invalid_request("the body must be a JSON object")));
     }
     a.bind(&mut args)?;
-    let svc = app.svc.clone();
-    if svc.calls_out() {
-        // Triage may wait on the model: the whole call goes to a blocking thread.
-        let answer = blocking(move || {
-            let r = svc.call(&tool, &args, now());
-            crate::replay::log_call(&tool, &args, &r);
-            r
-        })
-        .await?;
-        return Ok(json_body(&answer));
-    }
-    // Without triage a call takes microseconds: answer it here, and move only a wait for the disk (when the
-    // call changed something) to a blocking thread.
-    let result = match svc.call_queued(&tool, &args, now()) {
-        Ok((answer, None)) => Ok(answer),
-        Ok((answer, Some(ticket))) => {
-            let svc = svc.clone();
-            blocking(move || svc.wait_durable(ticket)).await.map(|()| answer).map_err(|ApiError(e)| e)
-        }
-        Err(e) => Err(e),
-    };
-    crate::replay::log_call(&tool, &args, &result);
-    Ok(json_body(&result?))
+    Ok(json_body(&app.svc.call_logged(tool, args, now()).await?))
 }
 
 /// `POST /v1/scopes`.

@@ -95,16 +95,9 @@ impl ServerHandler for Mcp {
         if let Err(e) = access.bind(&mut args) {
             return Ok(error_result(&e));
         }
-        let svc = self.svc.clone();
-        let answer = tokio::task::spawn_blocking(move || {
-            let r = svc.call(&tool, &args, now());
-            crate::replay::log_call(&tool, &args, &r);
-            r.and_then(|a| {
-                serde_json::to_value(&a).map_err(|e| Error::new(chatctx_core::ErrorCode::Internal, e.to_string()))
-            })
-        })
-        .await
-        .map_err(|e| ErrorData::internal_error(format!("the call did not finish: {e}"), None))?;
+        let answer = self.svc.call_logged(tool, args, now()).await.and_then(|a| {
+            serde_json::to_value(&a).map_err(|e| Error::new(chatctx_core::ErrorCode::Internal, e.to_string()))
+        });
         Ok(match answer {
             Ok(v) => CallToolResult::structured(v).into(),
             Err(e) => error_result(&e),

@@ -71,7 +71,7 @@ struct Commit {
 /// A change applied to the engine whose durability is still to be waited for ([`Service::wait_durable`]).
 #[derive(Debug)]
 #[must_use = "a change is acknowledged only once it is durable"]
-pub struct Ticket(u64);
+struct Ticket(u64);
 
 /// The running service.
 pub struct Service {
@@ -134,7 +134,7 @@ impl Service {
 
     /// Whether a tool call may wait on the network (model triage is configured), holding the engine while it
     /// does. Then an async front end must make every call on a blocking thread.
-    pub fn calls_out(&self) -> bool {
+    fn calls_out(&self) -> bool {
         self.llm.base_url.as_deref().is_some_and(|b| !b.is_empty())
     }
 
@@ -172,7 +172,7 @@ impl Service {
 
     /// Returns once the operations of `ticket` are durable (writing them, with everything else queued, unless
     /// another writer already has), or refuses if their write failed. Blocks on disk I/O.
-    pub fn wait_durable(&self, ticket: Ticket) -> Result<(), Error> {
+    fn wait_durable(&self, ticket: Ticket) -> Result<(), Error> {
         let mine = ticket.0;
         let mut c = self.commit_lock()?;
         if c.settled < mine {
@@ -319,15 +319,45 @@ impl Service {
         Ok(response)
     }
 
-    /// The first half of [`Service::call`], which never touches the disk: the answer, and the ticket to wait
-    /// on before giving it when the call changed something. Most calls change nothing, so an async front end
-    /// can answer them on its own thread and move only the waits to blocking threads.
-    pub fn call_queued(
-        &self,
-        tool: &str,
-        args: &Value,
+    /// [`Service::call`] for async front ends (HTTP, MCP), logging the call. Without triage a call takes
+    /// microseconds, so it runs on the caller's thread and only a wait for the disk (when the call changed
+    /// something) moves to a blocking thread; with triage a call may wait on the model while holding the
+    /// engine, so all of it runs on a blocking thread.
+    pub async fn call_logged(
+        self: &std::sync::Arc<Self>,
+        tool: String,
+        args: Value,
         now: Timestamp,
-    ) -> Result<(ToolResponse, Option<Ticket>), Error> {
+    ) -> Result<ToolResponse, Error> {
+        let unfinished = |e: tokio::task::JoinError| internal(format!("the call did not finish: {e}"));
+        if self.calls_out() {
+            let svc = self.clone();
+            return tokio::task::spawn_blocking(move || {
+                let r = svc.call(&tool, &args, now);
+                replay::log_call(&tool, &args, &r);
+                r
+            })
+            .await
+            .map_err(unfinished)?;
+        }
+        let result = match self.call_queued(&tool, &args, now) {
+            Ok((answer, None)) => Ok(answer),
+            Ok((answer, Some(ticket))) => {
+                let svc = self.clone();
+                tokio::task::spawn_blocking(move || svc.wait_durable(ticket))
+                    .await
+                    .map_err(unfinished)
+                    .and_then(|durable| durable.map(|()| answer))
+            }
+            Err(e) => Err(e),
+        };
+        replay::log_call(&tool, &args, &result);
+        result
+    }
+
+    /// The first half of [`Service::call`], which never touches the disk: the answer, and the ticket to wait
+    /// on before giving it when the call changed something.
+    fn call_queued(&self, tool: &str, args: &Value, now: Timestamp) -> Result<(ToolResponse, Option<Ticket>), Error> {
         let mut inner = self.lock()?;
         let response = inner.engine.call(tool, args, now)?;
         let channel = chatctx_core::json::channel_of(args);
