@@ -17,11 +17,15 @@ struct Series {
     buckets: [u64; BUCKETS.len()],
 }
 
+/// One route's series by (method, status).
+type ByStatus = BTreeMap<(&'static str, u16), Series>;
+
 /// The server's counters.
 pub struct Metrics {
     started: Instant,
-    /// By (route, method, status).
-    requests: Mutex<BTreeMap<(String, String, u16), Series>>,
+    /// By route, then (method, status). Nested so that counting a request allocates nothing once its route
+    /// has been seen.
+    requests: Mutex<BTreeMap<String, ByStatus>>,
 }
 
 impl Default for Metrics {
@@ -38,10 +42,14 @@ fn label(v: &str) -> String {
 impl Metrics {
     /// Counts one answered request. `route` is the matched route template (`/v1/tools/{tool}`), never the
     /// raw path, so chat ids do not become label values.
-    pub fn observe(&self, route: &str, method: &str, status: u16, took: Duration) {
+    pub fn observe(&self, route: &str, method: &'static str, status: u16, took: Duration) {
         let secs = took.as_secs_f64();
         let Ok(mut map) = self.requests.lock() else { return };
-        let s = map.entry((route.to_owned(), method.to_owned(), status)).or_default();
+        if !map.contains_key(route) {
+            map.insert(route.to_owned(), BTreeMap::new());
+        }
+        let Some(by_status) = map.get_mut(route) else { return };
+        let s = by_status.entry((method, status)).or_default();
         s.count += 1;
         s.sum += secs;
         if let Some(i) = BUCKETS.iter().position(|b| secs <= *b) {
@@ -59,7 +67,9 @@ impl Metrics {
         let _ =
             writeln!(out, "# HELP chatctx_http_requests_total HTTP requests answered, by route, method and status.");
         let _ = writeln!(out, "# TYPE chatctx_http_requests_total counter");
-        for ((route, method, status), s) in map.iter() {
+        for (route, method, status, s) in
+            map.iter().flat_map(|(r, m)| m.iter().map(move |((me, st), s)| (r, me, st, s)))
+        {
             let _ = writeln!(
                 out,
                 "chatctx_http_requests_total{{route=\"{}\",method=\"{method}\",status=\"{status}\"}} {}",
@@ -70,7 +80,7 @@ impl Metrics {
         let _ = writeln!(out, "# HELP chatctx_http_request_duration_seconds Time to answer, by route and method.");
         let _ = writeln!(out, "# TYPE chatctx_http_request_duration_seconds histogram");
         let mut by_route: BTreeMap<(&str, &str), Series> = BTreeMap::new();
-        for ((route, method, _), s) in map.iter() {
+        for (route, method, s) in map.iter().flat_map(|(r, m)| m.iter().map(move |((me, _), s)| (r.as_str(), *me, s))) {
             let t = by_route.entry((route, method)).or_default();
             t.count += s.count;
             t.sum += s.sum;
