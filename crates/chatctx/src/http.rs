@@ -154,6 +154,12 @@ async fn post_events(
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
     let (inputs, single) = events_of(&body(b)?)?;
+    ingest(&app, a, inputs, single).await
+}
+
+/// Ingests `inputs` durably as `a` allows. A single input that is rejected is answered with its error; a
+/// batch gets the report.
+async fn ingest(app: &AppState, a: Access, inputs: Vec<Value>, single: bool) -> Result<Response, ApiError> {
     let svc = app.svc.clone();
     let report = blocking(move || svc.ingest_for(&inputs, now(), &|ch, c| a.allows(ch, c))).await?;
     if single && let Some(r) = report.rejected.first() {
@@ -193,13 +199,7 @@ async fn post_telegram(
         event.insert("triggered_agent".into(), Value::from(t));
     }
     event.insert("update".into(), update);
-    let inputs = vec![Value::Object(event)];
-    let svc = app.svc.clone();
-    let report = blocking(move || svc.ingest_for(&inputs, now(), &|ch, c| a.allows(ch, c))).await?;
-    if let Some(r) = report.rejected.first() {
-        return Err(ApiError(Error::new(r.code, r.message.clone())));
-    }
-    Ok(json_body(&report))
+    ingest(&app, a, vec![Value::Object(event)], true).await
 }
 
 async fn post_tool(
