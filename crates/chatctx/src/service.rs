@@ -281,11 +281,11 @@ impl Service {
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
         let mut report = IngestReport::default();
-        let mut inner = self.lock()?;
-        let engine = &mut inner.engine;
-        let mut ops = Vec::new();
-        for (index, v) in inputs.iter().enumerate() {
-            let result = ingest::decode(v, now).and_then(|d| {
+        // Decoding (JSON, the Telegram mapping) needs no state: it is done before taking the engine.
+        let decoded: Vec<_> = inputs
+            .iter()
+            .map(|v| {
+                let d = ingest::decode(v, now)?;
                 if let Some((channel, chat)) = d.events.iter().filter_map(Event::chat).find(|(ch, c)| !allowed(ch, c)) {
                     return Err(Error::new(
                         ErrorCode::ForbiddenScope,
@@ -293,8 +293,14 @@ impl Service {
                     ));
                 }
                 let logged: Vec<Op> = d.events.iter().map(event_op).collect();
-                engine.apply_all(d.events).map(|applied| (applied, logged))
-            });
+                Ok((d, logged))
+            })
+            .collect();
+        let mut inner = self.lock()?;
+        let engine = &mut inner.engine;
+        let mut ops = Vec::new();
+        for (index, d) in decoded.into_iter().enumerate() {
+            let result = d.and_then(|(d, logged)| engine.apply_all(d.events).map(|applied| (applied, logged)));
             match result {
                 Ok((applied, logged)) => {
                     for w in applied.warnings {
