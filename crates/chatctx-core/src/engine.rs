@@ -103,6 +103,32 @@ impl Engine {
         changed
     }
 
+    /// Retention by age in one chat: as [`Engine::drop_before`]; how many items it lost.
+    pub fn drop_chat_before(&mut self, channel: &str, chat_id: &str, cutoff: crate::time::Timestamp) -> usize {
+        self.chats.get_mut(channel).and_then(|c| c.get_mut(chat_id)).map_or(0, |c| c.drop_before(cutoff))
+    }
+
+    /// Every chat held, as `(channel, chat_id)`, sorted.
+    pub fn chat_keys(&self) -> Vec<(String, String)> {
+        let mut keys: Vec<_> =
+            self.chats.iter().flat_map(|(ch, chats)| chats.keys().map(|c| (ch.clone(), c.clone()))).collect();
+        keys.sort();
+        keys
+    }
+
+    /// Points an activation that names a platform id (a Telegram `poll_answer`) at the chat and object it
+    /// belongs to, so that it can be logged and shared with that chat. Unknown platform ids are left as they
+    /// are (applying them is a no-op with a warning).
+    pub fn route(&self, event: &mut Event) {
+        if let Event::Activation(a) = event
+            && let ObjectRef::External { external_id } = &a.target
+            && let Some((channel, chat_id, object_id)) = self.external.get(external_id.as_str())
+        {
+            a.channel = channel.to_string();
+            a.target = ObjectRef::Id { chat_id: chat_id.to_string(), object_id: object_id.to_string() };
+        }
+    }
+
     /// Number of objects held in all chats.
     pub fn object_count(&self) -> usize {
         self.chats.values().flat_map(HashMap::values).map(|c| c.objects.len()).sum()

@@ -539,6 +539,37 @@ impl Engine {
         }
         Ok(resolution)
     }
+
+    /// The answer of `resolve_reference_target` if giving it changes nothing: `None` when it would record an
+    /// activation (then [`Engine::resolve_reference_target`] must give it, as a write).
+    pub(crate) fn resolve_read_only(
+        &self,
+        req: &ResolveReferenceTarget,
+        now: Timestamp,
+    ) -> Result<Option<Resolution>, Error> {
+        let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
+        let (resolution, winner) = resolve(chat, self.settings(), req, now);
+        Ok(match winner {
+            Some(id) if would_record(chat, &id, now, &req.current_message_id) => None,
+            _ => Some(resolution),
+        })
+    }
+}
+
+/// Whether [`Engine::record_resolved`] would change anything: what it compares, computed without changing it.
+fn would_record(chat: &Chat, object_id: &str, now: Timestamp, by: &str) -> bool {
+    let Some(o) = chat.objects.get(object_id) else {
+        return crate::engine::message_candidate(chat, object_id).is_some();
+    };
+    if o.last_touched_at < now {
+        return true;
+    }
+    if o.activated_at.is_some_and(|prev| prev > now) {
+        return false;
+    }
+    !(o.activation == Some(Activation::Resolved)
+        && o.activated_at == Some(now)
+        && o.activated_by.as_deref() == Some(by))
 }
 
 /// Scores the pool; returns the answer and, when resolved, the winner's id.

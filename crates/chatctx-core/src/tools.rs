@@ -139,6 +139,22 @@ fn serde_plain<T: Serialize>(v: &T) -> String {
 }
 
 impl Engine {
+    /// Answers a call from the current state when answering changes nothing; `None` when it would change the
+    /// state (a scenario update or revert, or a resolution that records an activation), which
+    /// [`Engine::call`] must then make. Lets a store shared by several processes take its write path only
+    /// for the calls that write.
+    pub fn call_read_only(&mut self, tool: &str, args: &Value, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
+        match tool {
+            "update_scenario" | "revert_scenario" => Ok(None),
+            "resolve_reference_target" => {
+                let req = crate::resolve::ResolveReferenceTarget::decode(args)?;
+                let at = req.now.unwrap_or(now);
+                Ok(self.resolve_read_only(&req, at)?.map(|r| ToolResponse::Resolve(Box::new(r))))
+            }
+            _ => self.call(tool, args, now).map(Some),
+        }
+    }
+
     /// Answers tool `tool` with JSON `args`. `now` is used when the request carries none.
     pub fn call(&mut self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
         match tool {

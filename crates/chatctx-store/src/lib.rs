@@ -6,16 +6,29 @@
 //! the log on start rebuilds exactly the state that was acknowledged. Every operation is tagged with its chat,
 //! so forgetting a chat deletes its operations.
 //!
+//! Each chat's log is numbered: every operation has a position, and positions grow by one per appended
+//! operation and are never reused, even after the chat is forgotten or compacted. That is what lets several
+//! processes share one log (PostgreSQL): a process that has applied a chat up to position `p` reads what
+//! others appended with [`Store::since`], and writes with [`Store::append_at`], which refuses if anyone
+//! appended after the position it last saw. Compaction ([`Store::compact_at`]) replaces the operations up to
+//! a position with one that stands for all of them, so a reader behind it still converges.
+//!
 //! Backends:
 //! - [`SqliteStore`]: the embedded default (WAL, synchronous commits: durable before `append` returns);
-//! - [`MemoryStore`]: nothing leaves the process (privacy-first bots; state is lost on exit).
+//! - [`MemoryStore`]: nothing leaves the process (privacy-first bots; state is lost on exit);
+//! - `PgStore` (cargo feature `postgres`): PostgreSQL 13 or later, shared by many chatctx instances.
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
-use std::path::Path;
-use std::sync::Mutex;
+mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod sqlite;
 
-use rusqlite::{Connection, params};
+pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{PgStore, create_database};
+pub use sqlite::SqliteStore;
 
 /// One logged operation: the chat it belongs to and one `replay` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +48,9 @@ pub enum StoreError {
     /// The SQLite database failed.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The PostgreSQL database failed (or could not be reached).
+    #[error("postgres: {0}")]
+    Postgres(String),
     /// A lock was poisoned by a panic elsewhere.
     #[error("the store is unusable after an earlier panic")]
     Poisoned,
@@ -42,180 +58,133 @@ pub enum StoreError {
 
 /// Where acknowledged operations live.
 pub trait Store: Send + Sync {
-    /// Appends `ops` atomically; when this returns `Ok`, they survive a crash.
+    /// Appends `ops` atomically, each at the next position of its chat; when this returns `Ok`, they survive
+    /// a crash.
     fn append(&self, ops: &[Op]) -> Result<(), StoreError>;
-    /// Calls `each` with every operation in order; returns how many.
-    fn load(&self, each: &mut dyn FnMut(Op)) -> Result<u64, StoreError>;
-    /// Forgets a chat: every operation of it.
+    /// Calls `each` with every operation and its position, in order within each chat (chats may interleave);
+    /// returns how many.
+    fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError>;
+    /// Forgets a chat: every operation of it (its positions are not reused). How many operations.
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError>;
-    /// Replaces a chat's operations with `ops` (compaction: one import of its current document).
+    /// Replaces a chat's operations with `ops`, appended at its next positions.
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError>;
+    /// Calls `each` with every operation of the chat after position `after`, in order.
+    fn since(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        after: u64,
+        each: &mut dyn FnMut(u64, String),
+    ) -> Result<(), StoreError>;
+    /// Appends `lines` to the chat at positions `head + 1 ..` if `head` is still the chat's newest position
+    /// (0 for a chat never written). The new newest position, or `None` (nothing written) if another writer
+    /// appended first. Durable when it returns `Ok`.
+    fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError>;
+    /// Compaction: drops the chat's operations before position `at` and puts `line` (which must stand for
+    /// all of them and the one at `at`) in place of the one at `at`. Nothing happens if `at` is gone already.
+    fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError>;
+    /// Whether other processes may write this log at the same time (then every read must first catch up
+    /// with [`Store::since`]).
+    fn shared(&self) -> bool {
+        false
+    }
 }
 
-/// Keeps everything in memory.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    ops: Mutex<Vec<Op>>,
-}
-
-impl Store for MemoryStore {
+impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
     fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
-        self.ops.lock().map_err(|_| StoreError::Poisoned)?.extend_from_slice(ops);
-        Ok(())
+        (**self).append(ops)
     }
-
-    fn load(&self, each: &mut dyn FnMut(Op)) -> Result<u64, StoreError> {
-        let ops = self.ops.lock().map_err(|_| StoreError::Poisoned)?;
-        ops.iter().cloned().for_each(&mut *each);
-        Ok(ops.len() as u64)
+    fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
+        (**self).load(each)
     }
-
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
-        let mut ops = self.ops.lock().map_err(|_| StoreError::Poisoned)?;
-        let before = ops.len();
-        ops.retain(|o| !(o.channel == channel && o.chat_id == chat_id));
-        Ok((before - ops.len()) as u64)
+        (**self).delete_chat(channel, chat_id)
     }
-
-    fn rewrite_chat(&self, channel: &str, chat_id: &str, new: &[Op]) -> Result<(), StoreError> {
-        let mut ops = self.ops.lock().map_err(|_| StoreError::Poisoned)?;
-        ops.retain(|o| !(o.channel == channel && o.chat_id == chat_id));
-        ops.extend_from_slice(new);
-        Ok(())
-    }
-}
-
-/// SQLite, one file, WAL journal, full synchronous commits.
-pub struct SqliteStore {
-    conn: Mutex<Connection>,
-}
-
-impl std::fmt::Debug for SqliteStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SqliteStore")
-    }
-}
-
-impl SqliteStore {
-    /// Opens (or creates) the database at `path` and applies the schema.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let conn = Connection::open(path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        // FULL: a commit is on disk when it returns, so an acknowledged write survives a crash or power loss.
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS ops (
-                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                 channel TEXT NOT NULL,
-                 chat_id TEXT NOT NULL,
-                 line TEXT NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS ops_by_chat ON ops (channel, chat_id);",
-        )?;
-        Ok(Self { conn: Mutex::new(conn) })
-    }
-
-    fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>, StoreError> {
-        self.conn.lock().map_err(|_| StoreError::Poisoned)
-    }
-}
-
-impl Store for SqliteStore {
-    fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
-        let mut conn = self.conn()?;
-        let tx = conn.transaction()?;
-        {
-            let mut insert = tx.prepare_cached("INSERT INTO ops (channel, chat_id, line) VALUES (?1, ?2, ?3)")?;
-            for op in ops {
-                insert.execute(params![op.channel, op.chat_id, op.line])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
-    fn load(&self, each: &mut dyn FnMut(Op)) -> Result<u64, StoreError> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare("SELECT channel, chat_id, line FROM ops ORDER BY seq")?;
-        let mut rows = stmt.query([])?;
-        let mut n = 0;
-        while let Some(row) = rows.next()? {
-            each(Op { channel: row.get(0)?, chat_id: row.get(1)?, line: row.get(2)? });
-            n += 1;
-        }
-        Ok(n)
-    }
-
-    fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
-        let conn = self.conn()?;
-        Ok(conn.execute("DELETE FROM ops WHERE channel = ?1 AND chat_id = ?2", params![channel, chat_id])? as u64)
-    }
-
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError> {
-        let mut conn = self.conn()?;
-        let tx = conn.transaction()?;
-        tx.execute("DELETE FROM ops WHERE channel = ?1 AND chat_id = ?2", params![channel, chat_id])?;
-        {
-            let mut insert = tx.prepare_cached("INSERT INTO ops (channel, chat_id, line) VALUES (?1, ?2, ?3)")?;
-            for op in ops {
-                insert.execute(params![op.channel, op.chat_id, op.line])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
+        (**self).rewrite_chat(channel, chat_id, ops)
+    }
+    fn since(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        after: u64,
+        each: &mut dyn FnMut(u64, String),
+    ) -> Result<(), StoreError> {
+        (**self).since(channel, chat_id, after, each)
+    }
+    fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError> {
+        (**self).append_at(channel, chat_id, head, lines)
+    }
+    fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError> {
+        (**self).compact_at(channel, chat_id, at, line)
+    }
+    fn shared(&self) -> bool {
+        (**self).shared()
     }
 }
 
-/// Opens the store a `[store] url` names: `memory`, `sqlite://PATH` (or a bare path).
-pub fn open(url: &str) -> Result<Box<dyn Store>, String> {
+/// Options for opening a store beyond its URL.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// PostgreSQL: the most connections this process holds.
+    pub pool_size: usize,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self { pool_size: 16 }
+    }
+}
+
+/// Opens the store a `[store] url` names: `memory`, `sqlite://PATH` (or a bare path), or
+/// `postgres://…` / `postgresql://…` (with the `postgres` feature).
+pub fn open(url: &str, options: &OpenOptions) -> Result<Box<dyn Store>, String> {
     if url == "memory" {
         return Ok(Box::new(MemoryStore::default()));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Err("PostgreSQL storage is not built yet; use sqlite://PATH or memory".to_owned());
+        #[cfg(feature = "postgres")]
+        return PgStore::open(url, options.pool_size).map(|s| Box::new(s) as Box<dyn Store>).map_err(|e| e.to_string());
+        #[cfg(not(feature = "postgres"))]
+        return Err("this build has no PostgreSQL support (cargo feature `postgres`)".to_owned());
     }
+    let _ = options;
     let path = url.strip_prefix("sqlite://").unwrap_or(url);
-    SqliteStore::open(Path::new(path))
+    SqliteStore::open(std::path::Path::new(path))
         .map(|s| Box::new(s) as Box<dyn Store>)
         .map_err(|e| format!("cannot open {path}: {e}"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// For tests that need PostgreSQL: a fresh database (named `name`, made unique per process) on the server
+/// `CHATCTX_TEST_POSTGRES` names (an admin URL such as `postgres://postgres@127.0.0.1:5432/postgres`).
+/// Without that variable: `None` with a SKIPPED note, or a panic under `CI=true`, where these tests must run.
+#[doc(hidden)]
+pub fn test_postgres_url(name: &str) -> Option<String> {
+    let Ok(admin) = std::env::var("CHATCTX_TEST_POSTGRES") else {
+        assert!(std::env::var("CI").is_err(), "CHATCTX_TEST_POSTGRES must be set in CI ({name})");
+        eprintln!("SKIPPED {name}: set CHATCTX_TEST_POSTGRES to a PostgreSQL admin URL to run it");
+        return None;
+    };
+    #[cfg(feature = "postgres")]
+    return Some(
+        create_database(&admin, &format!("{name}_{}", std::process::id()))
+            .unwrap_or_else(|e| panic!("cannot create a test database on {admin}: {e}")),
+    );
+    #[cfg(not(feature = "postgres"))]
+    panic!("CHATCTX_TEST_POSTGRES is set but this build has no `postgres` feature ({admin})");
+}
 
-    fn op(chat: &str, line: &str) -> Op {
-        Op { channel: "telegram".into(), chat_id: chat.into(), line: line.into() }
+/// Groups `ops` by chat, keeping their order within each chat; chats in order of first appearance.
+pub(crate) fn by_chat(ops: &[Op]) -> Vec<((&str, &str), Vec<&str>)> {
+    let mut out: Vec<((&str, &str), Vec<&str>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for o in ops {
+        let key = (o.channel.as_str(), o.chat_id.as_str());
+        let i = *index.entry(key).or_insert_with(|| {
+            out.push((key, Vec::new()));
+            out.len() - 1
+        });
+        out[i].1.push(&o.line);
     }
-
-    fn suite(store: &dyn Store) {
-        store.append(&[op("-1", "a"), op("-2", "b")]).unwrap();
-        store.append(&[op("-1", "c")]).unwrap();
-        let mut seen = Vec::new();
-        assert_eq!(store.load(&mut |o| seen.push(o.line)).unwrap(), 3);
-        assert_eq!(seen, ["a", "b", "c"], "in order");
-        store.rewrite_chat("telegram", "-1", &[op("-1", "snapshot")]).unwrap();
-        assert_eq!(store.delete_chat("telegram", "-2").unwrap(), 1);
-        let mut seen = Vec::new();
-        store.load(&mut |o| seen.push(o.line)).unwrap();
-        assert_eq!(seen, ["snapshot"]);
-    }
-
-    #[test]
-    fn memory_store() {
-        suite(&MemoryStore::default());
-    }
-
-    #[test]
-    fn sqlite_store_and_reopening() {
-        let dir = std::env::temp_dir().join(format!("chatctx-store-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("t.db");
-        let _ = std::fs::remove_file(&path);
-        suite(&SqliteStore::open(&path).unwrap());
-        let reopened = SqliteStore::open(&path).unwrap();
-        let mut seen = Vec::new();
-        reopened.load(&mut |o| seen.push(o.line)).unwrap();
-        assert_eq!(seen, ["snapshot"], "survives closing and reopening");
-    }
+    out
 }

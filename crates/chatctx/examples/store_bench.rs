@@ -23,7 +23,7 @@ fn main() -> anyhow::Result<()> {
     let (svc, _) = Service::open(
         Settings::default(),
         LlmSettings::default(),
-        chatctx_store::open(&url).map_err(anyhow::Error::msg)?,
+        chatctx_store::open(&url, &Default::default()).map_err(anyhow::Error::msg)?,
     )?;
     let now = Timestamp::from_unix(1_780_000_000).unwrap_or_default();
     let mut synth = Synth::new(1000, 5);
@@ -48,7 +48,7 @@ fn main() -> anyhow::Result<()> {
     let (_svc, loaded) = Service::open(
         Settings::default(),
         LlmSettings::default(),
-        chatctx_store::open(&url).map_err(anyhow::Error::msg)?,
+        chatctx_store::open(&url, &Default::default()).map_err(anyhow::Error::msg)?,
     )?;
     println!("restart: {loaded} logged operations replayed in {:.2?} (target <= 2 s)", t.elapsed());
     Ok(())

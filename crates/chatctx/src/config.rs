@@ -74,11 +74,13 @@ pub struct StoreSettings {
     pub url: String,
     /// History older than this is forgotten, in memory and in the store (`0` keeps everything).
     pub max_age: Span,
+    /// PostgreSQL: the most connections one instance opens.
+    pub pool_size: usize,
 }
 
 impl Default for StoreSettings {
     fn default() -> Self {
-        Self { url: "sqlite://chatctx.db".to_owned(), max_age: Span::from_secs(0) }
+        Self { url: "sqlite://chatctx.db".to_owned(), max_age: Span::from_secs(0), pool_size: 16 }
     }
 }
 
@@ -94,12 +96,14 @@ impl fmt::Debug for Config {
             .field("server.tokens", &format_args!("[{} hidden]", self.server.tokens.len()))
             .field("store.url", &redact_url(&self.store.url))
             .field("store.max_age", &self.store.max_age)
+            .field("store.pool_size", &self.store.pool_size)
             .finish()
     }
 }
 
 /// A URL with any password replaced by `***`.
-fn redact_url(url: &str) -> String {
+/// `url` with its password (if any) replaced by `***`, for logs.
+pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => match url[s + 3..at].find(':') {
             Some(c) => format!("{}:***{}", &url[..s + 3 + c], &url[at..]),
@@ -514,6 +518,10 @@ fn read(mut root: Table, base: &Path, warnings: &mut Vec<String>) -> Result<Conf
     }
     if let Some(v) = s.span("max_age")? {
         c.store.max_age = v;
+    }
+    if let Some(v) = s.count("pool_size")? {
+        anyhow::ensure!(v >= 1, "store.pool_size: must be at least 1");
+        c.store.pool_size = v;
     }
     s.finish(warnings);
 

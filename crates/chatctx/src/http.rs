@@ -313,7 +313,11 @@ async fn get_history(
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
     let channel = chat_channel(&app, &headers, &chat_id, &q)?;
-    let items = app.svc.read(|e| e.history(&channel, &chat_id, q.topic_id.as_deref()))??;
+    let svc = app.svc.clone();
+    let items = blocking(move || {
+        svc.read_chat(&channel, &chat_id, |e| e.history(&channel, &chat_id, q.topic_id.as_deref()))?
+    })
+    .await?;
     Ok(json_body(&items))
 }
 
@@ -324,7 +328,8 @@ async fn get_objects(
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
     let channel = chat_channel(&app, &headers, &chat_id, &q)?;
-    let objects = app.svc.read(|e| e.objects(&channel, &chat_id))??;
+    let svc = app.svc.clone();
+    let objects = blocking(move || svc.read_chat(&channel, &chat_id, |e| e.objects(&channel, &chat_id))?).await?;
     Ok(json_body(&objects))
 }
 
@@ -342,7 +347,7 @@ async fn get_scenario(
         args.insert("topic_id".into(), Value::from(t));
     }
     args.insert("revisions".into(), Value::from(true));
-    let answer = app.svc.call("get_scenario", &Value::Object(args), now())?;
+    let answer = app.svc.call_logged("get_scenario".to_owned(), Value::Object(args), now()).await?;
     Ok(json_body(&answer))
 }
 

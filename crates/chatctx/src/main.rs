@@ -33,14 +33,15 @@ enum Command {
     /// Serve the HTTP API on the embedded store (SQLite by default): events in, tools out, durable.
     ///
     /// Binds 127.0.0.1:7878 unless told otherwise. Every acknowledged write is on disk before the answer; on
-    /// start the state is rebuilt from the store. Stops cleanly on Ctrl-C or SIGTERM.
+    /// start the state is rebuilt from the store. Stops cleanly on Ctrl-C or SIGTERM. With a postgres:// store,
+    /// any number of instances can serve the same database behind a load balancer (docs/deployment.md).
     Serve(ServeArgs),
     /// Serve the tools over MCP on stdin/stdout, for an MCP client that starts chatctx itself.
     ///
     /// Opens the store (SQLite by default) and rebuilds the state from it, then answers tools/list and
     /// tools/call until stdin closes. Scenario updates are written to the store. The state is the store's as of
     /// start: a bot that feeds events to a running `chatctx serve` should point its MCP client at that server's
-    /// /mcp instead (two processes must not share one store).
+    /// /mcp instead (two processes must not share one SQLite store; a postgres:// store may be shared).
     Mcp(McpArgs),
     /// Run a replay file offline: JSON Lines of {"event": …} and {"call": "<tool>", "args": {…}}.
     ///
@@ -97,7 +98,7 @@ struct ServeArgs {
     /// Listen address (overrides server.listen), e.g. 127.0.0.1:7878 or 127.0.0.1:0 for any free port.
     #[arg(long)]
     listen: Option<String>,
-    /// Store (overrides store.url): sqlite://PATH or memory.
+    /// Store (overrides store.url): sqlite://PATH, memory, or postgres://USER:PASSWORD@HOST:PORT/DATABASE.
     #[arg(long)]
     store: Option<String>,
 }
@@ -107,7 +108,7 @@ struct McpArgs {
     /// Configuration file.
     #[arg(long, short)]
     config: Option<PathBuf>,
-    /// Store (overrides store.url): sqlite://PATH or memory.
+    /// Store (overrides store.url): sqlite://PATH, memory, or postgres://USER:PASSWORD@HOST:PORT/DATABASE.
     #[arg(long)]
     store: Option<String>,
 }
@@ -199,15 +200,23 @@ fn load_config(path: Option<&Path>) -> Result<config::Config> {
     Ok(loaded.config)
 }
 
+/// Opens the configured store (or `store`, from the command line) and rebuilds the state it holds.
+fn open_service(cfg: &chatctx::config::Config, store: Option<String>) -> Result<chatctx::service::Service> {
+    let url = store.unwrap_or(cfg.store.url.clone());
+    let shown = chatctx::config::redact_url(&url);
+    let options = chatctx_store::OpenOptions { pool_size: cfg.store.pool_size };
+    let store = chatctx_store::open(&url, &options).map_err(|e| anyhow::anyhow!("store.url {shown}: {e}"))?;
+    let started = std::time::Instant::now();
+    let (service, loaded) = chatctx::service::Service::open(cfg.core.clone(), cfg.llm.clone(), store)?;
+    tracing::info!("rebuilt {loaded} logged operations from {shown} in {:.2?}", started.elapsed());
+    Ok(service)
+}
+
 fn run_serve(a: ServeArgs) -> Result<ExitCode> {
     let cfg = load_config(a.config.as_deref())?;
     let listen = a.listen.unwrap_or(cfg.server.listen.clone());
-    let url = a.store.unwrap_or(cfg.store.url.clone());
-    let store = chatctx_store::open(&url).map_err(|e| anyhow::anyhow!("store.url {url}: {e}"))?;
-    let started = std::time::Instant::now();
     let tokens = cfg.server.tokens.clone();
-    let (service, loaded) = chatctx::service::Service::open(cfg.core, cfg.llm, store)?;
-    tracing::info!("rebuilt {loaded} logged operations from {url} in {:.2?}", started.elapsed());
+    let service = open_service(&cfg, a.store)?;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     runtime.block_on(async move {
@@ -235,10 +244,8 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
 
 fn run_mcp(a: McpArgs) -> Result<ExitCode> {
     let cfg = load_config(a.config.as_deref())?;
-    let url = a.store.unwrap_or(cfg.store.url.clone());
-    let store = chatctx_store::open(&url).map_err(|e| anyhow::anyhow!("store.url {url}: {e}"))?;
-    let (service, loaded) = chatctx::service::Service::open(cfg.core, cfg.llm, store)?;
-    tracing::info!("rebuilt {loaded} logged operations from {url}; serving MCP on stdio");
+    let service = open_service(&cfg, a.store)?;
+    tracing::info!("serving MCP on stdio");
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     runtime.block_on(async move {

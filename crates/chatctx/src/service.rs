@@ -14,10 +14,22 @@
 //!
 //! The log stays proportional to the live state: once a chat has logged twice what its history holds, its
 //! operations are replaced by one `import` of its exported document (exact, so nothing changes on restart).
+//!
+//! A shared store (PostgreSQL, [`Store::shared`]) is written by other instances too, so the engine is only a
+//! cache of it, kept coherent per chat by position (docs/deployment.md):
+//! - every tool call first reads what other instances appended to its chat since this one last looked (one
+//!   indexed query, usually empty) and applies it, so it sees everything acknowledged before it started;
+//! - a write to a chat takes that chat's lock in this process, catches up, applies its change and appends
+//!   at the position it caught up to ([`Store::append_at`]). If another instance appended first, nothing is
+//!   written: the chat is reloaded from the store and the change is made again on the newer state. So
+//!   `update_scenario` checks `expected_revision` against every acknowledged revision, in any instance;
+//! - forgetting a chat appends a tombstone that other instances apply; imports and retention append an
+//!   `import` of the chat's new document. Group commit is not used: each write is its own statement.
 
 // `json!` here only wraps values of our own types, whose serialization cannot fail.
 #![allow(clippy::disallowed_methods)]
 
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use chatctx_core::tools::ToolResponse;
@@ -53,11 +65,29 @@ pub struct IngestReport {
 /// to the engine but not yet written.
 struct Inner {
     engine: Engine,
-    since_snapshot: std::collections::HashMap<(String, String), u64>,
+    since_snapshot: HashMap<ChatKey, u64>,
     pending: Vec<Op>,
     /// How many operations were ever queued; an operation's number is its position in that sequence.
     queued: u64,
+    /// Per chat, the newest log position applied to the engine (what a shared store is read after).
+    heads: HashMap<ChatKey, u64>,
 }
+
+type ChatKey = (String, String);
+
+fn key(channel: &str, chat: &str) -> ChatKey {
+    (channel.to_owned(), chat.to_owned())
+}
+
+/// The log line that forgets a chat in a shared store, so that every instance forgets it.
+const FORGET: &str = r#"{"forget":true}"#;
+
+/// How often a write to a shared store is tried again after another instance appended to the chat first.
+const WRITE_ATTEMPTS: usize = 32;
+
+/// Per-chat write locks of a shared store: a chat's writes in this process are made one at a time (chats
+/// hash onto a fixed set of locks).
+const WRITE_LOCKS: usize = 64;
 
 /// What the writers learn from the commit lock.
 #[derive(Default)]
@@ -81,6 +111,8 @@ pub struct Service {
     store: Box<dyn Store>,
     settings: Settings,
     llm: LlmSettings,
+    /// Per-chat write locks when the store is shared (empty otherwise); lock order: write lock, then engine.
+    writers: Vec<Mutex<()>>,
 }
 
 fn internal(why: impl std::fmt::Display) -> Error {
@@ -95,37 +127,116 @@ fn new_engine(settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Engine> 
     Ok(engine)
 }
 
-/// Replays the store into a fresh engine; returns it and how many operations were read.
-fn rebuild(store: &dyn Store, settings: &Settings, llm: &LlmSettings) -> anyhow::Result<(Engine, u64)> {
+/// What [`rebuild`] makes: the engine, how many operations were read, and each chat's newest position.
+struct Rebuilt {
+    engine: Engine,
+    read: u64,
+    heads: HashMap<ChatKey, u64>,
+}
+
+/// Replays the store into a fresh engine.
+fn rebuild(store: &dyn Store, settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Rebuilt> {
     let mut engine = new_engine(settings, llm)?;
+    let mut heads = HashMap::new();
     let mut newest = Timestamp::default();
     let mut failed = 0u64;
-    let n = store.load(&mut |op| {
-        if replay::load_line(&mut engine, &op.line, &mut newest).is_err() {
+    let read = store.load(&mut |pos, op| {
+        if apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest).is_err() {
             failed += 1;
         }
+        let head = heads.entry((op.channel, op.chat_id)).or_default();
+        *head = pos.max(*head);
     })?;
     if failed > 0 {
-        tracing::warn!("{failed} of {n} logged operations no longer apply and were skipped");
+        tracing::warn!("{failed} of {read} logged operations no longer apply and were skipped");
     }
-    Ok((engine, n))
+    Ok(Rebuilt { engine, read, heads })
+}
+
+/// Applies one logged operation of a chat.
+fn apply_logged(
+    engine: &mut Engine,
+    channel: &str,
+    chat: &str,
+    line: &str,
+    newest: &mut Timestamp,
+) -> Result<(), Error> {
+    if line == FORGET {
+        engine.remove_chat(channel, chat);
+        return Ok(());
+    }
+    replay::load_line(engine, line, newest)
+}
+
+/// The log line of an answered tool call, when the call changed the state.
+fn logged_line(tool: &str, args: &Value, now: Timestamp, response: &ToolResponse) -> Option<String> {
+    let channel = chatctx_core::json::channel_of(args);
+    let chat = args.get("chat_id").and_then(chatctx_core::json::id_of).unwrap_or_default();
+    match response {
+        ToolResponse::Scenario(s) if s.changed == Some(true) => {
+            let mut fixed = args.clone();
+            fixed["now"] = json!(args.get("now").cloned().unwrap_or_else(|| json!(now.unix())));
+            Some(json!({"call": tool, "args": fixed}).to_string())
+        }
+        // Only a recording that changed the state is logged (a repeated call for the same message is not).
+        ToolResponse::Resolve(r) => r.best_match.as_ref().filter(|_| r.recorded).map(|b| {
+            let at = args.get("now").and_then(|v| chatctx_core::json::time_of(v).ok()).unwrap_or(now);
+            let current = args.get("current_message_id").and_then(chatctx_core::json::id_of);
+            let event = json!({"type": "activation", "channel": channel, "chat_id": chat, "object_id": b.object_id,
+                               "event": "resolved", "at": at.unix(), "message_id": current});
+            json!({"event": event}).to_string()
+        }),
+        _ => None,
+    }
 }
 
 fn op(channel: &str, chat_id: &str, line: String) -> Op {
     Op { channel: channel.to_owned(), chat_id: chat_id.to_owned(), line }
 }
 
-fn event_op(e: &Event) -> Op {
-    let (channel, chat) = e.chat().unwrap_or(("", ""));
-    op(channel, chat, json!({"event": e}).to_string())
+/// The log operation of an event, if it names a chat (an activation of an unknown platform id does not, and
+/// changes nothing).
+fn event_op(e: &Event) -> Option<Op> {
+    let (channel, chat) = e.chat()?;
+    Some(op(channel, chat, json!({"event": e}).to_string()))
+}
+
+/// One decoded input of an ingest batch: its events and their log operations.
+type Input = Result<(Vec<Event>, Vec<Op>), Error>;
+
+/// An input routed to its chat: its index in the batch, its events and their log operations.
+type Routed = (usize, Vec<Event>, Vec<Op>);
+
+/// Routes an input's platform-id activations to their chats, refusing chats `allowed` rejects. Cheap when
+/// there are none (the common case): the engine is only read for those.
+fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) -> Input {
+    let (mut events, mut ops) = input?;
+    let external = |e: &Event| e.chat().is_none();
+    if events.iter().any(external) {
+        events.iter_mut().for_each(|e| engine.route(e));
+        ops = events.iter().filter_map(event_op).collect();
+    }
+    if let Some(o) = ops.iter().find(|o| !allowed(&o.channel, &o.chat_id)) {
+        return Err(Error::new(
+            ErrorCode::ForbiddenScope,
+            format!("this credential may not touch chat {:?} on {}", o.chat_id, o.channel),
+        ));
+    }
+    Ok((events, ops))
 }
 
 impl Service {
     /// Opens the service on `store`, rebuilding the state it holds. Returns how many operations were replayed.
     pub fn open(settings: Settings, llm: LlmSettings, store: Box<dyn Store>) -> anyhow::Result<(Self, u64)> {
-        let (engine, n) = rebuild(&*store, &settings, &llm)?;
-        let inner = Inner { engine, since_snapshot: std::collections::HashMap::new(), pending: Vec::new(), queued: 0 };
-        Ok((Self { engine: Mutex::new(inner), commit: Mutex::default(), store, settings, llm }, n))
+        let Rebuilt { engine, read, heads } = rebuild(&*store, &settings, &llm)?;
+        let inner = Inner { engine, since_snapshot: HashMap::new(), pending: Vec::new(), queued: 0, heads };
+        let writers = if store.shared() { (0..WRITE_LOCKS).map(|_| Mutex::new(())).collect() } else { Vec::new() };
+        Ok((Self { engine: Mutex::new(inner), commit: Mutex::default(), store, settings, llm, writers }, read))
+    }
+
+    /// Whether the store is shared with other instances (then every call catches up with it first).
+    fn shared(&self) -> bool {
+        !self.writers.is_empty()
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
@@ -203,7 +314,7 @@ impl Service {
     fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, e: &dyn std::fmt::Display) {
         tracing::error!("store append failed: {e}; rebuilding from the store");
         match rebuild(&*self.store, &self.settings, &self.llm) {
-            Ok((fresh, _)) => inner.engine = fresh,
+            Ok(fresh) => (inner.engine, inner.heads) = (fresh.engine, fresh.heads),
             Err(r) => tracing::error!("rebuild failed too: {r}"),
         }
         inner.pending.clear();
@@ -280,27 +391,25 @@ impl Service {
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
-        let mut report = IngestReport::default();
         // Decoding (JSON, the Telegram mapping) needs no state: it is done before taking the engine.
-        let decoded: Vec<_> = inputs
+        let decoded: Vec<Input> = inputs
             .iter()
             .map(|v| {
                 let d = ingest::decode(v, now)?;
-                if let Some((channel, chat)) = d.events.iter().filter_map(Event::chat).find(|(ch, c)| !allowed(ch, c)) {
-                    return Err(Error::new(
-                        ErrorCode::ForbiddenScope,
-                        format!("this credential may not touch chat {chat:?} on {channel}"),
-                    ));
-                }
-                let logged: Vec<Op> = d.events.iter().map(event_op).collect();
-                Ok((d, logged))
+                let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect();
+                Ok((d.events, logged))
             })
             .collect();
+        if self.shared() {
+            return self.ingest_shared(decoded, allowed);
+        }
+        let mut report = IngestReport::default();
         let mut inner = self.lock()?;
         let engine = &mut inner.engine;
         let mut ops = Vec::new();
         for (index, d) in decoded.into_iter().enumerate() {
-            let result = d.and_then(|(d, logged)| engine.apply_all(d.events).map(|applied| (applied, logged)));
+            let result = route(engine, d, allowed)
+                .and_then(|(events, logged)| engine.apply_all(events).map(|applied| (applied, logged)));
             match result {
                 Ok((applied, logged)) => {
                     for w in applied.warnings {
@@ -316,8 +425,65 @@ impl Service {
         Ok(report)
     }
 
+    /// [`Service::ingest_for`] on a shared store: the inputs of each chat are one write to that chat.
+    fn ingest_shared(&self, decoded: Vec<Input>, allowed: &dyn Fn(&str, &str) -> bool) -> Result<IngestReport, Error> {
+        let mut report = IngestReport::default();
+        let mut reject = |index, e: Error| report.rejected.push(Rejection { index, code: e.code, message: e.message });
+        // Inputs by chat, in a fixed chat order. An input that names no chat (an activation of a platform id
+        // no one knows) changes nothing and is accepted as such.
+        let mut by_chat: std::collections::BTreeMap<ChatKey, Vec<Routed>> = Default::default();
+        let mut nowhere = 0;
+        {
+            let inner = self.lock()?;
+            for (index, d) in decoded.into_iter().enumerate() {
+                match route(&inner.engine, d, allowed) {
+                    Err(e) => reject(index, e),
+                    Ok((_, ops)) if ops.is_empty() => nowhere += 1,
+                    Ok((_, ops))
+                        if ops.iter().any(|o| (&o.channel, &o.chat_id) != (&ops[0].channel, &ops[0].chat_id)) =>
+                    {
+                        reject(index, Error::new(ErrorCode::InvalidEvent, "an input may write to one chat only"))
+                    }
+                    Ok((events, ops)) => {
+                        by_chat.entry(key(&ops[0].channel, &ops[0].chat_id)).or_default().push((index, events, ops))
+                    }
+                }
+            }
+        }
+        let mut accepted = nowhere;
+        for ((channel, chat), inputs) in by_chat {
+            let written = self.write_chat(&channel, &chat, false, |engine| {
+                let (mut ok, mut refused, mut lines) = (0, Vec::new(), Vec::new());
+                for (index, events, ops) in &inputs {
+                    match engine.apply_all(events.clone()) {
+                        Ok(applied) => {
+                            applied.warnings.iter().for_each(|w| tracing::warn!("{w}"));
+                            lines.extend(ops.iter().map(|o| o.line.clone()));
+                            ok += 1;
+                        }
+                        Err(e) => refused.push((*index, e)),
+                    }
+                }
+                Ok(((ok, refused), lines))
+            });
+            match written {
+                Ok((ok, refused)) => {
+                    accepted += ok;
+                    refused.into_iter().for_each(|(index, e)| reject(index, e));
+                }
+                Err(e) => inputs.iter().for_each(|(index, ..)| reject(*index, e.clone())),
+            }
+        }
+        report.accepted = accepted;
+        report.rejected.sort_by_key(|r| r.index);
+        Ok(report)
+    }
+
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
     pub fn call(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
+        if self.shared() {
+            return self.call_shared(tool, args, now);
+        }
         let (response, ticket) = self.call_queued(tool, args, now)?;
         if let Some(t) = ticket {
             self.wait_durable(t)?;
@@ -336,7 +502,8 @@ impl Service {
         now: Timestamp,
     ) -> Result<ToolResponse, Error> {
         let unfinished = |e: tokio::task::JoinError| internal(format!("the call did not finish: {e}"));
-        if self.calls_out() {
+        // A shared store is read on every call: that waits on the database, so off the async threads.
+        if self.calls_out() || self.shared() {
             let svc = self.clone();
             return tokio::task::spawn_blocking(move || {
                 let r = svc.call(&tool, &args, now);
@@ -366,29 +533,166 @@ impl Service {
     fn call_queued(&self, tool: &str, args: &Value, now: Timestamp) -> Result<(ToolResponse, Option<Ticket>), Error> {
         let mut inner = self.lock()?;
         let response = inner.engine.call(tool, args, now)?;
-        let channel = chatctx_core::json::channel_of(args);
-        let chat = args.get("chat_id").and_then(chatctx_core::json::id_of).unwrap_or_default();
-        let logged = match &response {
-            ToolResponse::Scenario(s) if s.changed == Some(true) => {
-                let mut fixed = args.clone();
-                fixed["now"] = json!(args.get("now").cloned().unwrap_or_else(|| json!(now.unix())));
-                Some(op(channel, &chat, json!({"call": tool, "args": fixed}).to_string()))
-            }
-            // Only a recording that changed the state is logged (a repeated call for the same message is not).
-            ToolResponse::Resolve(r) => r.best_match.as_ref().filter(|_| r.recorded).map(|b| {
-                let at = args.get("now").and_then(|v| chatctx_core::json::time_of(v).ok()).unwrap_or(now);
-                let current = args.get("current_message_id").and_then(chatctx_core::json::id_of);
-                let event = json!({"type": "activation", "channel": channel, "chat_id": chat, "object_id": b.object_id,
-                                   "event": "resolved", "at": at.unix(), "message_id": current});
-                op(channel, &chat, json!({"event": event}).to_string())
-            }),
-            _ => None,
-        };
+        let logged = logged_line(tool, args, now, &response).map(|line| {
+            let (channel, chat) = chat_of(args);
+            op(channel, &chat, line)
+        });
         Ok((response, Self::queue(inner, logged.into_iter().collect())))
+    }
+
+    /// [`Service::call`] on a shared store: catch up with the chat, answer from the engine if the call changes
+    /// nothing, and otherwise make it as a write to the chat.
+    fn call_shared(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
+        let (channel, chat) = chat_of(args);
+        if !chat.is_empty() {
+            self.catch_up(channel, &chat)?;
+        }
+        if let Some(answer) = self.lock()?.engine.call_read_only(tool, args, now)? {
+            return Ok(answer);
+        }
+        self.write_chat(channel, &chat, false, |engine| {
+            let answer = engine.call(tool, args, now)?;
+            let line = logged_line(tool, args, now, &answer);
+            Ok((answer, line.into_iter().collect()))
+        })
+    }
+
+    fn head(&self, channel: &str, chat: &str) -> Result<u64, Error> {
+        Ok(self.lock()?.heads.get(&key(channel, chat)).copied().unwrap_or(0))
+    }
+
+    /// Shared store: the chat's write lock in this process.
+    fn writer(&self, channel: &str, chat: &str) -> Result<MutexGuard<'_, ()>, Error> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        (channel, chat).hash(&mut h);
+        let i = (h.finish() % self.writers.len() as u64) as usize;
+        self.writers[i].lock().map_err(|_| internal("a writer is unusable after an earlier panic"))
+    }
+
+    /// Shared store: what was appended to the chat after position `after`.
+    fn news(&self, channel: &str, chat: &str, after: u64) -> Result<Vec<(u64, String)>, Error> {
+        let mut news = Vec::new();
+        self.store
+            .since(channel, chat, after, &mut |pos, line| news.push((pos, line)))
+            .map_err(|e| internal(format!("the store cannot be read: {e}")))?;
+        Ok(news)
+    }
+
+    /// Shared store: applies what other instances appended to the chat since this one last looked, so that
+    /// a call sees every change acknowledged before it started. Takes the chat's write lock only when there is
+    /// something to apply (never while a write of this process to the chat is under way).
+    fn catch_up(&self, channel: &str, chat: &str) -> Result<(), Error> {
+        let news = self.news(channel, chat, self.head(channel, chat)?)?;
+        if news.is_empty() {
+            return Ok(());
+        }
+        let _writing = self.writer(channel, chat)?;
+        self.apply_news(channel, chat, news)
+    }
+
+    /// Applies logged operations of a chat past its head, with the chat's write lock held.
+    fn apply_news(&self, channel: &str, chat: &str, news: Vec<(u64, String)>) -> Result<(), Error> {
+        let mut inner = self.lock()?;
+        let Inner { engine, heads, .. } = &mut *inner;
+        let head = heads.entry(key(channel, chat)).or_default();
+        let mut newest = Timestamp::default();
+        for (pos, line) in news {
+            if pos <= *head {
+                continue;
+            }
+            if let Err(e) = apply_logged(engine, channel, chat, &line, &mut newest) {
+                tracing::warn!("logged operation {pos} of chat {chat} no longer applies and was skipped: {e}");
+            }
+            *head = pos;
+        }
+        Ok(())
+    }
+
+    /// Shared store: drops the chat from the engine, to be reloaded from the store on its next use.
+    fn reload_later(&self, channel: &str, chat: &str) -> Result<(), Error> {
+        let mut inner = self.lock()?;
+        inner.engine.remove_chat(channel, chat);
+        inner.heads.remove(&key(channel, chat));
+        inner.since_snapshot.remove(&key(channel, chat));
+        Ok(())
+    }
+
+    /// Shared store: one write to a chat. With the chat's write lock held, catches up, runs `work` on the
+    /// engine, and appends the log lines it returns at the position caught up to. If another instance
+    /// appended first, the chat is reloaded from the store and `work` runs again on the newer state. `work`
+    /// that fails must change nothing. With `replaces`, the lines stand for the chat's whole state (an import,
+    /// a tombstone) and everything before them is compacted away at once.
+    fn write_chat<T>(
+        &self,
+        channel: &str,
+        chat: &str,
+        replaces: bool,
+        mut work: impl FnMut(&mut Engine) -> Result<(T, Vec<String>), Error>,
+    ) -> Result<T, Error> {
+        let _writing = self.writer(channel, chat)?;
+        for attempt in 0..WRITE_ATTEMPTS {
+            let news = self.news(channel, chat, self.head(channel, chat)?)?;
+            self.apply_news(channel, chat, news)?;
+            let head = self.head(channel, chat)?;
+            let (out, lines) = work(&mut self.lock()?.engine)?;
+            if lines.is_empty() {
+                return Ok(out);
+            }
+            match self.store.append_at(channel, chat, head, &lines) {
+                Ok(Some(new)) => {
+                    self.written(channel, chat, new, &lines, replaces);
+                    return Ok(out);
+                }
+                Ok(None) => {
+                    tracing::debug!(attempt, "chat {chat} was written by another instance meanwhile; again");
+                    self.reload_later(channel, chat)?;
+                }
+                Err(e) => {
+                    self.reload_later(channel, chat)?;
+                    return Err(internal(format!("the change could not be stored: {e}")));
+                }
+            }
+        }
+        Err(internal(format!("chat {chat} kept changing under this write ({WRITE_ATTEMPTS} attempts); try again")))
+    }
+
+    /// After a write to a shared store: the chat's new head, and compaction when its log grew long (with the
+    /// chat's write lock still held, so the engine holds exactly the state at `head`).
+    fn written(&self, channel: &str, chat: &str, head: u64, lines: &[String], replaces: bool) {
+        let every = self.snapshot_every();
+        let snapshot = {
+            let Ok(mut inner) = self.lock() else { return };
+            inner.heads.insert(key(channel, chat), head);
+            let n = inner.since_snapshot.entry(key(channel, chat)).or_default();
+            *n += lines.len() as u64;
+            if replaces {
+                lines.last().cloned()
+            } else if *n >= every {
+                inner.engine.export_conversation(channel, chat).ok().map(|doc| json!({"import": doc}).to_string())
+            } else {
+                None
+            }
+        };
+        if let Some(line) = snapshot {
+            match self.store.compact_at(channel, chat, head, &line) {
+                Ok(()) => _ = self.lock().map(|mut inner| inner.since_snapshot.insert(key(channel, chat), 0)),
+                Err(e) => tracing::warn!("compaction of chat {chat} failed (its full log stays): {e}"),
+            }
+        }
     }
 
     /// Loads a conversation document (replacing that chat) durably.
     pub fn import(&self, doc: &Value) -> Result<(), Error> {
+        if self.shared() {
+            let channel = doc["channel"].as_str().unwrap_or_default();
+            let chat = doc["chat_id"].as_str().unwrap_or_default();
+            let line = json!({"import": doc}).to_string();
+            return self.write_chat(channel, chat, true, |engine| {
+                engine.import_conversation(doc)?;
+                Ok(((), vec![line.clone()]))
+            });
+        }
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
         self.flush(&mut c, &mut inner)?;
@@ -398,8 +702,8 @@ impl Service {
         let line = json!({"import": doc}).to_string();
         // The document is the chat's whole state: it replaces the chat's log.
         if let Err(e) = self.store.rewrite_chat(&channel, &chat, &[op(&channel, &chat, line)]) {
-            if let Ok((fresh, _)) = rebuild(&*self.store, &self.settings, &self.llm) {
-                inner.engine = fresh;
+            if let Ok(fresh) = rebuild(&*self.store, &self.settings, &self.llm) {
+                (inner.engine, inner.heads) = (fresh.engine, fresh.heads);
             }
             return Err(internal(format!("the import could not be stored: {e}")));
         }
@@ -411,6 +715,18 @@ impl Service {
     /// in the store (each changed chat's log is replaced by a snapshot of what is left). How many items.
     pub fn expire(&self, max_age: chatctx_core::time::Span, now: Timestamp) -> Result<usize, Error> {
         let cutoff = now.plus(chatctx_core::time::Span::from_secs(-max_age.secs()));
+        if self.shared() {
+            // Each changed chat becomes an import of what is left, which the other instances apply too.
+            let mut dropped = 0;
+            for (channel, chat) in self.read(Engine::chat_keys)? {
+                dropped += self.write_chat(&channel, &chat, true, |engine| {
+                    let n = engine.drop_chat_before(&channel, &chat, cutoff);
+                    let doc = if n > 0 { Some(engine.export_conversation(&channel, &chat)?) } else { None };
+                    Ok((n, doc.map(|d| json!({"import": d}).to_string()).into_iter().collect()))
+                })?;
+            }
+            return Ok(dropped);
+        }
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
         self.flush(&mut c, &mut inner)?;
@@ -425,6 +741,13 @@ impl Service {
 
     /// Forgets a chat completely, in memory and in the store. Whether anything was held.
     pub fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
+        if self.shared() {
+            // A tombstone, so that every instance forgets it; compaction then drops everything before it.
+            return self.write_chat(channel, chat_id, true, |engine| {
+                let held = engine.remove_chat(channel, chat_id);
+                Ok((held, if held { vec![FORGET.to_owned()] } else { Vec::new() }))
+            });
+        }
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
         self.flush(&mut c, &mut inner)?;
@@ -433,8 +756,21 @@ impl Service {
         Ok(inner.engine.remove_chat(channel, chat_id) || deleted > 0)
     }
 
-    /// Runs `f` on the engine (reads).
+    /// Runs `f` on the engine (reads across chats: counts, listings).
     pub fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
         Ok(f(&self.lock()?.engine))
     }
+
+    /// Runs `f` on the engine for one chat, first catching up with a shared store (so this may wait on it).
+    pub fn read_chat<T>(&self, channel: &str, chat: &str, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
+        if self.shared() {
+            self.catch_up(channel, chat)?;
+        }
+        self.read(f)
+    }
+}
+
+/// The `(channel, chat_id)` a tool call names.
+fn chat_of(args: &Value) -> (&str, String) {
+    (chatctx_core::json::channel_of(args), args.get("chat_id").and_then(chatctx_core::json::id_of).unwrap_or_default())
 }

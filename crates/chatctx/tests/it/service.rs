@@ -15,7 +15,7 @@ fn db(name: &str) -> std::path::PathBuf {
 }
 
 fn open(path: &std::path::Path) -> (Service, u64) {
-    let store = chatctx_store::open(&format!("sqlite://{}", path.display())).unwrap();
+    let store = chatctx_store::open(&format!("sqlite://{}", path.display()), &Default::default()).unwrap();
     let mut s = Settings::default();
     s.history.mode = chatctx_core::settings::Mode::Talkative;
     Service::open(s, LlmSettings::default(), store).unwrap()
@@ -192,14 +192,21 @@ struct Flaky {
     fail: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
+impl Flaky {
+    fn check(&self) -> Result<(), chatctx_store::StoreError> {
+        match self.fail.load(std::sync::atomic::Ordering::SeqCst) {
+            true => Err(chatctx_store::StoreError::Poisoned),
+            false => Ok(()),
+        }
+    }
+}
+
 impl chatctx_store::Store for Flaky {
     fn append(&self, ops: &[chatctx_store::Op]) -> Result<(), chatctx_store::StoreError> {
-        if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(chatctx_store::StoreError::Poisoned);
-        }
+        self.check()?;
         self.inner.append(ops)
     }
-    fn load(&self, each: &mut dyn FnMut(chatctx_store::Op)) -> Result<u64, chatctx_store::StoreError> {
+    fn load(&self, each: &mut dyn FnMut(u64, chatctx_store::Op)) -> Result<u64, chatctx_store::StoreError> {
         self.inner.load(each)
     }
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, chatctx_store::StoreError> {
@@ -212,6 +219,31 @@ impl chatctx_store::Store for Flaky {
         ops: &[chatctx_store::Op],
     ) -> Result<(), chatctx_store::StoreError> {
         self.inner.rewrite_chat(channel, chat_id, ops)
+    }
+    fn since(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        after: u64,
+        each: &mut dyn FnMut(u64, String),
+    ) -> Result<(), chatctx_store::StoreError> {
+        self.inner.since(channel, chat_id, after, each)
+    }
+    fn append_at(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        head: u64,
+        lines: &[String],
+    ) -> Result<Option<u64>, chatctx_store::StoreError> {
+        self.check()?;
+        self.inner.append_at(channel, chat_id, head, lines)
+    }
+    fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), chatctx_store::StoreError> {
+        self.inner.compact_at(channel, chat_id, at, line)
+    }
+    fn shared(&self) -> bool {
+        self.inner.shared()
     }
 }
 
@@ -236,7 +268,7 @@ fn a_failed_write_is_refused_and_leaves_no_trace() {
     assert_eq!(ids(&svc), ["1", "3"]);
     assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["revision"], 0);
     let mut logged = 0;
-    inner.load(&mut |_| logged += 1).unwrap();
+    inner.load(&mut |_, _| logged += 1).unwrap();
     assert_eq!(logged, 2, "only the acknowledged messages are in the store");
 }
 

@@ -1,0 +1,125 @@
+//! [`MemoryStore`]: the log in a `Vec`, for bots that must not write anything to disk.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::{Op, Store, StoreError, by_chat};
+
+#[derive(Debug, Default)]
+struct Log {
+    /// Every operation with its position, in the order appended.
+    ops: Vec<(u64, Op)>,
+    /// Each chat's newest position.
+    heads: HashMap<(String, String), u64>,
+}
+
+impl Log {
+    /// Appends `lines` to a chat at its next positions.
+    fn push(&mut self, channel: &str, chat_id: &str, lines: &[&str]) {
+        let head = self.heads.entry((channel.to_owned(), chat_id.to_owned())).or_default();
+        for line in lines {
+            *head += 1;
+            let op = Op { channel: channel.to_owned(), chat_id: chat_id.to_owned(), line: (*line).to_owned() };
+            self.ops.push((*head, op));
+        }
+    }
+
+    fn head(&self, channel: &str, chat_id: &str) -> u64 {
+        // Keyed by owned strings; chats are few enough per call that the allocation does not matter here.
+        self.heads.get(&(channel.to_owned(), chat_id.to_owned())).copied().unwrap_or(0)
+    }
+}
+
+/// Keeps everything in memory.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    log: Mutex<Log>,
+    shared: bool,
+}
+
+impl MemoryStore {
+    /// A memory store that reports itself as shared ([`Store::shared`]): several services in one process
+    /// can then use it as they would use one PostgreSQL database (for tests).
+    pub fn shared() -> Self {
+        Self { shared: true, ..Self::default() }
+    }
+
+    fn log(&self) -> Result<MutexGuard<'_, Log>, StoreError> {
+        self.log.lock().map_err(|_| StoreError::Poisoned)
+    }
+}
+
+fn is(o: &Op, channel: &str, chat_id: &str) -> bool {
+    o.channel == channel && o.chat_id == chat_id
+}
+
+impl Store for MemoryStore {
+    fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
+        let mut log = self.log()?;
+        for ((channel, chat), lines) in by_chat(ops) {
+            log.push(channel, chat, &lines);
+        }
+        Ok(())
+    }
+
+    fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
+        let log = self.log()?;
+        log.ops.iter().for_each(|(pos, op)| each(*pos, op.clone()));
+        Ok(log.ops.len() as u64)
+    }
+
+    fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
+        let mut log = self.log()?;
+        let before = log.ops.len();
+        log.ops.retain(|(_, o)| !is(o, channel, chat_id));
+        Ok((before - log.ops.len()) as u64)
+    }
+
+    fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError> {
+        let mut log = self.log()?;
+        log.ops.retain(|(_, o)| !is(o, channel, chat_id));
+        let lines: Vec<&str> = ops.iter().map(|o| o.line.as_str()).collect();
+        log.push(channel, chat_id, &lines);
+        Ok(())
+    }
+
+    fn since(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        after: u64,
+        each: &mut dyn FnMut(u64, String),
+    ) -> Result<(), StoreError> {
+        let log = self.log()?;
+        for (pos, o) in log.ops.iter().filter(|(pos, o)| *pos > after && is(o, channel, chat_id)) {
+            each(*pos, o.line.clone());
+        }
+        Ok(())
+    }
+
+    fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError> {
+        let mut log = self.log()?;
+        if log.head(channel, chat_id) != head {
+            return Ok(None);
+        }
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        log.push(channel, chat_id, &lines);
+        Ok(Some(head + lines.len() as u64))
+    }
+
+    fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError> {
+        let mut log = self.log()?;
+        if !log.ops.iter().any(|(pos, o)| *pos == at && is(o, channel, chat_id)) {
+            return Ok(());
+        }
+        log.ops.retain(|(pos, o)| !(*pos < at && is(o, channel, chat_id)));
+        if let Some((_, o)) = log.ops.iter_mut().find(|(pos, o)| *pos == at && is(o, channel, chat_id)) {
+            o.line = line.to_owned();
+        }
+        Ok(())
+    }
+
+    fn shared(&self) -> bool {
+        self.shared
+    }
+}

@@ -1,0 +1,342 @@
+//! [`PgStore`]: PostgreSQL 13 or later, shared by any number of chatctx instances.
+//!
+//! Two tables: `chatctx_ops` (every operation, keyed by chat and position) and `chatctx_chats` (each chat's
+//! newest position). Every write is one statement, or one transaction when it spans chats, and uses only
+//! portable SQL (no extensions, no LISTEN/NOTIFY, no advisory locks), with unnamed statements only, so the
+//! store works through PgBouncer in transaction mode and on PostgreSQL-compatible distributed databases.
+//!
+//! [`Store::append_at`] is the one point of coordination between instances: it bumps the chat's head only if
+//! it is still the one the writer saw, in the same statement that inserts the operations, so two instances
+//! can never both append at one position, and a chat's operations become visible in position order.
+//!
+//! The store is synchronous like the others: it owns a small tokio runtime that drives the connections, and
+//! each call blocks its thread until the database answers (callers run it off their async threads).
+
+use std::pin::pin;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use futures_util::TryStreamExt;
+use tokio_postgres::NoTls;
+use tokio_postgres::types::{ToSql, Type};
+
+use crate::{Op, Store, StoreError, by_chat};
+
+/// Versioned migrations, applied in order on start; `chatctx_schema` records the applied ones. Never edit one
+/// that has shipped: add the next.
+const MIGRATIONS: &[(i32, &str)] = &[(
+    1,
+    "CREATE TABLE chatctx_chats (
+         channel TEXT NOT NULL,
+         chat_id TEXT NOT NULL,
+         head BIGINT NOT NULL,
+         PRIMARY KEY (channel, chat_id)
+     );
+     CREATE TABLE chatctx_ops (
+         channel TEXT NOT NULL,
+         chat_id TEXT NOT NULL,
+         pos BIGINT NOT NULL,
+         line TEXT NOT NULL,
+         PRIMARY KEY (channel, chat_id, pos)
+     );",
+)];
+
+/// Bumps a chat's head by `$3` (creating the chat), returning the new head.
+const BUMP: &str = "INSERT INTO chatctx_chats (channel, chat_id, head) VALUES ($1, $2, $3)
+     ON CONFLICT (channel, chat_id) DO UPDATE SET head = chatctx_chats.head + EXCLUDED.head RETURNING head";
+
+/// Inserts the lines `$4` at positions `$3 + 1 ..`.
+const INSERT: &str = "INSERT INTO chatctx_ops (channel, chat_id, pos, line)
+     SELECT $1, $2, $3 + o.n, o.line FROM unnest($4::text[]) WITH ORDINALITY AS o(line, n)";
+
+/// [`Store::append_at`] in one statement: the head moves from `$3` only if it is still `$3` (the conflict
+/// path locks the row and re-checks), and the lines are inserted only if it moved. Returns one row per line.
+const APPEND_AT: &str = "WITH bump AS (
+         INSERT INTO chatctx_chats (channel, chat_id, head) VALUES ($1, $2, $3 + cardinality($4::text[]))
+         ON CONFLICT (channel, chat_id) DO UPDATE SET head = EXCLUDED.head WHERE chatctx_chats.head = $3
+         RETURNING head)
+     INSERT INTO chatctx_ops (channel, chat_id, pos, line)
+     SELECT $1, $2, $3 + o.n, o.line FROM bump, unnest($4::text[]) WITH ORDINALITY AS o(line, n)
+     RETURNING pos";
+
+/// PostgreSQL, through a pool of connections.
+pub struct PgStore {
+    rt: Option<tokio::runtime::Runtime>,
+    pool: Pool,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PgStore")
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which tokio forbids on async threads; letting it go in the background
+        // only stops the idle connection tasks.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+fn pg(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Postgres(e.to_string())
+}
+
+/// A database error with PostgreSQL's own message, which `tokio_postgres::Error` keeps in its source.
+fn db(e: tokio_postgres::Error) -> StoreError {
+    match e.as_db_error() {
+        Some(d) => StoreError::Postgres(format!("{}: {}", d.code().code(), d.message())),
+        None => pg(e),
+    }
+}
+
+fn pos(v: i64) -> u64 {
+    v.max(0) as u64
+}
+
+impl PgStore {
+    /// Connects to `url` (a libpq-style `postgres://` URL), with at most `pool_size` connections, and applies
+    /// the migrations not yet applied.
+    pub fn open(url: &str, pool_size: usize) -> Result<Self, StoreError> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(db)?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("chatctx");
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("chatctx-postgres")
+            .enable_all()
+            .build()
+            .map_err(pg)?;
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(pool_size.max(1))
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .create_timeout(Some(std::time::Duration::from_secs(10)))
+            .wait_timeout(Some(std::time::Duration::from_secs(30)))
+            .build()
+            .map_err(pg)?;
+        let store = Self { rt: Some(rt), pool };
+        store.block(store.migrate())?;
+        Ok(store)
+    }
+
+    fn block<T>(&self, f: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        match &self.rt {
+            Some(rt) => rt.block_on(f),
+            None => Err(StoreError::Postgres("the store is closed".to_owned())),
+        }
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(|e| match e {
+            deadpool_postgres::PoolError::Backend(e) => db(e),
+            e => pg(e),
+        })
+    }
+
+    /// Applies each migration not yet recorded, in its own transaction. Instances starting together are
+    /// safe: the second to insert a version's row waits for the first to commit, then skips it.
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let mut client = self.client().await?;
+        let create = "CREATE TABLE IF NOT EXISTS chatctx_schema (
+                          version INTEGER PRIMARY KEY,
+                          applied_at TIMESTAMPTZ NOT NULL DEFAULT now())";
+        // Two first starts at once can both try to create the table; one of them fails and tries again.
+        if client.batch_execute(create).await.is_err() {
+            client.batch_execute(create).await.map_err(db)?;
+        }
+        for (version, sql) in MIGRATIONS {
+            let tx = client.transaction().await.map_err(db)?;
+            let claimed = tx
+                .execute_typed(
+                    "INSERT INTO chatctx_schema (version) VALUES ($1) ON CONFLICT (version) DO NOTHING",
+                    &[(version, Type::INT4)],
+                )
+                .await
+                .map_err(db)?;
+            if claimed == 1 {
+                tx.batch_execute(sql).await.map_err(db)?;
+            }
+            tx.commit().await.map_err(db)?;
+        }
+        Ok(())
+    }
+
+    /// The schema versions applied, in order.
+    pub fn schema_versions(&self) -> Result<Vec<i32>, StoreError> {
+        self.block(async {
+            let rows = self
+                .client()
+                .await?
+                .query_typed("SELECT version FROM chatctx_schema ORDER BY version", &[])
+                .await
+                .map_err(db)?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+    }
+}
+
+/// Inside `tx`: appends `lines` to a chat at its next positions.
+async fn push(
+    tx: &tokio_postgres::Transaction<'_>,
+    channel: &str,
+    chat: &str,
+    lines: &[&str],
+) -> Result<(), StoreError> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let n = lines.len() as i64;
+    let head: i64 = tx
+        .query_typed_one(BUMP, &[(&channel, Type::TEXT), (&chat, Type::TEXT), (&n, Type::INT8)])
+        .await
+        .map_err(db)?
+        .get(0);
+    let params: [(&(dyn ToSql + Sync), Type); 4] =
+        [(&channel, Type::TEXT), (&chat, Type::TEXT), (&(head - n), Type::INT8), (&lines, Type::TEXT_ARRAY)];
+    tx.execute_typed(INSERT, &params).await.map_err(db)?;
+    Ok(())
+}
+
+const DELETE: &str = "DELETE FROM chatctx_ops WHERE channel = $1 AND chat_id = $2";
+
+impl Store for PgStore {
+    fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
+        self.block(async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(db)?;
+            // Chats in a fixed order, so two batches over the same chats cannot deadlock on their heads.
+            let mut chats = by_chat(ops);
+            chats.sort_by(|a, b| a.0.cmp(&b.0));
+            for ((channel, chat), lines) in chats {
+                push(&tx, channel, chat, &lines).await?;
+            }
+            tx.commit().await.map_err(db)
+        })
+    }
+
+    fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            let sql = "SELECT channel, chat_id, pos, line FROM chatctx_ops ORDER BY channel, chat_id, pos";
+            let mut rows = pin!(client.query_typed_raw(sql, Vec::<(String, Type)>::new()).await.map_err(db)?);
+            let mut n = 0;
+            while let Some(row) = rows.try_next().await.map_err(db)? {
+                each(pos(row.get(2)), Op { channel: row.get(0), chat_id: row.get(1), line: row.get(3) });
+                n += 1;
+            }
+            Ok(n)
+        })
+    }
+
+    fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            client.execute_typed(DELETE, &[(&channel, Type::TEXT), (&chat_id, Type::TEXT)]).await.map_err(db)
+        })
+    }
+
+    fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError> {
+        self.block(async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(db)?;
+            tx.execute_typed(DELETE, &[(&channel, Type::TEXT), (&chat_id, Type::TEXT)]).await.map_err(db)?;
+            let lines: Vec<&str> = ops.iter().map(|o| o.line.as_str()).collect();
+            push(&tx, channel, chat_id, &lines).await?;
+            tx.commit().await.map_err(db)
+        })
+    }
+
+    fn since(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        after: u64,
+        each: &mut dyn FnMut(u64, String),
+    ) -> Result<(), StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            let after = after as i64;
+            let rows = client
+                .query_typed(
+                    "SELECT pos, line FROM chatctx_ops WHERE channel = $1 AND chat_id = $2 AND pos > $3 ORDER BY pos",
+                    &[(&channel, Type::TEXT), (&chat_id, Type::TEXT), (&after, Type::INT8)],
+                )
+                .await
+                .map_err(db)?;
+            for row in rows {
+                each(pos(row.get(0)), row.get(1));
+            }
+            Ok(())
+        })
+    }
+
+    fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError> {
+        if lines.is_empty() {
+            // Nothing to write; whether `head` is current is the caller's next `since` to find out.
+            return Ok(Some(head));
+        }
+        self.block(async {
+            let client = self.client().await?;
+            let at = head as i64;
+            let params: [(&(dyn ToSql + Sync), Type); 4] =
+                [(&channel, Type::TEXT), (&chat_id, Type::TEXT), (&at, Type::INT8), (&lines, Type::TEXT_ARRAY)];
+            let rows = client.query_typed(APPEND_AT, &params).await.map_err(db)?;
+            Ok((rows.len() == lines.len()).then_some(head + lines.len() as u64))
+        })
+    }
+
+    fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            let at = at as i64;
+            let params: [(&(dyn ToSql + Sync), Type); 4] =
+                [(&channel, Type::TEXT), (&chat_id, Type::TEXT), (&at, Type::INT8), (&line, Type::TEXT)];
+            client
+                .execute_typed(
+                    "WITH kept AS (
+                         UPDATE chatctx_ops SET line = $4 WHERE channel = $1 AND chat_id = $2 AND pos = $3
+                         RETURNING pos)
+                     DELETE FROM chatctx_ops WHERE channel = $1 AND chat_id = $2 AND pos < (SELECT pos FROM kept)",
+                    &params,
+                )
+                .await
+                .map_err(db)?;
+            Ok(())
+        })
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+}
+
+/// For tests: creates a fresh, empty database next to the one `admin_url` names, and returns its URL.
+#[doc(hidden)]
+pub fn create_database(admin_url: &str, name: &str) -> Result<String, StoreError> {
+    let config: tokio_postgres::Config = admin_url.parse().map_err(db)?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(pg)?;
+    rt.block_on(async {
+        let (client, conn) = config.connect(NoTls).await.map_err(db)?;
+        tokio::spawn(conn);
+        client.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).await.map_err(db)?;
+        client.batch_execute(&format!("CREATE DATABASE {name}")).await.map_err(db)?;
+        Ok::<_, StoreError>(())
+    })?;
+    let (base, query) = admin_url.split_once('?').map_or((admin_url, None), |(b, q)| (b, Some(q)));
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let root = match base[authority_end..].find('/') {
+        Some(i) => &base[..authority_end + i],
+        None => base,
+    };
+    Ok(match query {
+        Some(q) => format!("{root}/{name}?{q}"),
+        None => format!("{root}/{name}"),
+    })
+}

@@ -1,0 +1,154 @@
+//! One suite for every backend: what the service relies on from a [`Store`], checked on memory, SQLite and
+//! PostgreSQL alike (PostgreSQL when `CHATCTX_TEST_POSTGRES` names a server; `.ci/run` starts one).
+#![allow(clippy::disallowed_methods)]
+
+use std::sync::Arc;
+
+use chatctx_store::{MemoryStore, Op, SqliteStore, Store};
+
+fn op(chat: &str, line: &str) -> Op {
+    Op { channel: "telegram".into(), chat_id: chat.into(), line: line.into() }
+}
+
+fn since(store: &dyn Store, chat: &str, after: u64) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    store.since("telegram", chat, after, &mut |pos, line| out.push((pos, line))).unwrap();
+    out
+}
+
+fn lines(v: &[(u64, String)]) -> Vec<&str> {
+    v.iter().map(|(_, l)| l.as_str()).collect()
+}
+
+fn all(store: &dyn Store) -> Vec<(u64, String, String)> {
+    let mut out = Vec::new();
+    store.load(&mut |pos, o| out.push((pos, o.chat_id, o.line))).unwrap();
+    out
+}
+
+/// Appends, loads, positions, catch-up reads, compare-and-append, compaction, rewriting, forgetting.
+fn contract(store: &dyn Store) {
+    store.append(&[op("-1", "a"), op("-2", "b")]).unwrap();
+    store.append(&[op("-1", "c")]).unwrap();
+    let loaded = all(store);
+    assert_eq!(loaded.len(), 3);
+    let chat1: Vec<_> = loaded.iter().filter(|(_, c, _)| c == "-1").map(|(p, _, l)| (*p, l.as_str())).collect();
+    assert_eq!(chat1, [(1, "a"), (2, "c")], "positions count per chat, in order");
+
+    // Catch-up reads.
+    assert_eq!(since(store, "-1", 0), [(1, "a".to_owned()), (2, "c".to_owned())]);
+    assert_eq!(since(store, "-1", 1), [(2, "c".to_owned())]);
+    assert!(since(store, "-1", 2).is_empty());
+    assert!(since(store, "-9", 0).is_empty(), "an unknown chat has nothing");
+
+    // Compare-and-append: only at the current head.
+    let two = |a: &str, b: &str| vec![a.to_owned(), b.to_owned()];
+    assert_eq!(store.append_at("telegram", "-1", 2, &two("d", "e")).unwrap(), Some(4));
+    assert_eq!(store.append_at("telegram", "-1", 2, &two("stale", "x")).unwrap(), None, "stale head refused");
+    assert_eq!(lines(&since(store, "-1", 0)), ["a", "c", "d", "e"], "a refused append writes nothing");
+    assert_eq!(store.append_at("telegram", "-3", 0, &["first".to_owned()]).unwrap(), Some(1), "a new chat");
+    assert_eq!(store.append_at("telegram", "-3", 0, &["again".to_owned()]).unwrap(), None);
+
+    // Compaction: everything up to a position becomes the line at it; later ones stay.
+    store.compact_at("telegram", "-1", 3, "snapshot@3").unwrap();
+    assert_eq!(since(store, "-1", 0), [(3, "snapshot@3".to_owned()), (4, "e".to_owned())]);
+    assert_eq!(lines(&since(store, "-1", 1)), ["snapshot@3", "e"], "a reader behind sees the snapshot first");
+    store.compact_at("telegram", "-1", 2, "too old").unwrap();
+    assert_eq!(lines(&since(store, "-1", 0)), ["snapshot@3", "e"], "compacting at a position gone is nothing");
+    assert_eq!(lines(&since(store, "-2", 0)), ["b"], "other chats untouched");
+
+    // Rewriting and forgetting never reuse a position.
+    store.rewrite_chat("telegram", "-1", &[op("-1", "import")]).unwrap();
+    assert_eq!(since(store, "-1", 0), [(5, "import".to_owned())]);
+    assert_eq!(store.delete_chat("telegram", "-2").unwrap(), 1);
+    assert!(since(store, "-2", 0).is_empty());
+    assert_eq!(store.append_at("telegram", "-2", 0, &["reborn".to_owned()]).unwrap(), None, "the head survives");
+    assert_eq!(store.append_at("telegram", "-2", 1, &["reborn".to_owned()]).unwrap(), Some(2));
+    assert_eq!(store.append_at("telegram", "-2", 2, &[]).unwrap(), Some(2), "nothing to append");
+
+    let mut left: Vec<_> = all(store).into_iter().map(|(p, c, l)| format!("{c}@{p}={l}")).collect();
+    left.sort();
+    assert_eq!(left, ["-1@5=import", "-2@2=reborn", "-3@1=first"]);
+}
+
+/// Writers on threads racing on one chat with compare-and-append and retry: every write lands exactly once,
+/// at consecutive positions.
+fn racing_writers(store: Arc<dyn Store>) {
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    loop {
+                        let head = since(&*store, "race", 0).last().map_or(0, |(p, _)| *p);
+                        if store.append_at("telegram", "race", head, &[format!("{t}-{i}")]).unwrap().is_some() {
+                            break;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    let got = since(&*store, "race", 0);
+    assert_eq!(got.iter().map(|(p, _)| *p).collect::<Vec<_>>(), (1..=100).collect::<Vec<_>>());
+    let mut written: Vec<_> = lines(&got).into_iter().map(str::to_owned).collect();
+    written.sort();
+    written.dedup();
+    assert_eq!(written.len(), 100, "no write lost or doubled");
+}
+
+#[test]
+fn memory() {
+    contract(&MemoryStore::default());
+    racing_writers(Arc::new(MemoryStore::shared()));
+}
+
+fn temp_db(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("chatctx-store-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+#[test]
+fn sqlite() {
+    let path = temp_db("contract.db");
+    contract(&SqliteStore::open(&path).unwrap());
+    let reopened = SqliteStore::open(&path).unwrap();
+    assert_eq!(all(&reopened).len(), 3, "survives closing and reopening");
+    assert_eq!(reopened.append_at("telegram", "-1", 5, &["after".to_owned()]).unwrap(), Some(6), "heads survive");
+    racing_writers(Arc::new(SqliteStore::open(&temp_db("race.db")).unwrap()));
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres() {
+    use chatctx_store::PgStore;
+    let Some(url) = chatctx_store::test_postgres_url("chatctx_store_suite") else { return };
+    let store = PgStore::open(&url, 4).unwrap();
+    assert!(store.shared());
+    contract(&store);
+    let reopened = PgStore::open(&url, 4).unwrap();
+    assert_eq!(reopened.schema_versions().unwrap(), [1], "migrations are applied once");
+    assert_eq!(all(&reopened).len(), 3, "survives closing and reopening");
+    assert_eq!(reopened.append_at("telegram", "-1", 5, &["after".to_owned()]).unwrap(), Some(6), "heads survive");
+    racing_writers(Arc::new(PgStore::open(&url, 8).unwrap()));
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_instances_migrating_at_once() {
+    use chatctx_store::PgStore;
+    let Some(url) = chatctx_store::test_postgres_url("chatctx_store_migrate") else { return };
+    let starts: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || PgStore::open(&url, 1).map(|s| s.schema_versions().unwrap()))
+        })
+        .collect();
+    for s in starts {
+        assert_eq!(s.join().unwrap().unwrap(), [1]);
+    }
+}
