@@ -11,6 +11,7 @@ mod http;
 mod mcp;
 mod scenarios;
 mod service;
+mod shared;
 mod triage;
 
 fn bin() -> Command {

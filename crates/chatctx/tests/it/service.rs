@@ -187,9 +187,9 @@ fn retention_by_age_forgets_old_history_lastingly() {
 }
 
 /// A store that can be told to fail its writes, sharing its operations with the test.
-struct Flaky {
-    inner: std::sync::Arc<chatctx_store::MemoryStore>,
-    fail: std::sync::Arc<std::sync::atomic::AtomicBool>,
+pub struct Flaky {
+    pub inner: std::sync::Arc<chatctx_store::MemoryStore>,
+    pub fail: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Flaky {
