@@ -159,6 +159,8 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Box<dyn Store>, String> 
 /// `CHATCTX_TEST_POSTGRES` names (an admin URL such as `postgres://postgres@127.0.0.1:5432/postgres`).
 /// Without that variable: `None` with a SKIPPED note, or a panic under `CI=true`, where these tests must run.
 #[doc(hidden)]
+// A test helper: a misconfigured test environment must fail the test loudly.
+#[allow(clippy::disallowed_methods)]
 pub fn test_postgres_url(name: &str) -> Option<String> {
     let Ok(admin) = std::env::var("CHATCTX_TEST_POSTGRES") else {
         assert!(std::env::var("CI").is_err(), "CHATCTX_TEST_POSTGRES must be set in CI ({name})");
@@ -172,6 +174,25 @@ pub fn test_postgres_url(name: &str) -> Option<String> {
     );
     #[cfg(not(feature = "postgres"))]
     panic!("CHATCTX_TEST_POSTGRES is set but this build has no `postgres` feature ({admin})");
+}
+
+/// For tests of PostgreSQL through a connection pooler: a fresh database made as [`test_postgres_url`] does,
+/// reached through the PgBouncer (transaction pooling) that `CHATCTX_TEST_PGBOUNCER` names as `HOST:PORT`.
+/// Without that variable: `None` with a SKIPPED note, or a panic under `CI=true`.
+#[doc(hidden)]
+// A test helper: a misconfigured test environment must fail the test loudly.
+#[allow(clippy::disallowed_methods)]
+pub fn test_pgbouncer_url(name: &str) -> Option<String> {
+    let Ok(bouncer) = std::env::var("CHATCTX_TEST_PGBOUNCER") else {
+        assert!(std::env::var("CI").is_err(), "CHATCTX_TEST_PGBOUNCER must be set in CI ({name})");
+        eprintln!("SKIPPED {name}: set CHATCTX_TEST_PGBOUNCER to a PgBouncer's HOST:PORT to run it");
+        return None;
+    };
+    let direct = test_postgres_url(name)?;
+    // postgres://USER[:PASSWORD]@HOST:PORT/DATABASE → the same through the bouncer.
+    let at = direct.rfind('@').expect("the admin URL names a user") + 1;
+    let slash = at + direct[at..].find('/').expect("the URL names a database");
+    Some(format!("{}{bouncer}{}", &direct[..at], &direct[slash..]))
 }
 
 /// Groups `ops` by chat, keeping their order within each chat; chats in order of first appearance.

@@ -137,6 +137,17 @@ fn postgres() {
     racing_writers(Arc::new(PgStore::open(&url, 8).unwrap()));
 }
 
+/// PgBouncer in transaction mode hands each transaction to any server connection: the store must not rely
+/// on anything kept between them (named prepared statements, session settings).
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_through_pgbouncer_in_transaction_mode() {
+    use chatctx_store::PgStore;
+    let Some(url) = chatctx_store::test_pgbouncer_url("chatctx_store_bouncer") else { return };
+    contract(&PgStore::open(&url, 4).unwrap());
+    racing_writers(Arc::new(PgStore::open(&url, 8).unwrap()));
+}
+
 #[cfg(feature = "postgres")]
 #[test]
 fn postgres_instances_migrating_at_once() {

@@ -29,6 +29,9 @@ fn backends(test: &str) -> Vec<(&'static str, Instances)> {
     if let Some(url) = chatctx_store::test_postgres_url(test) {
         out.push(("postgres", Box::new(move || service(chatctx_store::open(&url, &Default::default()).unwrap()))));
     }
+    if let Some(url) = chatctx_store::test_pgbouncer_url(&format!("{test}_bouncer")) {
+        out.push(("pgbouncer", Box::new(move || service(chatctx_store::open(&url, &Default::default()).unwrap()))));
+    }
     out
 }
 
