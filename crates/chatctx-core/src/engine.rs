@@ -116,6 +116,11 @@ impl Engine {
         keys
     }
 
+    /// Whether a platform id (a Telegram poll id) names an object this engine holds.
+    pub fn knows_external(&self, external_id: &str) -> bool {
+        self.external.contains_key(external_id)
+    }
+
     /// Points an activation that names a platform id (a Telegram `poll_answer`) at the chat and object it
     /// belongs to, so that it can be logged and shared with that chat. Unknown platform ids are left as they
     /// are (applying them is a no-op with a warning).

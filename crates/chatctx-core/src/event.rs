@@ -355,6 +355,23 @@ impl Event {
         }
     }
 
+    /// The platform id an activation names instead of a chat and object (a Telegram `poll_answer`).
+    pub fn external_target(&self) -> Option<&str> {
+        match self {
+            Event::Activation(ActivationEvent { target: ObjectRef::External { external_id }, .. }) => Some(external_id),
+            _ => None,
+        }
+    }
+
+    /// The platform ids of the objects this event carries (a Telegram poll).
+    pub fn external_ids(&self) -> impl Iterator<Item = &str> {
+        let attachments = match self {
+            Event::Message(m) => m.attachments.as_slice(),
+            _ => &[],
+        };
+        attachments.iter().filter_map(|a| a.external_id.as_deref())
+    }
+
     /// The `(channel, chat_id)` this event writes to, when it names one.
     pub fn chat(&self) -> Option<(&str, &str)> {
         match self {

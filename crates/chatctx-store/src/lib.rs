@@ -83,6 +83,23 @@ pub trait Store: Send + Sync {
     /// Compaction: drops the chat's operations before position `at` and puts `line` (which must stand for
     /// all of them and the one at `at`) in place of the one at `at`. Nothing happens if `at` is gone already.
     fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError>;
+    /// Notes that a chat holds an object known by a platform id (a Telegram poll id), so that an instance
+    /// that never loaded the chat can route updates naming only that id ([`Store::find_external`]).
+    /// Only shared stores keep these; the others need not.
+    fn note_external(&self, channel: &str, chat_id: &str, external_id: &str) -> Result<(), StoreError> {
+        let _ = (channel, chat_id, external_id);
+        Ok(())
+    }
+    /// The `(channel, chat_id)` noted for a platform id.
+    fn find_external(&self, external_id: &str) -> Result<Option<(String, String)>, StoreError> {
+        let _ = external_id;
+        Ok(None)
+    }
+    /// Forgets the platform ids noted for a chat (when the chat is forgotten).
+    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError> {
+        let _ = (channel, chat_id);
+        Ok(())
+    }
     /// Whether other processes may write this log at the same time (then every read must first catch up
     /// with [`Store::since`]).
     fn shared(&self) -> bool {
@@ -117,6 +134,15 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
     }
     fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError> {
         (**self).compact_at(channel, chat_id, at, line)
+    }
+    fn note_external(&self, channel: &str, chat_id: &str, external_id: &str) -> Result<(), StoreError> {
+        (**self).note_external(channel, chat_id, external_id)
+    }
+    fn find_external(&self, external_id: &str) -> Result<Option<(String, String)>, StoreError> {
+        (**self).find_external(external_id)
+    }
+    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError> {
+        (**self).forget_externals(channel, chat_id)
     }
     fn shared(&self) -> bool {
         (**self).shared()

@@ -11,6 +11,8 @@ struct Log {
     ops: Vec<(u64, Op)>,
     /// Each chat's newest position.
     heads: HashMap<(String, String), u64>,
+    /// Platform ids to their chats.
+    externals: HashMap<String, (String, String)>,
 }
 
 impl Log {
@@ -116,6 +118,20 @@ impl Store for MemoryStore {
         if let Some((_, o)) = log.ops.iter_mut().find(|(pos, o)| *pos == at && is(o, channel, chat_id)) {
             o.line = line.to_owned();
         }
+        Ok(())
+    }
+
+    fn note_external(&self, channel: &str, chat_id: &str, external_id: &str) -> Result<(), StoreError> {
+        self.log()?.externals.insert(external_id.to_owned(), (channel.to_owned(), chat_id.to_owned()));
+        Ok(())
+    }
+
+    fn find_external(&self, external_id: &str) -> Result<Option<(String, String)>, StoreError> {
+        Ok(self.log()?.externals.get(external_id).cloned())
+    }
+
+    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError> {
+        self.log()?.externals.retain(|_, (ch, c)| !(ch == channel && c == chat_id));
         Ok(())
     }
 

@@ -23,9 +23,10 @@ use crate::{Op, Store, StoreError, by_chat};
 
 /// Versioned migrations, applied in order on start; `chatctx_schema` records the applied ones. Never edit one
 /// that has shipped: add the next.
-const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    "CREATE TABLE chatctx_chats (
+const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        "CREATE TABLE chatctx_chats (
          channel TEXT NOT NULL,
          chat_id TEXT NOT NULL,
          head BIGINT NOT NULL,
@@ -38,7 +39,17 @@ const MIGRATIONS: &[(i32, &str)] = &[(
          line TEXT NOT NULL,
          PRIMARY KEY (channel, chat_id, pos)
      );",
-)];
+    ),
+    (
+        2,
+        "CREATE TABLE chatctx_externals (
+             external_id TEXT PRIMARY KEY,
+             channel TEXT NOT NULL,
+             chat_id TEXT NOT NULL
+         );
+         CREATE INDEX chatctx_externals_by_chat ON chatctx_externals (channel, chat_id);",
+    ),
+];
 
 /// Bumps a chat's head by `$3` (creating the chat), returning the new head.
 const BUMP: &str = "INSERT INTO chatctx_chats (channel, chat_id, head) VALUES ($1, $2, $3)
@@ -308,6 +319,34 @@ impl Store for PgStore {
                 )
                 .await
                 .map_err(db)?;
+            Ok(())
+        })
+    }
+
+    fn note_external(&self, channel: &str, chat_id: &str, external_id: &str) -> Result<(), StoreError> {
+        self.block(async {
+            let params: [(&(dyn ToSql + Sync), Type); 3] =
+                [(&external_id, Type::TEXT), (&channel, Type::TEXT), (&chat_id, Type::TEXT)];
+            let sql = "INSERT INTO chatctx_externals (external_id, channel, chat_id) VALUES ($1, $2, $3)
+                       ON CONFLICT (external_id) DO UPDATE SET channel = EXCLUDED.channel, chat_id = EXCLUDED.chat_id";
+            self.client().await?.execute_typed(sql, &params).await.map_err(db)?;
+            Ok(())
+        })
+    }
+
+    fn find_external(&self, external_id: &str) -> Result<Option<(String, String)>, StoreError> {
+        self.block(async {
+            let sql = "SELECT channel, chat_id FROM chatctx_externals WHERE external_id = $1";
+            let row = self.client().await?.query_typed_opt(sql, &[(&external_id, Type::TEXT)]).await.map_err(db)?;
+            Ok(row.map(|r| (r.get(0), r.get(1))))
+        })
+    }
+
+    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError> {
+        self.block(async {
+            let sql = "DELETE FROM chatctx_externals WHERE channel = $1 AND chat_id = $2";
+            let params: [(&(dyn ToSql + Sync), Type); 2] = [(&channel, Type::TEXT), (&chat_id, Type::TEXT)];
+            self.client().await?.execute_typed(sql, &params).await.map_err(db)?;
             Ok(())
         })
     }

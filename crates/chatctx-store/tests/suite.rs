@@ -98,10 +98,22 @@ fn racing_writers(store: Arc<dyn Store>) {
     assert_eq!(written.len(), 100, "no write lost or doubled");
 }
 
+/// Platform ids noted by chat, found, and forgotten with their chat.
+fn externals(store: &dyn Store) {
+    store.note_external("telegram", "-1", "poll-1").unwrap();
+    store.note_external("telegram", "-2", "poll-2").unwrap();
+    assert_eq!(store.find_external("poll-1").unwrap(), Some(("telegram".to_owned(), "-1".to_owned())));
+    assert_eq!(store.find_external("nope").unwrap(), None);
+    store.forget_externals("telegram", "-1").unwrap();
+    assert_eq!(store.find_external("poll-1").unwrap(), None);
+    assert!(store.find_external("poll-2").unwrap().is_some(), "other chats keep theirs");
+}
+
 #[test]
 fn memory() {
     contract(&MemoryStore::default());
     racing_writers(Arc::new(MemoryStore::shared()));
+    externals(&MemoryStore::shared());
 }
 
 fn temp_db(name: &str) -> std::path::PathBuf {
@@ -131,7 +143,8 @@ fn postgres() {
     assert!(store.shared());
     contract(&store);
     let reopened = PgStore::open(&url, 4).unwrap();
-    assert_eq!(reopened.schema_versions().unwrap(), [1], "migrations are applied once");
+    assert_eq!(reopened.schema_versions().unwrap(), [1, 2], "migrations are applied once");
+    externals(&reopened);
     assert_eq!(all(&reopened).len(), 3, "survives closing and reopening");
     assert_eq!(reopened.append_at("telegram", "-1", 5, &["after".to_owned()]).unwrap(), Some(6), "heads survive");
     racing_writers(Arc::new(PgStore::open(&url, 8).unwrap()));
@@ -160,6 +173,6 @@ fn postgres_instances_migrating_at_once() {
         })
         .collect();
     for s in starts {
-        assert_eq!(s.join().unwrap().unwrap(), [1]);
+        assert_eq!(s.join().unwrap().unwrap(), [1, 2]);
     }
 }

@@ -433,6 +433,7 @@ impl Service {
         // no one knows) changes nothing and is accepted as such.
         let mut by_chat: std::collections::BTreeMap<ChatKey, Vec<Routed>> = Default::default();
         let mut nowhere = 0;
+        self.find_externals(&decoded)?;
         {
             let inner = self.lock()?;
             for (index, d) in decoded.into_iter().enumerate() {
@@ -453,23 +454,31 @@ impl Service {
         let mut accepted = nowhere;
         for ((channel, chat), inputs) in by_chat {
             let written = self.write_chat(&channel, &chat, false, |engine| {
-                let (mut ok, mut refused, mut lines) = (0, Vec::new(), Vec::new());
+                let (mut ok, mut refused, mut lines, mut externals) = (0, Vec::new(), Vec::new(), Vec::new());
                 for (index, events, ops) in &inputs {
                     match engine.apply_all(events.clone()) {
                         Ok(applied) => {
                             applied.warnings.iter().for_each(|w| tracing::warn!("{w}"));
                             lines.extend(ops.iter().map(|o| o.line.clone()));
+                            externals.extend(events.iter().flat_map(Event::external_ids).map(str::to_owned));
                             ok += 1;
                         }
                         Err(e) => refused.push((*index, e)),
                     }
                 }
-                Ok(((ok, refused), lines))
+                Ok(((ok, refused, externals), lines))
             });
             match written {
-                Ok((ok, refused)) => {
+                Ok((ok, refused, externals)) => {
                     accepted += ok;
                     refused.into_iter().for_each(|(index, e)| reject(index, e));
+                    for id in externals {
+                        if let Err(e) = self.store.note_external(&channel, &chat, &id) {
+                            tracing::warn!(
+                                "platform id {id} of chat {chat} not noted; other instances may miss its updates: {e}"
+                            );
+                        }
+                    }
                 }
                 Err(e) => inputs.iter().for_each(|(index, ..)| reject(*index, e.clone())),
             }
@@ -477,6 +486,29 @@ impl Service {
         report.accepted = accepted;
         report.rejected.sort_by_key(|r| r.index);
         Ok(report)
+    }
+
+    /// Shared store: for activations that name only a platform id this instance has never seen (a vote on a
+    /// poll sent through another instance), finds the poll's chat in the store and catches up with it, so
+    /// that routing finds the poll.
+    fn find_externals(&self, decoded: &[Input]) -> Result<(), Error> {
+        let unknown: Vec<String> = {
+            let inner = self.lock()?;
+            let events = decoded.iter().filter_map(|d| d.as_ref().ok()).flat_map(|(events, _)| events);
+            events
+                .filter_map(Event::external_target)
+                .filter(|id| !inner.engine.knows_external(id))
+                .map(str::to_owned)
+                .collect()
+        };
+        for id in unknown {
+            let found =
+                self.store.find_external(&id).map_err(|e| internal(format!("the store cannot be read: {e}")))?;
+            if let Some((channel, chat)) = found {
+                self.catch_up(&channel, &chat)?;
+            }
+        }
+        Ok(())
     }
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
@@ -743,10 +775,12 @@ impl Service {
     pub fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
         if self.shared() {
             // A tombstone, so that every instance forgets it; compaction then drops everything before it.
-            return self.write_chat(channel, chat_id, true, |engine| {
+            let held = self.write_chat(channel, chat_id, true, |engine| {
                 let held = engine.remove_chat(channel, chat_id);
                 Ok((held, if held { vec![FORGET.to_owned()] } else { Vec::new() }))
-            });
+            })?;
+            self.store.forget_externals(channel, chat_id).map_err(internal)?;
+            return Ok(held);
         }
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;

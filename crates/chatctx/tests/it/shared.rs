@@ -228,3 +228,42 @@ fn a_refused_shared_write_changes_nothing() {
         assert_eq!(state["revision"], 0);
     }
 }
+
+/// A vote names only its poll. An instance that never loaded the poll's chat (it appeared after the instance
+/// started, through another one) finds the chat in the store and records the vote there; deleting the chat
+/// forgets the poll's id too.
+#[test]
+fn a_vote_reaches_a_poll_sent_through_another_instance() {
+    for (name, open) in backends("chatctx_poll_votes") {
+        let b = open(); // started before the chat exists
+        let a = open();
+        let mut poll = message("-6", 1, "lunch?", false);
+        poll["attachments"] = json!([{"kind": "poll", "label": "Lunch where?", "external_id": "poll-6"}]);
+        a.ingest(&[poll], now()).unwrap();
+        let vote = json!({"type": "activation", "external_id": "poll-6", "event": "voted", "at": 1_770_000_400, "by_user_id": "2"});
+        let report = b.ingest(&[vote], now()).unwrap();
+        assert_eq!((report.accepted, report.rejected.len()), (1, 0), "{name}");
+        let active =
+            serde_json::to_value(a.call("list_active_context_objects", &json!({"chat_id": "-6"}), now()).unwrap())
+                .unwrap();
+        let poll = &active["objects"][0];
+        assert_eq!(
+            (poll["kind"].as_str(), poll["activation"].as_str()),
+            (Some("poll"), Some("voted")),
+            "{name}: {active}"
+        );
+        assert!(a.delete_chat("telegram", "-6").unwrap());
+        let c = open();
+        let report = c
+            .ingest(
+                &[json!({"type": "activation", "external_id": "poll-6", "event": "voted", "at": 1_770_000_450})],
+                now(),
+            )
+            .unwrap();
+        assert_eq!(report.accepted, 1, "{name}: a vote on a forgotten poll changes nothing");
+        assert!(
+            c.read_chat("telegram", "-6", |e| e.objects("telegram", "-6")).unwrap().is_err(),
+            "{name}: the chat stays forgotten"
+        );
+    }
+}
