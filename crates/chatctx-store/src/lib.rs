@@ -56,6 +56,12 @@ pub enum StoreError {
     Poisoned,
 }
 
+/// A boxed future that may move between threads.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Operations of one chat with their positions, as [`Store::since_async`] gives them.
+pub type Ops = Result<Vec<(u64, String)>, StoreError>;
+
 /// Where acknowledged operations live.
 pub trait Store: Send + Sync {
     /// Appends `ops` atomically, each at the next position of its chat; when this returns `Ok`, they survive
@@ -83,6 +89,12 @@ pub trait Store: Send + Sync {
     /// Compaction: drops the chat's operations before position `at` and puts `line` (which must stand for
     /// all of them and the one at `at`) in place of the one at `at`. Nothing happens if `at` is gone already.
     fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError>;
+    /// [`Store::since`] as a future, for stores that wait on a network (PostgreSQL), so that an async server
+    /// can check a chat for news without tying up a thread; `None` for stores that answer at once.
+    fn since_async<'a>(&'a self, channel: &'a str, chat_id: &'a str, after: u64) -> Option<BoxFuture<'a, Ops>> {
+        let _ = (channel, chat_id, after);
+        None
+    }
     /// Notes that a chat holds an object known by a platform id (a Telegram poll id), so that an instance
     /// that never loaded the chat can route updates naming only that id ([`Store::find_external`]).
     /// Only shared stores keep these; the others need not.
@@ -134,6 +146,9 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
     }
     fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError> {
         (**self).compact_at(channel, chat_id, at, line)
+    }
+    fn since_async<'a>(&'a self, channel: &'a str, chat_id: &'a str, after: u64) -> Option<BoxFuture<'a, Ops>> {
+        (**self).since_async(channel, chat_id, after)
     }
     fn note_external(&self, channel: &str, chat_id: &str, external_id: &str) -> Result<(), StoreError> {
         (**self).note_external(channel, chat_id, external_id)

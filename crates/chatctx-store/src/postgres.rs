@@ -19,7 +19,7 @@ use futures_util::TryStreamExt;
 use tokio_postgres::NoTls;
 use tokio_postgres::types::{ToSql, Type};
 
-use crate::{Op, Store, StoreError, by_chat};
+use crate::{BoxFuture, Op, Ops, Store, StoreError, by_chat};
 
 /// Versioned migrations, applied in order on start; `chatctx_schema` records the applied ones. Never edit one
 /// that has shipped: add the next.
@@ -193,6 +193,22 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// The catch-up read, usable from any tokio runtime.
+    async fn since_rows(&self, channel: &str, chat_id: &str, after: u64) -> Ops {
+        let client = self.client().await?;
+        let after = after as i64;
+        let rows = client
+            .query_typed(
+                "SELECT pos, line FROM chatctx_ops WHERE channel = $1 AND chat_id = $2 AND pos > $3 ORDER BY pos",
+                &[(&channel, Type::TEXT), (&chat_id, Type::TEXT), (&after, Type::INT8)],
+            )
+            .await
+            .map_err(db)?;
+        Ok(rows.iter().map(|r| (pos(r.get(0)), r.get(1))).collect())
+    }
+}
+
 /// Inside `tx`: appends `lines` to a chat at its next positions.
 async fn push(
     tx: &tokio_postgres::Transaction<'_>,
@@ -271,21 +287,14 @@ impl Store for PgStore {
         after: u64,
         each: &mut dyn FnMut(u64, String),
     ) -> Result<(), StoreError> {
-        self.block(async {
-            let client = self.client().await?;
-            let after = after as i64;
-            let rows = client
-                .query_typed(
-                    "SELECT pos, line FROM chatctx_ops WHERE channel = $1 AND chat_id = $2 AND pos > $3 ORDER BY pos",
-                    &[(&channel, Type::TEXT), (&chat_id, Type::TEXT), (&after, Type::INT8)],
-                )
-                .await
-                .map_err(db)?;
-            for row in rows {
-                each(pos(row.get(0)), row.get(1));
-            }
-            Ok(())
-        })
+        for (pos, line) in self.block(self.since_rows(channel, chat_id, after))? {
+            each(pos, line);
+        }
+        Ok(())
+    }
+
+    fn since_async<'a>(&'a self, channel: &'a str, chat_id: &'a str, after: u64) -> Option<BoxFuture<'a, Ops>> {
+        Some(Box::pin(self.since_rows(channel, chat_id, after)))
     }
 
     fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError> {

@@ -534,7 +534,17 @@ impl Service {
         now: Timestamp,
     ) -> Result<ToolResponse, Error> {
         let unfinished = |e: tokio::task::JoinError| internal(format!("the call did not finish: {e}"));
-        // A shared store is read on every call: that waits on the database, so off the async threads.
+        if self.shared() && !self.calls_out() {
+            // The common case on a shared store, a read of a chat no other instance changed meanwhile, waits on
+            // the database without a thread of its own.
+            let read = self.read_shared(&tool, &args, now).await.transpose();
+            if let Some(result) = read {
+                replay::log_call(&tool, &args, &result);
+                return result;
+            }
+        }
+        // Writes to a shared store (and any call of one that changed elsewhere) wait on the database holding
+        // the chat's lock, so off the async threads.
         if self.calls_out() || self.shared() {
             let svc = self.clone();
             return tokio::task::spawn_blocking(move || {
@@ -558,6 +568,22 @@ impl Service {
         };
         replay::log_call(&tool, &args, &result);
         result
+    }
+
+    /// Shared store, from an async front end: the answer if the call only reads and the chat has nothing new
+    /// since this instance last looked (one query, awaited); `None` when it must take [`Service::call`].
+    async fn read_shared(&self, tool: &str, args: &Value, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
+        let (channel, chat) = chat_of(args);
+        if chat.is_empty() {
+            return Ok(None);
+        }
+        let head = self.head(channel, &chat)?;
+        let Some(news) = self.store.since_async(channel, &chat, head) else { return Ok(None) };
+        let news = news.await.map_err(|e| internal(format!("the store cannot be read: {e}")))?;
+        if news.iter().any(|(pos, _)| *pos > head) {
+            return Ok(None);
+        }
+        self.lock()?.engine.call_read_only(tool, args, now)
     }
 
     /// The first half of [`Service::call`], which never touches the disk: the answer, and the ticket to wait
