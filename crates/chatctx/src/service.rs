@@ -746,10 +746,16 @@ impl Service {
             let channel = doc["channel"].as_str().unwrap_or_default();
             let chat = doc["chat_id"].as_str().unwrap_or_default();
             let line = json!({"import": doc}).to_string();
-            return self.write_chat(channel, chat, true, |engine| {
+            self.write_chat(channel, chat, true, |engine| {
                 engine.import_conversation(doc)?;
                 Ok(((), vec![line.clone()]))
-            });
+            })?;
+            // Its polls' ids, so that votes reach it through any instance.
+            let objects = doc["objects"].as_array().map(Vec::as_slice).unwrap_or_default();
+            for id in objects.iter().filter_map(|o| o["external_id"].as_str()) {
+                self.store.note_external(channel, chat, id).map_err(internal)?;
+            }
+            return Ok(());
         }
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;

@@ -252,6 +252,7 @@ fn a_vote_reaches_a_poll_sent_through_another_instance() {
             (Some("poll"), Some("voted")),
             "{name}: {active}"
         );
+        let doc = serde_json::to_value(a.read(|e| e.export_conversation("telegram", "-6")).unwrap().unwrap()).unwrap();
         assert!(a.delete_chat("telegram", "-6").unwrap());
         let c = open();
         let report = c
@@ -265,5 +266,12 @@ fn a_vote_reaches_a_poll_sent_through_another_instance() {
             c.read_chat("telegram", "-6", |e| e.objects("telegram", "-6")).unwrap().is_err(),
             "{name}: the chat stays forgotten"
         );
+        // Imported back through one instance, the poll takes votes through another that never saw it.
+        let d = open();
+        a.import(&doc).unwrap();
+        let vote = json!({"type": "activation", "external_id": "poll-6", "event": "voted", "at": 1_770_000_460});
+        assert_eq!(d.ingest(&[vote], now()).unwrap().accepted, 1);
+        let objects = c.read_chat("telegram", "-6", |e| e.objects("telegram", "-6")).unwrap().unwrap();
+        assert_eq!(objects[0].activated_at, Some(Timestamp::from_unix(1_770_000_460).unwrap()), "{name}");
     }
 }
