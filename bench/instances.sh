@@ -35,23 +35,7 @@ serve() { # port, store url
 }
 
 seed() { # port: a busy chat of 2,000 messages in 4 topics, an object on every fourth
-  python3 - "$1" <<'PY'
-import json, sys, urllib.request
-port = sys.argv[1]
-def post(body):
-    urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/v1/events", data=json.dumps(body).encode(), method="POST")).read()
-kinds = ["media.image", "media.pdf", "media.voice", "poll"]
-batch = []
-for m in range(1, 2001):
-    e = {"type": "message", "chat_id": "-100777", "topic_id": str(m % 4), "message_id": str(m), "kind": "inbound_user",
-         "sent_at": 1770000000 + m * 30, "sender": {"user_id": str(1000 + m % 20), "username": f"user{m % 20}"},
-         "text": f"message {m} about the plan", "triggered_agent": True}
-    if m % 4 == 0:
-        e["attachments"] = [{"kind": kinds[m // 4 % 4], "label": f"file {m}"}]
-    batch.append(e)
-    if len(batch) == 200:
-        post(batch); batch = []
-PY
+  python3 bench/busy_chat.py "$1"
 }
 
 cat > "$out/resolve.lua" <<'LUA'

@@ -13,22 +13,7 @@ CHATCTX_LOG=warn ./target/release/chatctx serve --listen 127.0.0.1:7890 --store 
 pid=$!; trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 50); do curl -sf http://127.0.0.1:7890/healthz >/dev/null && break; sleep 0.1; done
 # A busy chat to resolve in: 2,000 messages in 4 topics, an object on every fourth.
-python3 - <<'PY'
-import json, urllib.request
-def post(path, body):
-    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:7890" + path, data=json.dumps(body).encode(), method="POST")).read()
-kinds = ["media.image", "media.pdf", "media.voice", "poll"]
-batch = []
-for m in range(1, 2001):
-    e = {"type": "message", "chat_id": "-100777", "topic_id": str(m % 4), "message_id": str(m), "kind": "inbound_user",
-         "sent_at": 1770000000 + m * 30, "sender": {"user_id": str(1000 + m % 20), "username": f"user{m % 20}"},
-         "text": f"message {m} about the plan", "triggered_agent": True}
-    if m % 4 == 0:
-        e["attachments"] = [{"kind": kinds[m // 4 % 4], "label": f"file {m}"}]
-    batch.append(e)
-    if len(batch) == 200:
-        post("/v1/events", batch); batch = []
-PY
+python3 bench/busy_chat.py 7890
 mk() { # name, path, body
   printf 'wrk.method = "POST"\nwrk.path = "%s"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [=[%s]=]\n' "$2" "$3" > "$out/$1.lua"
 }

@@ -196,6 +196,18 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Box<dyn Store>, String> 
         .map_err(|e| format!("cannot open {path}: {e}"))
 }
 
+/// A test's server from the environment: `None` with a SKIPPED note when unset, a panic under `CI=true`
+/// (where every test must run).
+#[allow(clippy::disallowed_methods)] // a test helper: a misconfigured CI must fail loudly
+fn test_env(var: &str, what: &str, test: &str) -> Option<String> {
+    let value = std::env::var(var).ok();
+    if value.is_none() {
+        assert!(std::env::var("CI").is_err(), "{var} must be set in CI ({test})");
+        eprintln!("SKIPPED {test}: set {var} to {what} to run it");
+    }
+    value
+}
+
 /// For tests that need PostgreSQL: a fresh database (named `name`, made unique per process) on the server
 /// `CHATCTX_TEST_POSTGRES` names (an admin URL such as `postgres://postgres@127.0.0.1:5432/postgres`).
 /// Without that variable: `None` with a SKIPPED note, or a panic under `CI=true`, where these tests must run.
@@ -203,11 +215,7 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Box<dyn Store>, String> 
 // A test helper: a misconfigured test environment must fail the test loudly.
 #[allow(clippy::disallowed_methods)]
 pub fn test_postgres_url(name: &str) -> Option<String> {
-    let Ok(admin) = std::env::var("CHATCTX_TEST_POSTGRES") else {
-        assert!(std::env::var("CI").is_err(), "CHATCTX_TEST_POSTGRES must be set in CI ({name})");
-        eprintln!("SKIPPED {name}: set CHATCTX_TEST_POSTGRES to a PostgreSQL admin URL to run it");
-        return None;
-    };
+    let admin = test_env("CHATCTX_TEST_POSTGRES", "a PostgreSQL admin URL", name)?;
     #[cfg(feature = "postgres")]
     return Some(
         create_database(&admin, &format!("{name}_{}", std::process::id()))
@@ -224,11 +232,7 @@ pub fn test_postgres_url(name: &str) -> Option<String> {
 // A test helper: a misconfigured test environment must fail the test loudly.
 #[allow(clippy::disallowed_methods)]
 pub fn test_pgbouncer_url(name: &str) -> Option<String> {
-    let Ok(bouncer) = std::env::var("CHATCTX_TEST_PGBOUNCER") else {
-        assert!(std::env::var("CI").is_err(), "CHATCTX_TEST_PGBOUNCER must be set in CI ({name})");
-        eprintln!("SKIPPED {name}: set CHATCTX_TEST_PGBOUNCER to a PgBouncer's HOST:PORT to run it");
-        return None;
-    };
+    let bouncer = test_env("CHATCTX_TEST_PGBOUNCER", "a PgBouncer's HOST:PORT", name)?;
     let direct = test_postgres_url(name)?;
     // postgres://USER[:PASSWORD]@HOST:PORT/DATABASE → the same through the bouncer.
     let at = direct.rfind('@').expect("the admin URL names a user") + 1;

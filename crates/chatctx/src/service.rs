@@ -170,8 +170,7 @@ fn apply_logged(
 
 /// The log line of an answered tool call, when the call changed the state.
 fn logged_line(tool: &str, args: &Value, now: Timestamp, response: &ToolResponse) -> Option<String> {
-    let channel = chatctx_core::json::channel_of(args);
-    let chat = args.get("chat_id").and_then(chatctx_core::json::id_of).unwrap_or_default();
+    let (channel, chat) = chat_of(args);
     match response {
         ToolResponse::Scenario(s) if s.changed == Some(true) => {
             let mut fixed = args.clone();
