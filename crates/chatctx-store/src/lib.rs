@@ -112,6 +112,10 @@ pub trait Store: Send + Sync {
         let _ = (channel, chat_id);
         Ok(())
     }
+    /// Checks that the store answers (for readiness probes). The embedded stores always do.
+    fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Whether other processes may write this log at the same time (then every read must first catch up
     /// with [`Store::since`]).
     fn shared(&self) -> bool {
@@ -158,6 +162,9 @@ impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
     }
     fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError> {
         (**self).forget_externals(channel, chat_id)
+    }
+    fn ping(&self) -> Result<(), StoreError> {
+        (**self).ping()
     }
     fn shared(&self) -> bool {
         (**self).shared()

@@ -360,6 +360,13 @@ impl Store for PgStore {
         })
     }
 
+    fn ping(&self) -> Result<(), StoreError> {
+        self.block(async {
+            self.client().await?.simple_query("SELECT 1").await.map_err(db)?;
+            Ok(())
+        })
+    }
+
     fn shared(&self) -> bool {
         true
     }

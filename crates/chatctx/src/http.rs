@@ -278,6 +278,22 @@ struct Deleted {
 #[derive(serde::Serialize)]
 struct Ready {
     ready: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+/// `/readyz`: the state is rebuilt (it always is once the server listens), and the store answers (a shared
+/// store is asked; a load balancer then stops sending requests to an instance that lost its database).
+async fn ready(State(app): State<AppState>) -> Response {
+    let svc = app.svc.clone();
+    match tokio::task::spawn_blocking(move || svc.store_reachable()).await {
+        Ok(Ok(())) => json_body(&Ready { ready: true, message: None }),
+        Ok(Err(e)) => {
+            let body = Ready { ready: false, message: Some(e.message) };
+            (axum::http::StatusCode::SERVICE_UNAVAILABLE, json_body(&body)).into_response()
+        }
+        Err(e) => ApiError(Error::new(ErrorCode::Internal, e.to_string())).into_response(),
+    }
 }
 
 /// `?channel=` on chat routes.
@@ -377,7 +393,7 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/chats/{chat_id}/objects", get(get_objects))
         .route("/v1/chats/{chat_id}/scenario", get(get_scenario))
         .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(|| async { json_body(&Ready { ready: true }) }))
+        .route("/readyz", get(ready))
         .route("/openapi.json", get(|| async { json_body(&*OPENAPI) }))
         .route("/metrics", get(|State(app): State<AppState>| async move { app.metrics.render() }))
         .fallback(|| async { ApiError(Error::new(ErrorCode::UnknownTool, "no such route")) })

@@ -121,7 +121,7 @@ pub fn document() -> Value {
     );
     paths.insert(
         "/readyz".into(),
-        json!({"get": {"summary": "Readiness: the state is rebuilt.", "security": [], "responses": {"200": {"description": "ready"}}}}),
+        json!({"get": {"summary": "Readiness: the state is rebuilt and the store answers.", "security": [], "responses": {"200": {"description": "ready"}, "503": {"description": "the store cannot be reached"}}}}),
     );
     paths.insert(
         "/metrics".into(),

@@ -821,6 +821,11 @@ impl Service {
         Ok(inner.engine.remove_chat(channel, chat_id) || deleted > 0)
     }
 
+    /// Whether the store answers (a shared store is asked; the embedded ones always do).
+    pub fn store_reachable(&self) -> Result<(), Error> {
+        self.store.ping().map_err(|e| internal(format!("the store cannot be reached: {e}")))
+    }
+
     /// Runs `f` on the engine (reads across chats: counts, listings).
     pub fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
         Ok(f(&self.lock()?.engine))

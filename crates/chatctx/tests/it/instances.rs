@@ -189,3 +189,25 @@ fn killing_one_instance_mid_batch_loses_nothing_acknowledged() {
     assert!(acked.len() >= 100, "the test sent real traffic ({} acknowledged)", acked.len());
     assert!(acked.is_subset(&stored(&c, &restarted.base)), "a restarted instance sees everything acknowledged");
 }
+
+/// `/readyz` asks the database, so that a load balancer stops sending requests to an instance that lost it;
+/// requests then fail with `internal`, never with a wrong answer.
+#[test]
+fn readiness_follows_the_database() {
+    let Some(url) = chatctx_store::test_postgres_url("chatctx_readiness") else { return };
+    let s = start(&url);
+    let c = client();
+    assert!(send(&c, &s.base, &("GET", "/readyz".to_owned(), None)).starts_with("200"));
+    assert!(send(&c, &s.base, &("POST", "/v1/events".to_owned(), Some(msg("-1", 1, false)))).starts_with("200"));
+    let admin = std::env::var("CHATCTX_TEST_POSTGRES").unwrap();
+    let name = url.rsplit('/').next().unwrap();
+    let dropped = std::process::Command::new("psql")
+        .args([admin.as_str(), "-qc", &format!("DROP DATABASE {name} WITH (FORCE)")])
+        .status()
+        .unwrap();
+    assert!(dropped.success());
+    let ready = send(&c, &s.base, &("GET", "/readyz".to_owned(), None));
+    assert!(ready.starts_with("503") && ready.contains("\"ready\":false"), "{ready}");
+    let history = send(&c, &s.base, &("GET", "/v1/chats/-1/history".to_owned(), None));
+    assert!(history.starts_with("500") && history.contains("\"code\":\"internal\""), "{history}");
+}
