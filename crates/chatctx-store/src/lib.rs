@@ -205,8 +205,9 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Box<dyn Store>, String> 
 
 /// A test's server from the environment: `None` with a SKIPPED note when unset, a panic under `CI=true`
 /// (where every test must run).
+#[doc(hidden)]
 #[allow(clippy::disallowed_methods)] // a test helper: a misconfigured CI must fail loudly
-fn test_env(var: &str, what: &str, test: &str) -> Option<String> {
+pub fn test_env(var: &str, what: &str, test: &str) -> Option<String> {
     let value = std::env::var(var).ok();
     if value.is_none() {
         assert!(std::env::var("CI").is_err(), "{var} must be set in CI ({test})");

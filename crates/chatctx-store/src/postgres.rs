@@ -17,6 +17,7 @@ use std::pin::pin;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures_util::TryStreamExt;
 use tokio_postgres::NoTls;
+use tokio_postgres::config::SslMode;
 use tokio_postgres::types::{ToSql, Type};
 
 use crate::{BoxFuture, Op, Ops, Store, StoreError, by_chat};
@@ -91,16 +92,36 @@ impl Drop for PgStore {
     }
 }
 
+/// TLS for `sslmode=require`: rustls (ring) checking the server's certificate and host name against the
+/// system's trusted roots (`SSL_CERT_FILE` / `SSL_CERT_DIR` add or replace them, e.g. for a private CA).
+fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, StoreError> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| b.with_platform_verifier())
+        .map_err(|e| StoreError::Postgres(format!("TLS: {e}")))?
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
 fn pg(e: impl std::fmt::Display) -> StoreError {
     StoreError::Postgres(e.to_string())
 }
 
 /// A database error with PostgreSQL's own message, which `tokio_postgres::Error` keeps in its source.
 fn db(e: tokio_postgres::Error) -> StoreError {
-    match e.as_db_error() {
-        Some(d) => StoreError::Postgres(format!("{}: {}", d.code().code(), d.message())),
-        None => pg(e),
+    if let Some(d) = e.as_db_error() {
+        return StoreError::Postgres(format!("{}: {}", d.code().code(), d.message()));
     }
+    // Connection and TLS failures keep their cause (an untrusted certificate, a refused connection) below.
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    StoreError::Postgres(message)
 }
 
 fn pos(v: i64) -> u64 {
@@ -124,7 +145,13 @@ impl PgStore {
             .enable_all()
             .build()
             .map_err(pg)?;
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let recycling = ManagerConfig { recycling_method: RecyclingMethod::Fast };
+        let manager = match config.get_ssl_mode() {
+            SslMode::Require => Manager::from_config(config, tls()?, recycling),
+            // `prefer` (libpq's default) would try TLS and fail on an untrusted certificate instead of falling
+            // back: without `sslmode=require`, connections are plain.
+            _ => Manager::from_config(config.ssl_mode(SslMode::Disable).clone(), NoTls, recycling),
+        };
         let pool = Pool::builder(manager)
             .max_size(pool_size.max(1))
             .runtime(deadpool_postgres::Runtime::Tokio1)

@@ -211,3 +211,38 @@ fn readiness_follows_the_database() {
     let history = send(&c, &s.base, &("GET", "/v1/chats/-1/history".to_owned(), None));
     assert!(history.starts_with("500") && history.contains("\"code\":\"internal\""), "{history}");
 }
+
+/// `sslmode=require` connects with TLS and checks the server's certificate: the test cluster admits the role
+/// `chatctx_tls` over TLS only, with a certificate from a private CA (`CHATCTX_TEST_POSTGRES_TLS` names its
+/// file; `.ci/run` makes both). Trusting that CA (`SSL_CERT_FILE`), a server starts and works; without it,
+/// it refuses to start, naming the certificate.
+#[test]
+fn tls_to_the_database_is_verified() {
+    let Some(ca) = chatctx_store::test_env("CHATCTX_TEST_POSTGRES_TLS", "the test cluster's CA file", "tls") else {
+        return;
+    };
+    let Some(url) = chatctx_store::test_postgres_url("chatctx_tls") else { return };
+    // postgres://postgres@127.0.0.1:PORT/DB → the TLS-only role, by the certificate's host name.
+    let at = url.find('@').unwrap();
+    let tls_url =
+        format!("postgres://chatctx_tls@localhost{}?sslmode=require", &url[url[at..].find(':').unwrap() + at..]);
+    let s = start_with(&tls_url, &[("SSL_CERT_FILE", &ca)]);
+    let c = client();
+    assert!(send(&c, &s.base, &("POST", "/v1/events".to_owned(), Some(msg("-1", 1, false)))).starts_with("200"));
+    assert!(send(&c, &s.base, &("GET", "/readyz".to_owned(), None)).starts_with("200"));
+    drop(s);
+    for (label, store, cert_file) in [
+        ("an untrusted certificate", tls_url.as_str(), "/dev/null"),
+        ("no TLS for a TLS-only role", &tls_url.replace("?sslmode=require", ""), ca.as_str()),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_chatctx"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
+            .env("SSL_CERT_FILE", cert_file)
+            .env("CHATCTX_LOG", "error")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{label}: the server must not start");
+        assert!(err.contains("certificate") || err.contains("pg_hba"), "{label}: {err}");
+    }
+}
