@@ -123,6 +123,37 @@ proptest! {
         prop_assert_eq!(calls(&mut a, seed), calls(&mut b, seed));
     }
 
+    /// `call_read_only` answers exactly when the call would change nothing, and then with the same answer: what
+    /// lets a shared store skip its write path (repeated calls at one time record nothing the second time).
+    #[test]
+    fn read_only_answers_match_and_change_nothing(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
+        let mut e = build(events(&ops));
+        for round in 0..3 {
+            for (i, hint) in ["image", "poll", "file"].iter().enumerate() {
+                let at = T0 + 10_000 + (round / 2) * 60;
+                let args = json!({"chat_id": "-0", "current_message_id": ((seed as usize + i) % 30).to_string(),
+                                  "sender_user_id": "1", "now": at,
+                                  "normalized_reference_hints": {"target_kind_hint": hint, "positional_hint": "latest"}});
+                let now = Timestamp::from_unix(at).unwrap();
+                let read_only = e.call_read_only("resolve_reference_target", &args, now).map_err(|e| e.to_string());
+                let full = e.call("resolve_reference_target", &args, now).map_err(|e| e.to_string());
+                match (read_only, full) {
+                    (Ok(Some(ro)), Ok(full)) => {
+                        let recorded = matches!(&full, chatctx_core::tools::ToolResponse::Resolve(r) if r.recorded);
+                        prop_assert!(!recorded, "answered read-only, but the call recorded");
+                        prop_assert_eq!(serde_json::to_string(&ro).unwrap(), serde_json::to_string(&full).unwrap());
+                    }
+                    (Ok(None), Ok(full)) => {
+                        let recorded = matches!(&full, chatctx_core::tools::ToolResponse::Resolve(r) if r.recorded);
+                        prop_assert!(recorded, "refused read-only, but the call recorded nothing");
+                    }
+                    (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                    (a, b) => prop_assert!(false, "read-only {:?} but the call {:?}", a.is_ok(), b.is_ok()),
+                }
+            }
+        }
+    }
+
     /// Events in other chats never change chat 0's answers.
     #[test]
     fn unrelated_chats_change_nothing(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
