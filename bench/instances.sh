@@ -34,9 +34,6 @@ serve() { # port, store url
   echo "the server on port $1 did not start"; exit 1
 }
 
-seed() { # port: a busy chat of 2,000 messages in 4 topics, an object on every fourth
-  python3 bench/busy_chat.py "$1"
-}
 
 cat > "$out/resolve.lua" <<'LUA'
 wrk.method = "POST"
@@ -100,16 +97,16 @@ run() { # label, ports...
 }
 
 rm -f "$out"/instances.db* "$out/instances.log"
-serve 7901 "sqlite://$out/instances.db"; seed 7901
+serve 7901 "sqlite://$out/instances.db"; python3 bench/busy_chat.py 7901
 run "one instance, SQLite" 7901
 kill "${pids[-1]}"
 
 url=$(fresh_db chatctx_bench_one)
-serve 7902 "$url"; seed 7902
+serve 7902 "$url"; python3 bench/busy_chat.py 7902
 run "one instance, PostgreSQL" 7902
 kill "${pids[-1]}"
 
 url=$(fresh_db chatctx_bench_two)
-serve 7903 "$url"; serve 7904 "$url"; seed 7903
+serve 7903 "$url"; serve 7904 "$url"; python3 bench/busy_chat.py 7903
 run "two instances, one PostgreSQL" 7903 7904
 echo "(ingest: events/s = req/s x events per request)"

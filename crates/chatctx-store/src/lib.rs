@@ -30,6 +30,8 @@ pub use memory::MemoryStore;
 pub use postgres::{PgStore, create_database};
 pub use sqlite::SqliteStore;
 
+use std::sync::Arc;
+
 /// One logged operation: the chat it belongs to and one `replay` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Op {
@@ -84,7 +86,8 @@ pub trait Store: Send + Sync {
     ) -> Result<(), StoreError>;
     /// Appends `lines` to the chat at positions `head + 1 ..` if `head` is still the chat's newest position
     /// (0 for a chat never written). The new newest position, or `None` (nothing written) if another writer
-    /// appended first. Durable when it returns `Ok`.
+    /// appended first. Durable when it returns `Ok`. With no lines there is nothing to write or check:
+    /// `Some(head)`.
     fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError>;
     /// Compaction: drops the chat's operations before position `at` and puts `line` (which must stand for
     /// all of them and the one at `at`) in place of the one at `at`. Nothing happens if `at` is gone already.
@@ -123,54 +126,6 @@ pub trait Store: Send + Sync {
     }
 }
 
-impl<S: Store + ?Sized> Store for std::sync::Arc<S> {
-    fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
-        (**self).append(ops)
-    }
-    fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
-        (**self).load(each)
-    }
-    fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
-        (**self).delete_chat(channel, chat_id)
-    }
-    fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError> {
-        (**self).rewrite_chat(channel, chat_id, ops)
-    }
-    fn since(
-        &self,
-        channel: &str,
-        chat_id: &str,
-        after: u64,
-        each: &mut dyn FnMut(u64, String),
-    ) -> Result<(), StoreError> {
-        (**self).since(channel, chat_id, after, each)
-    }
-    fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError> {
-        (**self).append_at(channel, chat_id, head, lines)
-    }
-    fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError> {
-        (**self).compact_at(channel, chat_id, at, line)
-    }
-    fn since_async<'a>(&'a self, channel: &'a str, chat_id: &'a str, after: u64) -> Option<BoxFuture<'a, Ops>> {
-        (**self).since_async(channel, chat_id, after)
-    }
-    fn note_external(&self, channel: &str, chat_id: &str, external_id: &str) -> Result<(), StoreError> {
-        (**self).note_external(channel, chat_id, external_id)
-    }
-    fn find_external(&self, external_id: &str) -> Result<Option<(String, String)>, StoreError> {
-        (**self).find_external(external_id)
-    }
-    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError> {
-        (**self).forget_externals(channel, chat_id)
-    }
-    fn ping(&self) -> Result<(), StoreError> {
-        (**self).ping()
-    }
-    fn shared(&self) -> bool {
-        (**self).shared()
-    }
-}
-
 /// Options for opening a store beyond its URL.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -186,20 +141,20 @@ impl Default for OpenOptions {
 
 /// Opens the store a `[store] url` names: `memory`, `sqlite://PATH` (or a bare path), or
 /// `postgres://…` / `postgresql://…` (with the `postgres` feature).
-pub fn open(url: &str, options: &OpenOptions) -> Result<Box<dyn Store>, String> {
+pub fn open(url: &str, options: &OpenOptions) -> Result<Arc<dyn Store>, String> {
     if url == "memory" {
-        return Ok(Box::new(MemoryStore::default()));
+        return Ok(Arc::new(MemoryStore::default()));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         #[cfg(feature = "postgres")]
-        return PgStore::open(url, options.pool_size).map(|s| Box::new(s) as Box<dyn Store>).map_err(|e| e.to_string());
+        return PgStore::open(url, options.pool_size).map(|s| Arc::new(s) as Arc<dyn Store>).map_err(|e| e.to_string());
         #[cfg(not(feature = "postgres"))]
         return Err("this build has no PostgreSQL support (cargo feature `postgres`)".to_owned());
     }
     let _ = options;
     let path = url.strip_prefix("sqlite://").unwrap_or(url);
     SqliteStore::open(std::path::Path::new(path))
-        .map(|s| Box::new(s) as Box<dyn Store>)
+        .map(|s| Arc::new(s) as Arc<dyn Store>)
         .map_err(|e| format!("cannot open {path}: {e}"))
 }
 

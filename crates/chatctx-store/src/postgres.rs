@@ -326,7 +326,6 @@ impl Store for PgStore {
 
     fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError> {
         if lines.is_empty() {
-            // Nothing to write; whether `head` is current is the caller's next `since` to find out.
             return Ok(Some(head));
         }
         self.block(async {

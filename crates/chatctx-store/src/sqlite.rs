@@ -160,13 +160,16 @@ impl Store for SqliteStore {
     }
 
     fn append_at(&self, channel: &str, chat_id: &str, at: u64, lines: &[String]) -> Result<Option<u64>, StoreError> {
+        if lines.is_empty() {
+            return Ok(Some(at));
+        }
         let mut conn = self.conn()?;
         let tx = write(&mut conn)?;
         if head(&tx, channel, chat_id)? != at {
             return Ok(None);
         }
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let new = if lines.is_empty() { at } else { push(&tx, channel, chat_id, &lines)? };
+        let new = push(&tx, channel, chat_id, &lines)?;
         tx.commit()?;
         Ok(Some(new))
     }

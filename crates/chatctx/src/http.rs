@@ -329,12 +329,19 @@ async fn get_history(
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
     let channel = chat_channel(&app, &headers, &chat_id, &q)?;
+    read_chat(&app, channel, chat_id, move |e, channel, chat| e.history(channel, chat, q.topic_id.as_deref())).await
+}
+
+/// Answers a read of one chat: off the async threads, since a shared store is asked for news first.
+async fn read_chat<T: serde::Serialize + Send + 'static>(
+    app: &AppState,
+    channel: String,
+    chat_id: String,
+    read: impl FnOnce(&chatctx_core::Engine, &str, &str) -> Result<T, Error> + Send + 'static,
+) -> Result<Response, ApiError> {
     let svc = app.svc.clone();
-    let items = blocking(move || {
-        svc.read_chat(&channel, &chat_id, |e| e.history(&channel, &chat_id, q.topic_id.as_deref()))?
-    })
-    .await?;
-    Ok(json_body(&items))
+    let answer = blocking(move || svc.read_chat(&channel, &chat_id, |e| read(e, &channel, &chat_id))?).await?;
+    Ok(json_body(&answer))
 }
 
 async fn get_objects(
@@ -344,9 +351,7 @@ async fn get_objects(
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
     let channel = chat_channel(&app, &headers, &chat_id, &q)?;
-    let svc = app.svc.clone();
-    let objects = blocking(move || svc.read_chat(&channel, &chat_id, |e| e.objects(&channel, &chat_id))?).await?;
-    Ok(json_body(&objects))
+    read_chat(&app, channel, chat_id, |e, channel, chat| e.objects(channel, chat)).await
 }
 
 async fn get_scenario(
@@ -483,7 +488,8 @@ mod tests {
     #[tokio::test]
     async fn slow_requests_time_out() {
         let cfg = crate::config::Config::default();
-        let svc = Service::open(cfg.core, cfg.llm, Box::new(chatctx_store::MemoryStore::default())).unwrap().0;
+        let svc =
+            Service::open(cfg.core, cfg.llm, std::sync::Arc::new(chatctx_store::MemoryStore::default())).unwrap().0;
         let mut app = AppState::new(Arc::new(svc), Arc::new(Auth::new(Vec::new())));
         app.timeout = std::time::Duration::from_millis(50);
         let router = Router::new()

@@ -30,7 +30,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use chatctx_core::tools::ToolResponse;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
@@ -69,7 +69,8 @@ struct Inner {
     pending: Vec<Op>,
     /// How many operations were ever queued; an operation's number is its position in that sequence.
     queued: u64,
-    /// Per chat, the newest log position applied to the engine (what a shared store is read after).
+    /// Per chat, the newest log position applied to the engine (what a shared store is read after). Kept up to
+    /// date only for a shared store.
     heads: HashMap<ChatKey, u64>,
 }
 
@@ -108,7 +109,7 @@ pub struct Service {
     engine: Mutex<Inner>,
     /// Held while writing; lock order is always commit, then engine.
     commit: Mutex<Commit>,
-    store: Box<dyn Store>,
+    store: Arc<dyn Store>,
     settings: Settings,
     llm: LlmSettings,
     /// Per-chat write locks when the store is shared (empty otherwise); lock order: write lock, then engine.
@@ -226,7 +227,7 @@ fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) ->
 
 impl Service {
     /// Opens the service on `store`, rebuilding the state it holds. Returns how many operations were replayed.
-    pub fn open(settings: Settings, llm: LlmSettings, store: Box<dyn Store>) -> anyhow::Result<(Self, u64)> {
+    pub fn open(settings: Settings, llm: LlmSettings, store: Arc<dyn Store>) -> anyhow::Result<(Self, u64)> {
         let Rebuilt { engine, read, heads } = rebuild(&*store, &settings, &llm)?;
         let inner = Inner { engine, since_snapshot: HashMap::new(), pending: Vec::new(), queued: 0, heads };
         let writers = if store.shared() { (0..WRITE_LOCKS).map(|_| Mutex::new(())).collect() } else { Vec::new() };
@@ -527,7 +528,7 @@ impl Service {
     /// something) moves to a blocking thread; with triage a call may wait on the model while holding the
     /// engine, so all of it runs on a blocking thread.
     pub async fn call_logged(
-        self: &std::sync::Arc<Self>,
+        self: &Arc<Self>,
         tool: String,
         args: Value,
         now: Timestamp,
@@ -689,8 +690,7 @@ impl Service {
     ) -> Result<T, Error> {
         let _writing = self.writer(channel, chat)?;
         for attempt in 0..WRITE_ATTEMPTS {
-            let news = self.news(channel, chat, self.head(channel, chat)?)?;
-            self.apply_news(channel, chat, news)?;
+            self.apply_news(channel, chat, self.news(channel, chat, self.head(channel, chat)?)?)?;
             let head = self.head(channel, chat)?;
             let (out, lines) = work(&mut self.lock()?.engine)?;
             if lines.is_empty() {

@@ -255,7 +255,7 @@ fn a_failed_write_is_refused_and_leaves_no_trace() {
     let store = Flaky { inner: inner.clone(), fail: fail.clone() };
     let mut s = Settings::default();
     s.history.mode = chatctx_core::settings::Mode::Talkative;
-    let (svc, _) = Service::open(s, LlmSettings::default(), Box::new(store)).unwrap();
+    let (svc, _) = Service::open(s, LlmSettings::default(), std::sync::Arc::new(store)).unwrap();
     svc.ingest(&[message(1, "kept", false)], now()).unwrap();
     fail.store(true, std::sync::atomic::Ordering::SeqCst);
     let err = svc.ingest(&[message(2, "lost", false)], now()).unwrap_err();

@@ -18,14 +18,14 @@ fn settings() -> Settings {
     s
 }
 
-fn service(store: Box<dyn Store>) -> Service {
+fn service(store: Arc<dyn Store>) -> Service {
     Service::open(settings(), LlmSettings::default(), store).unwrap().0
 }
 
 /// Every shared backend this run can reach: a shared memory store always, PostgreSQL when configured.
 fn backends(test: &str) -> Vec<(&'static str, Instances)> {
     let memory = Arc::new(chatctx_store::MemoryStore::shared());
-    let mut out: Vec<(&'static str, Instances)> = vec![("memory", Box::new(move || service(Box::new(memory.clone()))))];
+    let mut out: Vec<(&'static str, Instances)> = vec![("memory", Box::new(move || service(memory.clone())))];
     if let Some(url) = chatctx_store::test_postgres_url(test) {
         out.push(("postgres", Box::new(move || service(chatctx_store::open(&url, &Default::default()).unwrap()))));
     }
@@ -83,7 +83,7 @@ fn script() -> Vec<Step> {
                "sender": {"user_id": "1", "username": "ann"}}})
     };
     // A conversation moved in from elsewhere.
-    let elsewhere = service(Box::new(chatctx_store::MemoryStore::default()));
+    let elsewhere = service(Arc::new(chatctx_store::MemoryStore::default()));
     elsewhere.ingest(&[message("-9", 1, "moved here", true)], now()).unwrap();
     elsewhere.call("update_scenario", &json!({"chat_id": "-9", "patch": {"moved": true}}), now()).unwrap();
     let doc =
@@ -125,7 +125,7 @@ fn script() -> Vec<Step> {
 /// an unshared store; a third instance started afterwards rebuilds the same state.
 #[test]
 fn two_instances_answer_as_one() {
-    let single = service(Box::new(chatctx_store::MemoryStore::default()));
+    let single = service(Arc::new(chatctx_store::MemoryStore::default()));
     let expected: Vec<String> = script().iter().map(|s| run(&single, s)).collect();
     for (name, open) in backends("chatctx_two_instances") {
         let (a, b) = (open(), open());
@@ -212,8 +212,8 @@ fn a_refused_shared_write_changes_nothing() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let inner = Arc::new(chatctx_store::MemoryStore::shared());
     let fail = Arc::new(AtomicBool::new(false));
-    let a = service(Box::new(crate::service::Flaky { inner: inner.clone(), fail: fail.clone() }));
-    let b = service(Box::new(inner.clone()));
+    let a = service(Arc::new(crate::service::Flaky { inner: inner.clone(), fail: fail.clone() }));
+    let b = service(inner.clone());
     a.ingest(&[message("-4", 1, "kept", false)], now()).unwrap();
     fail.store(true, Ordering::SeqCst);
     let report = a.ingest(&[message("-4", 2, "lost", false)], now()).unwrap();
