@@ -134,6 +134,12 @@ impl ToolResponse {
     }
 }
 
+/// Whether a call of `tool` always changes the state when it succeeds (so [`Engine::call_read_only`] never
+/// answers it): scenario updates and reverts.
+pub fn always_writes(tool: &str) -> bool {
+    matches!(tool, "update_scenario" | "revert_scenario")
+}
+
 fn serde_plain<T: Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
@@ -145,7 +151,7 @@ impl Engine {
     /// for the calls that write.
     pub fn call_read_only(&mut self, tool: &str, args: &Value, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
         match tool {
-            "update_scenario" | "revert_scenario" => Ok(None),
+            _ if always_writes(tool) => Ok(None),
             "resolve_reference_target" => {
                 let req = crate::resolve::ResolveReferenceTarget::decode(args)?;
                 let at = req.now.unwrap_or(now);

@@ -547,8 +547,11 @@ impl Service {
         // the chat's lock, so off the async threads.
         if self.calls_out() || self.shared() {
             let svc = self.clone();
+            // Past `read_shared`, what is left is a write, or a read of a chat with news: the write path serves
+            // both (a read appends nothing), without looking for news a second time first.
+            let as_write = self.shared() && !self.calls_out();
             return tokio::task::spawn_blocking(move || {
-                let r = svc.call(&tool, &args, now);
+                let r = if as_write { svc.call_as_write(&tool, &args, now) } else { svc.call(&tool, &args, now) };
                 replay::log_call(&tool, &args, &r);
                 r
             })
@@ -574,7 +577,7 @@ impl Service {
     /// since this instance last looked (one query, awaited); `None` when it must take [`Service::call`].
     async fn read_shared(&self, tool: &str, args: &Value, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
         let (channel, chat) = chat_of(args);
-        if chat.is_empty() {
+        if chat.is_empty() || chatctx_core::tools::always_writes(tool) {
             return Ok(None);
         }
         let head = self.head(channel, &chat)?;
@@ -608,6 +611,12 @@ impl Service {
         if let Some(answer) = self.lock()?.engine.call_read_only(tool, args, now)? {
             return Ok(answer);
         }
+        self.call_as_write(tool, args, now)
+    }
+
+    /// Shared store: a tool call made as a write to its chat (it appends only if it changed something).
+    fn call_as_write(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
+        let (channel, chat) = chat_of(args);
         self.write_chat(channel, &chat, false, |engine| {
             let answer = engine.call(tool, args, now)?;
             let line = logged_line(tool, args, now, &answer);
