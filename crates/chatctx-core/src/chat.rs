@@ -1,16 +1,18 @@
 //! The state of one chat: the people seen in it, its conversations (one per forum topic) with their items in
 //! time order, the message index, and its objects. Nothing here is ever shared between chats.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
 
 use crate::event::Person;
-use crate::history::{ChatHistoryItem, HistoryQuote, Sender};
+use crate::history::{ChatHistoryItem, HistoryQuote, Sender, markdown_block};
 use crate::kinds::{ItemKind, Origin};
 use crate::objects::Objects;
 use crate::people::{display_ref, nickname};
+use crate::render::ItemLine;
 use crate::settings::Mode;
 use crate::time::Timestamp;
 
@@ -163,6 +165,11 @@ impl People {
         self.profiles.get(idx as usize).map(|p| &*p.user_id).filter(|u| !u.is_empty())
     }
 
+    /// The display reference of a profile.
+    pub(crate) fn display_ref(&self, idx: u32) -> &str {
+        self.profiles.get(idx as usize).map_or("unknown", |p| &p.display_ref)
+    }
+
     fn sender(&self, idx: u32) -> Sender {
         match self.profiles.get(idx as usize) {
             Some(p) => Sender {
@@ -249,8 +256,18 @@ impl Conv {
 
     /// Items strictly before `key`, oldest first.
     pub(crate) fn before(&self, key: Option<Key>) -> impl DoubleEndedIterator<Item = &Item> {
-        let end = key.map_or(self.items.len(), |k| self.items.partition_point(|i| i.key() < k));
-        self.items.range(..end)
+        self.items.range(..self.end_before(key))
+    }
+
+    /// [`Conv::before`] as two slices, the older first.
+    pub(crate) fn before_slices(&self, key: Option<Key>) -> (&[Item], &[Item]) {
+        let end = self.end_before(key);
+        let (a, b) = self.items.as_slices();
+        if end <= a.len() { (&a[..end], &[]) } else { (a, &b[..end - a.len()]) }
+    }
+
+    fn end_before(&self, key: Option<Key>) -> usize {
+        key.map_or(self.items.len(), |k| self.items.partition_point(|i| i.key() < k))
     }
 }
 
@@ -402,6 +419,24 @@ impl Chat {
         out
     }
 
+    /// A stored item as rendering reads it, borrowed; a bot reply is cut to `cut` characters (0 = no cut).
+    pub(crate) fn line<'a>(&'a self, item: &'a Item, cut: usize) -> ItemLine<'a> {
+        let (text, cut) = match crate::tools::reply_cut(item, cut) {
+            Some(at) => (&item.text[..at], true),
+            None => (&*item.text, false),
+        };
+        let extra = item.extra.as_deref();
+        ItemLine {
+            kind: item.kind,
+            sent_at: item.sent_at,
+            sender: self.people.display_ref(item.sender),
+            text,
+            cut,
+            quote: extra.and_then(|x| x.quote.as_ref()).map(|q| Cow::Owned(markdown_block(&q.0, &q.1))),
+            actions: extra.map_or(&[], |x| &x.actions),
+        }
+    }
+
     /// The history item view of a stored item.
     pub(crate) fn view(&self, channel: &str, chat_id: &str, item: &Item) -> ChatHistoryItem {
         ChatHistoryItem {
@@ -427,6 +462,43 @@ impl Chat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slices_before_a_key_are_the_items_before_it_even_when_the_ring_wraps() {
+        let item = |seq: u64| Item {
+            seq,
+            sent_at: Timestamp::from_unix(1_000 + seq as i64).unwrap_or_default(),
+            sender: 0,
+            kind: ItemKind::InboundUser,
+            origin: Origin::Interactive,
+            triggered: false,
+            tokens: 1,
+            message_id: None,
+            reply_to: None,
+            text: "".into(),
+            extra: None,
+        };
+        let mut conv = Conv { topic: None, items: VecDeque::with_capacity(8) };
+        for seq in 0..8 {
+            conv.items.push_back(item(seq));
+        }
+        for seq in 8..13 {
+            conv.items.pop_front();
+            conv.items.push_back(item(seq));
+        }
+        assert!(!conv.items.as_slices().1.is_empty(), "the ring wraps");
+        let keys = |it: &mut dyn Iterator<Item = &Item>| it.map(|i| i.seq).collect::<Vec<_>>();
+        for before in [
+            None,
+            Some(conv.items[0].key()),
+            Some(conv.items[3].key()),
+            Some(conv.items[7].key()),
+            Some((Timestamp::from_unix(5_000).unwrap_or_default(), 0)),
+        ] {
+            let (a, b) = conv.before_slices(before);
+            assert_eq!(keys(&mut a.iter().chain(b)), keys(&mut conv.before(before)), "{before:?}");
+        }
+    }
 
     #[test]
     fn renamed_people_get_a_new_profile_and_old_items_keep_theirs() {

@@ -4,10 +4,13 @@
 //! item, the bot's own as `assistant`, so that a growing conversation keeps a stable prefix for prompt caches.
 //! The prompt is always system → history → state block → current message.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::history::ChatHistoryItem;
 use crate::kinds::ItemKind;
+use crate::time::{TimeWriter, Timestamp};
 
 /// The note that tells the model history is not the request.
 pub const HISTORY_NOTE: &str = "Historical messages only. Do not treat as the current user request.";
@@ -86,9 +89,162 @@ pub fn payload(channel: &str, items: &[ChatHistoryItem]) -> HistoryPayload {
     }
 }
 
+/// What rendering reads of one history item, borrowed: from an owned [`ChatHistoryItem`], or straight from
+/// the engine's stored items, so that a prompt is rendered without first copying the items out.
+#[derive(Debug, Clone)]
+pub struct ItemLine<'a> {
+    /// Item kind.
+    pub kind: ItemKind,
+    /// When.
+    pub sent_at: Timestamp,
+    /// The speaker's reference.
+    pub sender: &'a str,
+    /// The text (for a cut bot reply, the part kept).
+    pub text: &'a str,
+    /// Whether the text was cut (an ellipsis follows it).
+    pub cut: bool,
+    /// The quote as a Markdown block quote.
+    pub quote: Option<Cow<'a, str>>,
+    /// The bot's actions for this reply.
+    pub actions: &'a [String],
+}
+
+impl<'a> From<&'a ChatHistoryItem> for ItemLine<'a> {
+    fn from(i: &'a ChatHistoryItem) -> Self {
+        ItemLine {
+            kind: i.kind,
+            sent_at: i.sent_at,
+            sender: &i.sender.display_ref,
+            text: &i.text,
+            cut: false,
+            quote: i.quote.as_ref().map(|q| Cow::Borrowed(q.markdown_block.as_str())),
+            actions: &i.actions,
+        }
+    }
+}
+
+/// The ellipsis that ends a cut bot reply.
+pub const ELLIPSIS: &str = "…";
+
+/// Where `text` is cut to keep `max` characters; `None` when it is not longer than that.
+pub fn cut_at(text: &str, max: usize) -> Option<usize> {
+    text.char_indices().nth(max).map(|(at, _)| at)
+}
+
 /// `single`: one user message holding the payload as compact JSON.
 pub fn single(channel: &str, items: &[ChatHistoryItem]) -> PromptMessage {
-    PromptMessage { role: Role::User, content: compact(&payload(channel, items)) }
+    single_lines(channel, &items.iter().map(ItemLine::from).collect::<Vec<_>>())
+}
+
+/// `single` from borrowed lines. The JSON is written directly, byte for byte what serializing
+/// [`payload`] gives (tested), without building the payload first.
+pub fn single_lines(channel: &str, lines: &[ItemLine<'_>]) -> PromptMessage {
+    let size: usize =
+        lines.iter().map(|l| l.text.len() + l.sender.len() + l.quote.as_ref().map_or(0, |q| q.len()) + 80).sum();
+    let mut out = String::with_capacity(size + channel.len() + HISTORY_NOTE.len() + 80);
+    out.push_str(r#"{"type":"chat_history_context","channel":"#);
+    push_json_str(&mut out, channel);
+    out.push_str(r#","note":"#);
+    push_json_str(&mut out, HISTORY_NOTE);
+    out.push_str(r#","messages":["#);
+    let mut times = TimeWriter::default();
+    for (n, l) in lines.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"kind":""#);
+        out.push_str(l.kind.as_str());
+        out.push_str(r#"","time":""#);
+        times.write(l.sent_at, &mut out);
+        out.push_str(r#"","sender":"#);
+        push_json_str(&mut out, l.sender);
+        out.push_str(r#","text":"#);
+        if l.cut {
+            out.push('"');
+            push_json_contents(&mut out, l.text);
+            out.push_str(ELLIPSIS);
+            out.push('"');
+        } else {
+            push_json_str(&mut out, l.text);
+        }
+        if let Some(q) = &l.quote {
+            out.push_str(r#","quote":"#);
+            push_json_str(&mut out, q);
+        }
+        if !l.actions.is_empty() {
+            out.push_str(r#","actions":["#);
+            for (k, a) in l.actions.iter().enumerate() {
+                if k > 0 {
+                    out.push(',');
+                }
+                push_json_str(&mut out, a);
+            }
+            out.push(']');
+        }
+        out.push('}');
+    }
+    out.push_str("]}");
+    PromptMessage { role: Role::User, content: out }
+}
+
+/// Appends `s` as a JSON string, escaped exactly as serde_json escapes it.
+pub fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    push_json_contents(out, s);
+    out.push('"');
+}
+
+/// Appends the escaped contents of a JSON string. Eight bytes at a time are checked for anything to escape
+/// (a control character, `"` or `\\`), so plain text is copied in runs.
+fn push_json_contents(out: &mut String, s: &str) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Whether any byte of `w` is below `n` (exact for n <= 0x80; bytes of multi-byte characters never are).
+    let has_less = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH != 0;
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let w = u64::from_le_bytes(word);
+            if !(has_less(w, 0x20)
+                || has_less(w ^ (ONES * u64::from(b'"')), 1)
+                || has_less(w ^ (ONES * u64::from(b'\\')), 1))
+            {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..0x20 => "",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(&s[run..i]);
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(escape);
+        }
+        i += 1;
+        run = i;
+    }
+    out.push_str(&s[run..]);
 }
 
 /// `per_item`: one message per item.
@@ -100,8 +256,17 @@ pub fn per_item(items: &[ChatHistoryItem]) -> Vec<PromptMessage> {
 /// quote between the header and the text; the bot's own items are its plain text (a header there teaches
 /// the model to write one), followed by its actions.
 pub fn item_message(item: &ChatHistoryItem) -> PromptMessage {
+    line_message(&ItemLine::from(item))
+}
+
+/// [`item_message`] from a borrowed line.
+pub fn line_message(item: &ItemLine<'_>) -> PromptMessage {
     if item.kind.is_outbound() {
-        let mut content = item.text.clone();
+        let mut content = String::with_capacity(item.text.len() + 4);
+        content.push_str(item.text);
+        if item.cut {
+            content.push_str(ELLIPSIS);
+        }
         if !item.actions.is_empty() {
             content.push_str("\n\n[actions] ");
             content.push_str(&item.actions.join("; "));
@@ -112,29 +277,35 @@ pub fn item_message(item: &ChatHistoryItem) -> PromptMessage {
     content.push('[');
     item.sent_at.write_rfc3339(&mut content);
     content.push_str("] ");
-    content.push_str(&item.sender.display_ref);
+    content.push_str(item.sender);
     content.push(':');
     match &item.quote {
         Some(q) => {
             content.push('\n');
-            content.push_str(&q.markdown_block);
+            content.push_str(q);
             content.push('\n');
         }
         None => content.push(' '),
     }
-    content.push_str(&item.text);
+    content.push_str(item.text);
+    if item.cut {
+        content.push_str(ELLIPSIS);
+    }
     PromptMessage { role: Role::User, content }
 }
 
 /// One item as a single line, `[time] sender: text`, for listings such as the triage prompt.
-pub fn line(item: &ChatHistoryItem) -> String {
-    let mut out = String::with_capacity(item.text.len() + item.sender.display_ref.len() + 26);
+pub fn line(item: &ItemLine<'_>) -> String {
+    let mut out = String::with_capacity(item.text.len() + item.sender.len() + 26);
     out.push('[');
     item.sent_at.write_rfc3339(&mut out);
     out.push_str("] ");
-    out.push_str(&item.sender.display_ref);
+    out.push_str(item.sender);
     out.push_str(": ");
-    out.push_str(&item.text);
+    out.push_str(item.text);
+    if item.cut {
+        out.push_str(ELLIPSIS);
+    }
     out
 }
 
@@ -154,7 +325,7 @@ pub struct PromptParts<'a> {
     /// The ACTIVE SCENARIO block, when the state is non-empty.
     pub state_block: Option<String>,
     /// The current message.
-    pub current: Option<&'a ChatHistoryItem>,
+    pub current: Option<ItemLine<'a>>,
 }
 
 /// Assembles the prompt: system → history → state block → current message.
@@ -167,8 +338,8 @@ pub fn prompt(parts: PromptParts<'_>) -> Vec<PromptMessage> {
     if let Some(block) = parts.state_block {
         out.push(PromptMessage { role: Role::System, content: block });
     }
-    if let Some(cur) = parts.current {
-        let mut m = item_message(cur);
+    if let Some(cur) = &parts.current {
+        let mut m = line_message(cur);
         m.role = Role::User;
         out.push(m);
     }
@@ -233,4 +404,39 @@ pub fn addressing_input(
 /// Compact JSON of a value whose serialization cannot fail (plain structs of strings and numbers).
 pub fn compact<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        for s in [
+            "",
+            "plain",
+            "a\"b\\c",
+            "\u{0}\u{8}\u{c}\n\r\t\u{1f}\u{7f}",
+            "8 bytes!\"",
+            "é😀 \u{1b}[0m",
+            "0123456789abcdef\\",
+        ] {
+            let mut out = String::new();
+            push_json_str(&mut out, s);
+            assert_eq!(out, serde_json::to_string(s).unwrap_or_default(), "{s:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_string_is_escaped_as_serde_json_escapes_it(s in any::<String>(), t in "[ -~\u{0}-\u{1f}é]{0,40}") {
+            for s in [s, t] {
+                let mut out = String::new();
+                push_json_str(&mut out, &s);
+                prop_assert_eq!(out, serde_json::to_string(&s).unwrap_or_default());
+            }
+        }
+    }
 }

@@ -17,7 +17,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::chat::{Chat, Item, Key};
+use crate::chat::{Chat, Conv, Item, Key};
 use crate::kinds::{ItemKind, Origin};
 use crate::render::{PromptMessage, Role};
 use crate::settings::{OnTriageError, Policy, Scope, Selector, Settings};
@@ -155,20 +155,29 @@ fn newest<'c>(
     limit: usize,
     mut keep: impl FnMut(&Item) -> bool,
 ) -> Vec<&'c Item> {
-    let mut out: Vec<&Item> = Vec::with_capacity(limit.min(64));
-    match scope {
-        Scope::Topic => {
-            if let Some(conv) = chat.conv_of(topic) {
-                out.extend(conv.before(before).rev().filter(|i| keep(i)).take(limit));
+    let convs: &[Conv] = match scope {
+        Scope::Topic => chat.conv_of(topic).map_or(&[], std::slice::from_ref),
+        Scope::Chat => &chat.convs,
+    };
+    let mut out: Vec<&Item> = Vec::with_capacity(limit.min(convs.iter().map(|c| c.items.len()).sum()));
+    // A plain loop over each conversation's slices, newest first: this walk is most of a long selection.
+    for conv in convs {
+        let stop = out.len() + limit;
+        let (older, newer) = conv.before_slices(before);
+        'walk: for part in [newer, older] {
+            for i in part.iter().rev() {
+                if out.len() == stop {
+                    break 'walk;
+                }
+                if keep(i) {
+                    out.push(i);
+                }
             }
         }
-        Scope::Chat => {
-            for conv in &chat.convs {
-                out.extend(conv.before(before).rev().filter(|i| keep(i)).take(limit));
-            }
-            out.sort_unstable_by_key(|i| std::cmp::Reverse(i.key()));
-            out.truncate(limit);
-        }
+    }
+    if convs.len() > 1 {
+        out.sort_unstable_by_key(|i| std::cmp::Reverse(i.key()));
+        out.truncate(limit);
     }
     out
 }
@@ -234,13 +243,14 @@ pub(crate) fn select<'c>(
         list.truncate(keep);
     }
     let considered = list.len();
-    list.reverse(); // oldest first from here on
+    list.reverse();
 
+    // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
     let (mut chosen, method): (Vec<&Item>, SelectionMethod) = if !conv.use_selection
         || considered <= conv.skip_selection_threshold
         || considered <= conv.always_include_recent
     {
-        (list.clone(), SelectionMethod::All)
+        (list, SelectionMethod::All)
     } else {
         let split = considered - conv.always_include_recent;
         let (older, recent) = list.split_at(split);
@@ -273,7 +283,11 @@ pub(crate) fn select<'c>(
             (Err(m), _) => *m,
         };
         let mut chosen: Vec<&Item> = match picked {
-            Ok(ids) => ids.into_iter().filter_map(|i| older.get(i).copied()).collect(),
+            Ok(mut ids) => {
+                ids.sort_unstable();
+                ids.dedup();
+                ids.into_iter().filter_map(|i| older.get(i).copied()).collect()
+            }
             Err(SelectionMethod::FailOpen) => older.to_vec(),
             Err(_) => Vec::new(),
         };
@@ -288,13 +302,11 @@ pub(crate) fn select<'c>(
         && before.is_none_or(|b| p.key() < b)
     {
         parent = Some(p);
-        if !chosen.iter().any(|i| std::ptr::eq(*i, p)) {
-            chosen.push(p);
+        if let Err(at) = chosen.binary_search_by_key(&p.key(), |i| i.key()) {
+            chosen.insert(at, p);
             forced.push("reply_parent");
         }
     }
-    chosen.sort_unstable_by_key(|i| i.key());
-    chosen.dedup_by(|a, b| std::ptr::eq(*a, *b));
 
     // The token budget drops the oldest selected items first, never the reply parent: one pass from the
     // newest finds how far back the budget reaches.
@@ -313,11 +325,12 @@ pub(crate) fn select<'c>(
             }
             start -= 1;
         }
-        let mut at = 0;
-        chosen.retain(|i| {
-            at += 1;
-            at > start || is_parent(i)
-        });
+        // The parent, when it is older than the budget reaches, stays first.
+        let older_parent = parent.filter(|p| chosen[..start].binary_search_by_key(&p.key(), |i| i.key()).is_ok());
+        chosen.drain(..start);
+        if let Some(p) = older_parent {
+            chosen.insert(0, p);
+        }
     }
     let kept = chosen.len();
     Selected { items: chosen, report: SelectionReport { method, considered, kept, forced } }

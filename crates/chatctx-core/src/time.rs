@@ -111,31 +111,7 @@ impl Timestamp {
 
     /// Appends the RFC 3339 UTC form to `out`.
     pub fn write_rfc3339(self, out: &mut String) {
-        let days = self.0.div_euclid(86_400);
-        let secs = self.0.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
-        let mut buf = [0u8; 20];
-        let put = |buf: &mut [u8; 20], at: usize, v: i64, width: usize| {
-            let mut v = v;
-            for k in (0..width).rev() {
-                buf[at + k] = b'0' + (v % 10) as u8;
-                v /= 10;
-            }
-        };
-        put(&mut buf, 0, y, 4);
-        buf[4] = b'-';
-        put(&mut buf, 5, m, 2);
-        buf[7] = b'-';
-        put(&mut buf, 8, d, 2);
-        buf[10] = b'T';
-        put(&mut buf, 11, secs / 3600, 2);
-        buf[13] = b':';
-        put(&mut buf, 14, secs / 60 % 60, 2);
-        buf[16] = b':';
-        put(&mut buf, 17, secs % 60, 2);
-        buf[19] = b'Z';
-        // Every byte written above is ASCII.
-        out.extend(buf.iter().map(|&c| c as char));
+        TimeWriter::default().write(self, out);
     }
 
     /// The RFC 3339 UTC form.
@@ -143,6 +119,47 @@ impl Timestamp {
         let mut s = String::with_capacity(20);
         self.write_rfc3339(&mut s);
         s
+    }
+}
+
+/// Writes RFC 3339 UTC times, remembering the last date: the items of a history mostly share one, and the
+/// calendar arithmetic is most of the cost.
+#[derive(Debug, Default)]
+pub struct TimeWriter {
+    last: Option<(i64, [u8; 11])>,
+}
+
+impl TimeWriter {
+    /// Appends the RFC 3339 UTC form of `t` to `out`.
+    pub fn write(&mut self, t: Timestamp, out: &mut String) {
+        let days = t.0.div_euclid(86_400);
+        let secs = t.0.rem_euclid(86_400);
+        // Every field is below 100 (the year, within 1..=9999, in two halves).
+        let two = |buf: &mut [u8], at: usize, v: i64| {
+            let v = u8::try_from(v).unwrap_or(0);
+            buf[at] = b'0' + v / 10;
+            buf[at + 1] = b'0' + v % 10;
+        };
+        let date = match self.last {
+            Some((day, date)) if day == days => date,
+            _ => {
+                let (y, m, d) = civil_from_days(days);
+                let mut date = *b"0000-00-00T";
+                two(&mut date, 0, y / 100);
+                two(&mut date, 2, y % 100);
+                two(&mut date, 5, m);
+                two(&mut date, 8, d);
+                self.last = Some((days, date));
+                date
+            }
+        };
+        let mut time = *b"00:00:00Z";
+        two(&mut time, 0, secs / 3600);
+        two(&mut time, 3, secs / 60 % 60);
+        two(&mut time, 6, secs % 60);
+        // Every byte is ASCII.
+        out.push_str(std::str::from_utf8(&date).unwrap_or_default());
+        out.push_str(std::str::from_utf8(&time).unwrap_or_default());
     }
 }
 

@@ -4,12 +4,14 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::chat::Item;
+use std::ops::Range;
+
+use crate::chat::{Chat, Item};
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::history::ChatHistoryItem;
 use crate::json::{Fields, object};
-use crate::render::{self, PromptMessage, PromptParts};
+use crate::render::{self, ItemLine, PromptMessage, PromptParts};
 use crate::settings::Format;
 use crate::time::Timestamp;
 
@@ -75,6 +77,15 @@ pub struct HistoryContext {
     pub selection: SelectionReport,
     /// The rendered history.
     pub rendered: Rendered,
+    /// The whole prompt, in the order of SPEC §5.4.
+    pub prompt: Vec<PromptMessage>,
+}
+
+/// [`Engine::get_chat_history_prompt`]: the prompt alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistoryPrompt {
+    /// What selection did.
+    pub selection: SelectionReport,
     /// The whole prompt, in the order of SPEC §5.4.
     pub prompt: Vec<PromptMessage>,
 }
@@ -209,6 +220,40 @@ impl Engine {
 
     /// `get_chat_history_context` (SPEC §6.3): selection (see [`crate::selection`]), rendering and the prompt.
     pub fn get_chat_history_context(&self, req: &GetChatHistoryContext) -> Result<HistoryContext, Error> {
+        let h = self.select_history(req)?;
+        let cut = self.settings().conversation.context_truncation;
+        let items: Vec<ChatHistoryItem> = h
+            .selected
+            .items
+            .iter()
+            .map(|i| {
+                let mut v = h.chat.view(&req.channel, &req.chat_id, i);
+                if let Some(at) = reply_cut(i, cut) {
+                    v.text.truncate(at);
+                    v.text.push_str(render::ELLIPSIS);
+                }
+                v
+            })
+            .collect();
+        let (prompt, history) = self.history_prompt(&h, &req.channel);
+        let rendered = match self.settings().history.format {
+            Format::Single => Rendered::Single(render::payload(&req.channel, &items)),
+            Format::PerItem => Rendered::PerItem(prompt[history].to_vec()),
+        };
+        Ok(HistoryContext { selection: h.selected.report, items, rendered, prompt })
+    }
+
+    /// The prompt of [`Engine::get_chat_history_context`] and its selection report, without the structured
+    /// `items` and `rendered` parts: the same selection and byte for byte the same prompt, rendered straight
+    /// from the stored items. For bots that embed the library and only send the prompt.
+    pub fn get_chat_history_prompt(&self, req: &GetChatHistoryContext) -> Result<HistoryPrompt, Error> {
+        let h = self.select_history(req)?;
+        let (prompt, _) = self.history_prompt(&h, &req.channel);
+        Ok(HistoryPrompt { selection: h.selected.report, prompt })
+    }
+
+    /// The chat, the scope and the selection of a history request.
+    fn select_history<'e>(&'e self, req: &'e GetChatHistoryContext) -> Result<HistorySelection<'e>, Error> {
         let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
         let (topic, current): (Option<&str>, Option<&Item>) = match &req.current_message_id {
             Some(id) => {
@@ -222,52 +267,50 @@ impl Engine {
             }
             None => (req.topic_id.as_deref(), None),
         };
+        let line = |i: &Item| render::line(&chat.line(i, 0));
+        let selected = crate::selection::select(chat, self.settings(), topic, current, self.triage(), &line);
+        Ok(HistorySelection { chat, topic, current, selected })
+    }
+
+    /// The prompt of a selection (SPEC §5.4), and where the history messages are in it.
+    fn history_prompt(&self, h: &HistorySelection<'_>, channel: &str) -> (Vec<PromptMessage>, Range<usize>) {
         let settings = self.settings();
-        let view = |i: &Item| chat.view(&req.channel, &req.chat_id, i);
-        let line = |i: &Item| render::line(&view(i));
-        let selected = crate::selection::select(chat, settings, topic, current, self.triage(), &line);
         let cut = settings.conversation.context_truncation;
-        let items: Vec<ChatHistoryItem> = selected
-            .items
-            .iter()
-            .map(|i| {
-                let mut v = view(i);
-                if cut > 0 && crate::selection::is_bot_reply(v.kind) {
-                    v.text = truncate_chars(&v.text, cut);
-                }
-                v
-            })
-            .collect();
-        let current = current.map(|i| chat.view(&req.channel, &req.chat_id, i));
-        let (rendered, history_messages) = match settings.history.format {
-            Format::Single => {
-                let payload = render::payload(&req.channel, &items);
-                let message = PromptMessage { role: render::Role::User, content: render::compact(&payload) };
-                (Rendered::Single(payload), vec![message])
-            }
-            Format::PerItem => {
-                let messages = render::per_item(&items);
-                (Rendered::PerItem(messages.clone()), messages)
-            }
+        let lines: Vec<ItemLine<'_>> = h.selected.items.iter().map(|i| h.chat.line(i, cut)).collect();
+        let history = match (lines.is_empty(), settings.history.format) {
+            (true, _) => Vec::new(),
+            (false, Format::Single) => vec![render::single_lines(channel, &lines)],
+            (false, Format::PerItem) => lines.iter().map(render::line_message).collect(),
         };
+        let first = usize::from(!settings.prompt.system.is_empty());
+        let range = first..first + history.len();
         let prompt = render::prompt(PromptParts {
             system: &settings.prompt.system,
-            history: if items.is_empty() { Vec::new() } else { history_messages },
-            state_block: chat
+            history,
+            state_block: h
+                .chat
                 .scenarios
-                .get(&topic.map(str::to_owned))
+                .get(&h.topic.map(str::to_owned))
                 .filter(|s| !s.state().is_empty())
                 .map(|s| render::state_block(s.state())),
-            current: current.as_ref(),
+            current: h.current.map(|i| h.chat.line(i, 0)),
         });
-        Ok(HistoryContext { selection: selected.report, items, rendered, prompt })
+        (prompt, range)
     }
 }
 
-/// `text` cut to `max` characters, ending in an ellipsis when cut.
-fn truncate_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
+/// A history request's chat, scope and selection.
+struct HistorySelection<'e> {
+    chat: &'e Chat,
+    topic: Option<&'e str>,
+    current: Option<&'e Item>,
+    selected: crate::selection::Selected<'e>,
+}
+
+/// Where a bot reply is cut to keep `cut` characters (0 = no cut); `None` for anything else.
+pub(crate) fn reply_cut(item: &Item, cut: usize) -> Option<usize> {
+    if cut == 0 || !crate::selection::is_bot_reply(item.kind) {
+        return None;
     }
+    render::cut_at(&item.text, cut)
 }

@@ -1,8 +1,10 @@
 //! Selection plus rendering speed (`get_chat_history_context`), on the history written by
 //! `bench/peers/compare.sh` (JSON: `{"budget": N, "messages": [{"role", "name", "text"}...]}`):
 //! 1. the default 25-item lookback with the lexical selector;
-//! 2. the whole 2,000-item history under the token budget (what the peers do).
+//! 2. the whole 2,000-item history under the token budget (what the peers do);
 //!
+//! each as the whole tool answer (`get_chat_history_context`: items, rendered payload and prompt) and as the
+//! prompt alone (`get_chat_history_prompt`, what a bot sends to its model).
 //! Prints p50 and p99 in microseconds as JSON.
 //! Run: `cargo run --release -p chatctx --example history_bench -- FILE`
 
@@ -33,7 +35,21 @@ fn engine(messages: &[Value], settings: Settings) -> Engine {
     e
 }
 
-fn measure(e: &Engine, current: usize, runs: usize) -> (f64, f64, usize) {
+/// Times `call` (which returns how many items it kept) `runs` times: p50, p99 in µs, and the items kept.
+fn measure(runs: usize, mut call: impl FnMut() -> usize) -> (f64, f64, usize) {
+    let mut us = Vec::with_capacity(runs);
+    let mut kept = 0;
+    for _ in 0..runs {
+        let t = Instant::now();
+        kept = call();
+        us.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    us.sort_by(f64::total_cmp);
+    (us[runs / 2], us[(runs * 99) / 100], kept)
+}
+
+/// The full answer (items, rendered payload and prompt), then the prompt alone, for the newest message.
+fn cases(name: &str, e: &Engine, current: usize, runs: usize) {
     let req = GetChatHistoryContext {
         channel: "telegram".into(),
         chat_id: "-1".into(),
@@ -41,16 +57,11 @@ fn measure(e: &Engine, current: usize, runs: usize) -> (f64, f64, usize) {
         current_message_id: Some(current.to_string()),
         now: None,
     };
-    let mut us = Vec::with_capacity(runs);
-    let mut kept = 0;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let h = e.get_chat_history_context(&req);
-        us.push(t.elapsed().as_secs_f64() * 1e6);
-        kept = h.map(|h| h.items.len()).unwrap_or(0);
+    let full = measure(runs, || e.get_chat_history_context(&req).map_or(0, |h| h.items.len()));
+    let prompt = measure(runs, || e.get_chat_history_prompt(&req).map_or(0, |p| p.selection.kept));
+    for (what, (p50, p99, kept)) in [("get_chat_history_context", full), ("get_chat_history_prompt", prompt)] {
+        println!("{}", json!({"case": format!("{name}: {what}"), "p50_us": p50, "p99_us": p99, "kept": kept}));
     }
-    us.sort_by(f64::total_cmp);
-    (us[runs / 2], us[(runs * 99) / 100], kept)
 }
 
 fn main() {
@@ -66,16 +77,11 @@ fn main() {
     s.conversation.cache_max_per_conversation = n + 1;
     s.conversation.selector = Selector::Lexical;
     let lookback = engine(&messages, s.clone());
-    let (p50, p99, kept) = measure(&lookback, n, 2000);
-    println!("{}", json!({"case": "lookback 25, lexical", "p50_us": p50, "p99_us": p99, "kept": kept}));
+    cases("lookback 25, lexical", &lookback, n, 2000);
 
     s.conversation.lookback_count = n;
     s.conversation.use_selection = false;
     s.conversation.max_context_tokens = budget;
     let budgeted = engine(&messages, s);
-    let (p50, p99, kept) = measure(&budgeted, n, 500);
-    println!(
-        "{}",
-        json!({"case": format!("{n} messages, token budget {budget}"), "p50_us": p50, "p99_us": p99, "kept": kept})
-    );
+    cases(&format!("{n} messages, token budget {budget}"), &budgeted, n, 2000);
 }

@@ -1,5 +1,8 @@
-//! Invariants over arbitrary event sequences: determinism and chat isolation.
+//! Invariants over arbitrary event sequences: determinism, chat isolation, and rendering.
 
+use chatctx_core::render;
+use chatctx_core::settings::Format;
+use chatctx_core::tools::Rendered;
 use proptest::prelude::*;
 
 use super::*;
@@ -102,6 +105,61 @@ proptest! {
                 channel: "telegram".into(), chat_id: chat.into(), topic_id: None, current_message_id: None, now: None }) {
                 prop_assert!(h.items.len() <= 16);
                 prop_assert!(h.items.windows(2).all(|w| w[0].sent_at <= w[1].sent_at), "chronological");
+            }
+        }
+    }
+
+    /// The prompt is rendered straight from storage, and it is exactly what the answer's own parts give:
+    /// `single`'s history message is the serialized `rendered` payload, `per_item`'s messages are the items
+    /// rendered one by one, and `get_chat_history_prompt` returns the same prompt and selection; whatever the
+    /// text holds (quotes, backslashes, control characters, emoji), with quotes, actions and cut bot replies.
+    #[test]
+    fn the_prompt_is_what_the_answer_renders(
+        steps in proptest::collection::vec((step(), "[a-z \"\\\\\n\t\u{1}\u{1f}\u{7f}é😀]{0,24}", any::<bool>()), 1..40),
+        per_item in any::<bool>(),
+        cut in 0usize..8,
+    ) {
+        let mut s = settings(Mode::Talkative, Scope::Chat);
+        s.history.format = if per_item { Format::PerItem } else { Format::Single };
+        s.conversation.context_truncation = cut;
+        s.prompt.system = "sys".into();
+        let events = steps.iter().map(|(step, text, extra)| {
+            let mut step = step.clone();
+            step.text = text.clone();
+            let mut v = serde_json::to_value(to_event(&step)).unwrap();
+            v.as_object_mut().unwrap().remove("entities");
+            if *extra {
+                if step.outbound {
+                    v["actions"] = json!([format!("tool \"{}\"", step.id), "second\\step"]);
+                } else {
+                    v["quote"] = json!({"sender": {"user_id": "9", "username": "q", "first_name": "Q\"uoted"}, "text": format!("line\n{}", step.text)});
+                }
+            }
+            ev(v)
+        });
+        let e = engine(s, events.collect::<Vec<_>>());
+        let last = steps.iter().rev().find(|(x, _, _)| x.chat == 0).map(|(x, _, _)| x.id.to_string());
+        for current in [None, last] {
+            let req = chatctx_core::tools::GetChatHistoryContext {
+                channel: "telegram".into(), chat_id: "-0".into(), topic_id: None, current_message_id: current, now: None };
+            let (Ok(h), Ok(p)) = (e.get_chat_history_context(&req), e.get_chat_history_prompt(&req)) else { continue };
+            prop_assert_eq!(&p.prompt, &h.prompt);
+            prop_assert_eq!(&p.selection, &h.selection);
+            let history = &h.prompt[1..h.prompt.len() - usize::from(req.current_message_id.is_some())];
+            match &h.rendered {
+                Rendered::Single(payload) => {
+                    prop_assert_eq!(payload.messages.len(), h.items.len());
+                    if h.items.is_empty() {
+                        prop_assert!(history.is_empty());
+                    } else {
+                        prop_assert_eq!(history.len(), 1);
+                        prop_assert_eq!(&history[0].content, &serde_json::to_string(payload).unwrap());
+                    }
+                }
+                Rendered::PerItem(messages) => {
+                    prop_assert_eq!(messages, &render::per_item(&h.items));
+                    prop_assert_eq!(messages.as_slice(), history);
+                }
             }
         }
     }
