@@ -160,6 +160,40 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Arc<dyn Store>, String> 
 
 /// A test's server from the environment: `None` with a SKIPPED note when unset, a panic under `CI=true`
 /// (where every test must run).
+/// A test's scratch directory under the system temp dir, named for the process and `name`: emptied when made,
+/// removed with everything in it when dropped, so test runs leave nothing behind.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Scratch(std::path::PathBuf);
+
+#[doc(hidden)]
+impl Scratch {
+    // A test helper: a test that cannot make its directory must fail loudly.
+    #[allow(clippy::disallowed_methods)]
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("chatctx-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
+        Self(dir)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    /// A path inside the directory.
+    pub fn file(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[doc(hidden)]
 #[allow(clippy::disallowed_methods)] // a test helper: a misconfigured CI must fail loudly
 pub fn test_env(var: &str, what: &str, test: &str) -> Option<String> {

@@ -199,10 +199,8 @@ mod tests {
     /// A database written before positions existed keeps its operations and gets valid positions and heads.
     #[test]
     fn migrates_a_first_version_database() {
-        let dir = std::env::temp_dir().join(format!("chatctx-sqlite-migrate-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("v1.db");
-        let _ = std::fs::remove_file(&path);
+        let dir = crate::Scratch::new("sqlite-migrate");
+        let path = dir.file("v1.db");
         {
             let conn = Connection::open(&path).unwrap();
             conn.execute_batch(MIGRATIONS[0]).unwrap();

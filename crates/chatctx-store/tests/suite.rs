@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use chatctx_store::{MemoryStore, Op, SqliteStore, Store};
+use chatctx_store::{MemoryStore, Op, Scratch, SqliteStore, Store};
 
 fn op(chat: &str, line: &str) -> Op {
     Op { channel: "telegram".into(), chat_id: chat.into(), line: line.into() }
@@ -116,22 +116,21 @@ fn memory() {
     externals(&MemoryStore::shared());
 }
 
-fn temp_db(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("chatctx-store-suite-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
+fn temp_db(name: &str) -> (Scratch, std::path::PathBuf) {
+    let dir = Scratch::new(&format!("store-suite-{name}"));
+    let path = dir.file(name);
+    (dir, path)
 }
 
 #[test]
 fn sqlite() {
-    let path = temp_db("contract.db");
+    let (_dir, path) = temp_db("contract.db");
     contract(&SqliteStore::open(&path).unwrap());
     let reopened = SqliteStore::open(&path).unwrap();
     assert_eq!(all(&reopened).len(), 3, "survives closing and reopening");
     assert_eq!(reopened.append_at("telegram", "-1", 5, &["after".to_owned()]).unwrap(), Some(6), "heads survive");
-    racing_writers(Arc::new(SqliteStore::open(&temp_db("race.db")).unwrap()));
+    let (_race_dir, race) = temp_db("race.db");
+    racing_writers(Arc::new(SqliteStore::open(&race).unwrap()));
 }
 
 #[cfg(feature = "postgres")]

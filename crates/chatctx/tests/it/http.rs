@@ -85,12 +85,11 @@ fn stored_ids(c: &reqwest::blocking::Client, base: &str) -> HashSet<String> {
     items.iter().filter_map(|i| i["message_id"].as_str().map(str::to_owned)).collect()
 }
 
-fn db(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("chatctx-http-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("chatctx.db");
-    let _ = std::fs::remove_file(&path);
-    format!("sqlite://{}", path.display())
+/// A fresh SQLite store URL in a scratch directory (removed when the first value is dropped).
+fn db(name: &str) -> (chatctx_store::Scratch, String) {
+    let dir = chatctx_store::Scratch::new(&format!("http-{name}"));
+    let url = format!("sqlite://{}", dir.file("chatctx.db").display());
+    (dir, url)
 }
 
 #[test]
@@ -195,7 +194,7 @@ fn routes_and_errors() {
 
 #[test]
 fn nothing_acknowledged_is_lost_when_the_server_is_killed() {
-    let store = db("kill");
+    let (_dir, store) = db("kill");
     let c = client();
     let acked: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut next_id = 1u64;
@@ -315,7 +314,7 @@ fn tokens_chat_lists_and_bound_scopes() {
 /// durable once answered: each acknowledged scenario revision survives SIGKILL.
 #[test]
 fn acknowledged_state_updates_survive_sigkill() {
-    let store = db("kill-state");
+    let (_dir, store) = db("kill-state");
     let c = client();
     let mut acked = 0u64;
     for cycle in 0..3u64 {

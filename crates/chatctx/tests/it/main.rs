@@ -140,14 +140,13 @@ fn help_explains_the_commands() {
 fn config_check_and_bad_configs() {
     let ok = bin().args(["config", "check", "-c", repo("chatctx.example.toml").to_str().unwrap()]).output().unwrap();
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
-    let dir = std::env::temp_dir().join(format!("chatctx-it-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let unknown = dir.join("unknown.toml");
+    let dir = chatctx_store::Scratch::new("it-config");
+    let unknown = dir.file("unknown.toml");
     std::fs::write(&unknown, "[history]\nmood = \"smart\"\n").unwrap();
     let out = bin().args(["config", "check", "-c", unknown.to_str().unwrap()]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("`history.mood`"));
-    let bad = dir.join("bad.toml");
+    let bad = dir.file("bad.toml");
     std::fs::write(&bad, "[history]\nmode = \"loud\"\n").unwrap();
     let out = bin().args(["replay", "-c", bad.to_str().unwrap()]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -165,14 +164,13 @@ fn export_import_export_gives_the_same_document() {
         ["export", "--chat", "-1001847508954", "examples/team-chat.jsonl", "--config", "examples/team-chat.toml"];
     let first = bin().current_dir(repo("")).args(args).output().unwrap();
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
-    let dir = std::env::temp_dir().join(format!("chatctx-export-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let doc = dir.join("doc.json");
+    let dir = chatctx_store::Scratch::new("it-export");
+    let doc = dir.file("doc.json");
     std::fs::write(&doc, &first.stdout).unwrap();
     let line = bin().args(["import", doc.to_str().unwrap()]).output().unwrap();
     assert!(line.status.success(), "{}", String::from_utf8_lossy(&line.stderr));
     assert!(line.stdout.starts_with(b"{\"import\":"));
-    let replay = dir.join("doc.jsonl");
+    let replay = dir.file("doc.jsonl");
     std::fs::write(&replay, &line.stdout).unwrap();
     let second = bin()
         .current_dir(repo(""))

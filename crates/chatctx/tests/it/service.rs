@@ -6,12 +6,11 @@ use chatctx_core::tools::ToolResponse;
 use chatctx_core::{ErrorCode, Settings, Timestamp};
 use serde_json::{Value, json};
 
-fn db(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("chatctx-svc-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("chatctx.db");
-    let _ = std::fs::remove_file(&path);
-    path
+/// A fresh SQLite file in a scratch directory (removed when the first value is dropped).
+fn db(name: &str) -> (chatctx_store::Scratch, std::path::PathBuf) {
+    let dir = chatctx_store::Scratch::new(&format!("svc-{name}"));
+    let path = dir.file("chatctx.db");
+    (dir, path)
 }
 
 fn open(path: &std::path::Path) -> (Service, u64) {
@@ -45,7 +44,7 @@ fn value(r: ToolResponse) -> Value {
 
 #[test]
 fn everything_acknowledged_survives_a_restart() {
-    let path = db("restart");
+    let (_dir, path) = db("restart");
     let (svc, loaded) = open(&path);
     assert_eq!(loaded, 0);
     let report = svc
@@ -95,7 +94,7 @@ fn everything_acknowledged_survives_a_restart() {
 
 #[test]
 fn reads_and_rejections_write_nothing() {
-    let path = db("reads");
+    let (_dir, path) = db("reads");
     let (svc, _) = open(&path);
     svc.ingest(&[message(1, "hi", false)], now()).unwrap();
     svc.call("get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap();
@@ -109,7 +108,7 @@ fn reads_and_rejections_write_nothing() {
 
 #[test]
 fn forgetting_a_chat_is_complete_and_lasting() {
-    let path = db("forget");
+    let (_dir, path) = db("forget");
     let (svc, _) = open(&path);
     svc.ingest(&[message(1, "secret", false)], now()).unwrap();
     svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"pin": 1234}}), now()).unwrap();
@@ -124,7 +123,7 @@ fn forgetting_a_chat_is_complete_and_lasting() {
 
 #[test]
 fn an_import_replaces_the_chats_log() {
-    let path = db("import");
+    let (_dir, path) = db("import");
     let (svc, _) = open(&path);
     svc.ingest(&[message(1, "a", false), message(2, "b", false)], now()).unwrap();
     let doc = svc.read(|e| serde_json::to_value(e.export_conversation("telegram", "-1").unwrap()).unwrap()).unwrap();
@@ -140,7 +139,7 @@ fn an_import_replaces_the_chats_log() {
 
 #[test]
 fn long_logs_are_compacted_without_changing_any_answer() {
-    let path = db("compact");
+    let (_dir, path) = db("compact");
     let (svc, _) = open(&path);
     for chunk in (1..=1000u32).collect::<Vec<_>>().chunks(100) {
         let batch: Vec<Value> = chunk.iter().map(|&i| message(i, &format!("m{i}"), i % 7 == 0)).collect();
@@ -166,7 +165,7 @@ fn long_logs_are_compacted_without_changing_any_answer() {
 
 #[test]
 fn retention_by_age_forgets_old_history_lastingly() {
-    let path = db("retention");
+    let (_dir, path) = db("retention");
     let (svc, _) = open(&path);
     // Messages at +1..+5 s; message 2 carries an image object; the state stays whatever the age.
     let batch: Vec<Value> = (1..=5).map(|i| message(i, &format!("m{i}"), i == 2)).collect();
@@ -275,7 +274,7 @@ fn a_failed_write_is_refused_and_leaves_no_trace() {
 /// Concurrent writers share commits; every acknowledged message is durable and each is stored once.
 #[test]
 fn concurrent_writers_are_all_durable() {
-    let path = db("concurrent");
+    let (_dir, path) = db("concurrent");
     let (svc, _) = open(&path);
     let svc = std::sync::Arc::new(svc);
     let threads: Vec<_> = (0..4u32)

@@ -141,9 +141,8 @@ fn the_timeout_bounds_the_whole_triage() {
 #[test]
 fn replay_uses_the_configured_endpoint() {
     let s = stub(vec![Reply::Content(r#"{"relevant_ids": [2]}"#.into())]);
-    let dir = std::env::temp_dir().join(format!("chatctx-triage-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("llm.toml");
+    let dir = chatctx_store::Scratch::new("triage");
+    let cfg = dir.file("llm.toml");
     std::fs::write(
         &cfg,
         format!(
