@@ -234,6 +234,14 @@ impl Item {
         (self.sent_at, self.seq)
     }
 
+    /// Where a bot reply is cut to keep `cut` characters (0 = no cut); `None` for anything else.
+    pub(crate) fn reply_cut(&self, cut: usize) -> Option<usize> {
+        if cut == 0 || !crate::selection::is_bot_reply(self.kind) {
+            return None;
+        }
+        crate::render::cut_at(&self.text, cut)
+    }
+
     /// Whether the write policy of `mode` records this item for the prompt (SPEC §5.3). The bot's outputs
     /// always count; inbound messages, reactions and system notes count in `talkative`, and otherwise only
     /// when they triggered the bot.
@@ -421,7 +429,7 @@ impl Chat {
 
     /// A stored item as rendering reads it, borrowed; a bot reply is cut to `cut` characters (0 = no cut).
     pub(crate) fn line<'a>(&'a self, item: &'a Item, cut: usize) -> ItemLine<'a> {
-        let (text, cut) = match crate::tools::reply_cut(item, cut) {
+        let (text, cut) = match item.reply_cut(cut) {
             Some(at) => (&item.text[..at], true),
             None => (&*item.text, false),
         };

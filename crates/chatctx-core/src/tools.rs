@@ -1,10 +1,10 @@
 //! The tools of SPEC §6: one request type and one response type each. HTTP, MCP and `replay` are thin
 //! adapters over [`Engine::call`].
 
+use std::ops::Range;
+
 use serde::Serialize;
 use serde_json::Value;
-
-use std::ops::Range;
 
 use crate::chat::{Chat, Item};
 use crate::engine::{Engine, unknown_chat};
@@ -228,7 +228,7 @@ impl Engine {
             .iter()
             .map(|i| {
                 let mut v = h.chat.view(&req.channel, &req.chat_id, i);
-                if let Some(at) = reply_cut(i, cut) {
+                if let Some(at) = i.reply_cut(cut) {
                     v.text.truncate(at);
                     v.text.push_str(render::ELLIPSIS);
                 }
@@ -305,12 +305,4 @@ struct HistorySelection<'e> {
     topic: Option<&'e str>,
     current: Option<&'e Item>,
     selected: crate::selection::Selected<'e>,
-}
-
-/// Where a bot reply is cut to keep `cut` characters (0 = no cut); `None` for anything else.
-pub(crate) fn reply_cut(item: &Item, cut: usize) -> Option<usize> {
-    if cut == 0 || !crate::selection::is_bot_reply(item.kind) {
-        return None;
-    }
-    render::cut_at(&item.text, cut)
 }
