@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorCode};
 use crate::history::ChatHistoryItem;
 use crate::json::{Fields, object};
 use crate::render::{self, ItemLine, PromptMessage, PromptParts};
+use crate::selection::{Triage, TriageRequest};
 use crate::settings::Format;
 use crate::time::Timestamp;
 
@@ -252,8 +253,28 @@ impl Engine {
         Ok(HistoryPrompt { selection: h.selected.report, prompt })
     }
 
+    /// The model triage that answering `req` would make now, if any, without making it. A caller that keeps
+    /// the engine behind a lock can make the model call without holding the lock, then answer the request
+    /// through an installed [`Triage`] that returns that answer for an equal [`TriageRequest`].
+    pub fn pending_triage(&self, req: &GetChatHistoryContext) -> Result<Option<TriageRequest>, Error> {
+        if !self.triage().is_some_and(|t| t.configured()) {
+            return Ok(None);
+        }
+        let capture = Capture(std::sync::Mutex::new(None));
+        self.select_history_with(req, Some(&capture))?;
+        Ok(capture.0.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
     /// The chat, the scope and the selection of a history request.
     fn select_history<'e>(&'e self, req: &'e GetChatHistoryContext) -> Result<HistorySelection<'e>, Error> {
+        self.select_history_with(req, self.triage())
+    }
+
+    fn select_history_with<'e>(
+        &'e self,
+        req: &'e GetChatHistoryContext,
+        triage: Option<&dyn Triage>,
+    ) -> Result<HistorySelection<'e>, Error> {
         let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
         let (topic, current): (Option<&str>, Option<&Item>) = match &req.current_message_id {
             Some(id) => {
@@ -268,7 +289,7 @@ impl Engine {
             None => (req.topic_id.as_deref(), None),
         };
         let line = |i: &Item| render::line(&chat.line(i, 0));
-        let selected = crate::selection::select(chat, self.settings(), topic, current, self.triage(), &line);
+        let selected = crate::selection::select(chat, self.settings(), topic, current, triage, &line);
         Ok(HistorySelection { chat, topic, current, selected })
     }
 
@@ -296,6 +317,22 @@ impl Engine {
             current: h.current.map(|i| h.chat.line(i, 0)),
         });
         (prompt, range)
+    }
+}
+
+/// A triage that records the request it is asked and answers nothing (see [`Engine::pending_triage`]).
+struct Capture(std::sync::Mutex<Option<TriageRequest>>);
+
+impl Triage for Capture {
+    fn configured(&self) -> bool {
+        true
+    }
+
+    fn triage(&self, request: &TriageRequest) -> Result<Vec<usize>, String> {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(request.clone());
+        }
+        Err("captured, not sent".to_owned())
     }
 }
 

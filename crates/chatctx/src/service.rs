@@ -39,6 +39,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::LlmSettings;
+use crate::triage::{Answered, Installed};
 use crate::{ingest, replay};
 
 /// One rejected input of a batch.
@@ -111,7 +112,8 @@ pub struct Service {
     commit: Mutex<Commit>,
     store: Arc<dyn Store>,
     settings: Settings,
-    llm: LlmSettings,
+    /// Model triage, when configured: asked before the engine is locked (see [`Service::call`]).
+    triage: Option<Arc<Answered>>,
     /// Per-chat write locks when the store is shared (empty otherwise); lock order: write lock, then engine.
     writers: Vec<Mutex<()>>,
 }
@@ -120,12 +122,12 @@ fn internal(why: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::Internal, why.to_string())
 }
 
-fn new_engine(settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Engine> {
+fn new_engine(settings: &Settings, triage: Option<&Arc<Answered>>) -> Engine {
     let mut engine = Engine::new(settings.clone());
-    if let Some(t) = crate::triage::HttpTriage::from_settings(llm)? {
-        engine.set_triage(Box::new(t));
+    if let Some(t) = triage {
+        engine.set_triage(Box::new(Installed(t.clone())));
     }
-    Ok(engine)
+    engine
 }
 
 /// What [`rebuild`] makes: the engine, how many operations were read, and each chat's newest position.
@@ -136,8 +138,8 @@ struct Rebuilt {
 }
 
 /// Replays the store into a fresh engine.
-fn rebuild(store: &dyn Store, settings: &Settings, llm: &LlmSettings) -> anyhow::Result<Rebuilt> {
-    let mut engine = new_engine(settings, llm)?;
+fn rebuild(store: &dyn Store, settings: &Settings, triage: Option<&Arc<Answered>>) -> anyhow::Result<Rebuilt> {
+    let mut engine = new_engine(settings, triage);
     let mut heads = HashMap::new();
     let mut newest = Timestamp::default();
     let mut failed = 0u64;
@@ -228,10 +230,12 @@ fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) ->
 impl Service {
     /// Opens the service on `store`, rebuilding the state it holds. Returns how many operations were replayed.
     pub fn open(settings: Settings, llm: LlmSettings, store: Arc<dyn Store>) -> anyhow::Result<(Self, u64)> {
-        let Rebuilt { engine, read, heads } = rebuild(&*store, &settings, &llm)?;
+        let triage = crate::triage::HttpTriage::from_settings(&llm)?.map(|t| Arc::new(Answered::new(t)));
+        let Rebuilt { engine, read, heads } = rebuild(&*store, &settings, triage.as_ref())?;
         let inner = Inner { engine, since_snapshot: HashMap::new(), pending: Vec::new(), queued: 0, heads };
         let writers = if store.shared() { (0..WRITE_LOCKS).map(|_| Mutex::new(())).collect() } else { Vec::new() };
-        Ok((Self { engine: Mutex::new(inner), commit: Mutex::default(), store, settings, llm, writers }, read))
+        let engine = Mutex::new(inner);
+        Ok((Self { engine, commit: Mutex::default(), store, settings, triage, writers }, read))
     }
 
     /// Whether the store is shared with other instances (then every call catches up with it first).
@@ -243,10 +247,10 @@ impl Service {
         self.engine.lock().map_err(|_| internal("the engine is unusable after an earlier panic"))
     }
 
-    /// Whether a tool call may wait on the network (model triage is configured), holding the engine while it
-    /// does. Then an async front end must make every call on a blocking thread.
+    /// Whether a tool call may wait on the network (model triage is configured). Then an async front end
+    /// makes every call on a blocking thread.
     fn calls_out(&self) -> bool {
-        self.llm.base_url.as_deref().is_some_and(|b| !b.is_empty())
+        self.triage.is_some()
     }
 
     fn commit_lock(&self) -> Result<MutexGuard<'_, Commit>, Error> {
@@ -313,7 +317,7 @@ impl Service {
     /// records their numbers as failed for the writers waiting on them.
     fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, e: &dyn std::fmt::Display) {
         tracing::error!("store append failed: {e}; rebuilding from the store");
-        match rebuild(&*self.store, &self.settings, &self.llm) {
+        match rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
             Ok(fresh) => (inner.engine, inner.heads) = (fresh.engine, fresh.heads),
             Err(r) => tracing::error!("rebuild failed too: {r}"),
         }
@@ -513,6 +517,11 @@ impl Service {
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
     pub fn call(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
+        if tool == "get_chat_history_context"
+            && let Some(t) = &self.triage
+        {
+            self.ask_model_unlocked(t, args);
+        }
         if self.shared() {
             return self.call_shared(tool, args, now);
         }
@@ -523,10 +532,25 @@ impl Service {
         Ok(response)
     }
 
+    /// Model triage without the engine's lock: the engine names the triage the call would make, the model
+    /// answers while other calls go on, and the call then finds the answer waiting. If the chat changed in
+    /// between, the call asks the model again itself (with the lock held), so the answer is always the one
+    /// for the state the call sees.
+    fn ask_model_unlocked(&self, triage: &Answered, args: &Value) {
+        let Ok(req) = chatctx_core::tools::GetChatHistoryContext::decode(args) else { return };
+        let pending = match self.lock() {
+            Ok(inner) => inner.engine.pending_triage(&req),
+            Err(_) => return,
+        };
+        if let Ok(Some(request)) = pending {
+            triage.ask(request);
+        }
+    }
+
     /// [`Service::call`] for async front ends (HTTP, MCP), logging the call. Without triage a call takes
     /// microseconds, so it runs on the caller's thread and only a wait for the disk (when the call changed
-    /// something) moves to a blocking thread; with triage a call may wait on the model while holding the
-    /// engine, so all of it runs on a blocking thread.
+    /// something) moves to a blocking thread; with triage a call may wait on the model (without holding the
+    /// engine: [`Service::call`]), so all of it runs on a blocking thread.
     pub async fn call_logged(
         self: &Arc<Self>,
         tool: String,
@@ -774,7 +798,7 @@ impl Service {
         let line = json!({"import": doc}).to_string();
         // The document is the chat's whole state: it replaces the chat's log.
         if let Err(e) = self.store.rewrite_chat(&channel, &chat, &[op(&channel, &chat, line)]) {
-            if let Ok(fresh) = rebuild(&*self.store, &self.settings, &self.llm) {
+            if let Ok(fresh) = rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
                 (inner.engine, inner.heads) = (fresh.engine, fresh.heads);
             }
             return Err(internal(format!("the import could not be stored: {e}")));

@@ -7,6 +7,7 @@
 //! three attempts). Any other failure is final; the core then applies `on_triage_error`.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -118,5 +119,60 @@ impl Triage for HttpTriage {
             std::thread::sleep(pause);
         }
         Err(last)
+    }
+}
+
+/// The triage a service installs in its engine: the model, and the answers to requests the service already
+/// sent without holding the engine's lock (`Service::call`), so that one slow model call never holds up the
+/// calls of other chats. A request equal to an answered one gets that answer; any other (the chat changed in
+/// between) goes to the model.
+pub struct Answered {
+    model: HttpTriage,
+    answers: Mutex<Vec<(TriageRequest, Answer)>>,
+}
+
+/// A model's answer: the 0-based ids it picked, or why it failed.
+type Answer = Result<Vec<usize>, String>;
+
+/// How many answers wait for their call at most (one per call in flight; older ones are dropped).
+const WAITING: usize = 64;
+
+impl Answered {
+    /// Answers through `model`.
+    pub fn new(model: HttpTriage) -> Self {
+        Self { model, answers: Mutex::new(Vec::new()) }
+    }
+
+    /// Sends `request` to the model now and keeps the answer for the engine's triage of an equal request.
+    pub fn ask(&self, request: TriageRequest) {
+        let answer = self.model.triage(&request);
+        if let Ok(mut answers) = self.answers.lock() {
+            if answers.len() >= WAITING {
+                drop(answers.remove(0));
+            }
+            answers.push((request, answer));
+        }
+    }
+
+    fn take(&self, request: &TriageRequest) -> Option<Answer> {
+        let mut answers = self.answers.lock().ok()?;
+        let at = answers.iter().position(|(r, _)| r == request)?;
+        Some(answers.remove(at).1)
+    }
+}
+
+/// [`Answered`] as an engine's triage.
+pub struct Installed(pub Arc<Answered>);
+
+impl Triage for Installed {
+    fn configured(&self) -> bool {
+        true
+    }
+
+    fn triage(&self, request: &TriageRequest) -> Result<Vec<usize>, String> {
+        match self.0.take(request) {
+            Some(answer) => answer,
+            None => self.0.model.triage(request),
+        }
     }
 }

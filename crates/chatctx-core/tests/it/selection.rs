@@ -143,6 +143,29 @@ fn triage_answers_and_failures() {
 }
 
 #[test]
+fn the_pending_triage_is_the_one_the_call_makes() {
+    let mut e = engine(sel_settings(), msgs(12, 60));
+    let req = GetChatHistoryContext {
+        channel: "telegram".into(),
+        chat_id: "-1".into(),
+        topic_id: None,
+        current_message_id: Some("12".into()),
+        now: None,
+    };
+    assert_eq!(e.pending_triage(&req).unwrap(), None, "no model, no triage");
+    let (t, handle) = stub(Ok(vec![1]));
+    e.set_triage(t);
+    let pending = e.pending_triage(&req).unwrap().expect("a triage is due");
+    assert!(handle.asked.lock().unwrap().is_empty(), "naming the triage does not make it");
+    e.get_chat_history_context(&req).unwrap();
+    assert_eq!(handle.asked.lock().unwrap().as_slice(), [pending], "the call asks exactly that");
+    let few = GetChatHistoryContext { current_message_id: Some("3".into()), ..req.clone() };
+    assert_eq!(e.pending_triage(&few).unwrap(), None, "too few items for a triage");
+    let unknown = GetChatHistoryContext { chat_id: "-9".into(), ..req };
+    assert_eq!(e.pending_triage(&unknown).unwrap_err().code, chatctx_core::ErrorCode::UnknownChat);
+}
+
+#[test]
 fn the_reply_parent_survives_triage_and_the_lookback() {
     let mut s = sel_settings();
     s.conversation.lookback_count = 8;

@@ -172,3 +172,49 @@ fn replay_uses_the_configured_endpoint() {
     let prompt = s.requests.lock().unwrap()[0]["messages"][1]["content"].as_str().unwrap().to_owned();
     assert!(prompt.contains("[1] ") && prompt.contains("[3] ") && !prompt.contains("[4] "), "{prompt}");
 }
+
+/// The service asks the model without holding the engine: while one chat's triage waits on a slow model,
+/// another chat's calls are answered, and the triage answer still selects the history (one model call).
+#[test]
+fn a_slow_model_holds_up_no_other_call() {
+    use chatctx::service::Service;
+    use chatctx_core::{Settings, Timestamp};
+
+    let s = stub(vec![Reply::Slow(Duration::from_millis(1500), r#"{"relevant_ids": [2]}"#.into())]);
+    let mut settings = Settings::default();
+    settings.history.mode = chatctx_core::settings::Mode::Talkative;
+    settings.conversation.always_include_recent = 2;
+    settings.conversation.selection_timeout = 10.0;
+    let llm = LlmSettings { base_url: Some(s.url.clone()), api_key_env: None, models: BTreeMap::new() };
+    let store = chatctx_store::open("memory", &Default::default()).unwrap();
+    let (svc, _) = Service::open(settings, llm, store).unwrap();
+    let svc = Arc::new(svc);
+    let now = Timestamp::from_unix(1_770_000_100).unwrap();
+    let message = |chat: &str, i: i64| {
+        json!({"type": "message", "chat_id": chat, "message_id": i.to_string(), "kind": "inbound_user",
+               "sent_at": 1_770_000_000 + i, "sender": {"user_id": "1", "username": "ann"}, "text": format!("m{i}")})
+    };
+    let events: Vec<Value> = (1..=6).map(|i| message("-1", i)).collect();
+    assert_eq!(svc.ingest(&events, now).unwrap().accepted, 6);
+
+    let start = Instant::now();
+    let history = {
+        let svc = svc.clone();
+        std::thread::spawn(move || {
+            let r = svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "6"}), now);
+            (r, start.elapsed())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(svc.ingest(&[message("-2", 1)], now).unwrap().accepted, 1);
+    svc.call("update_scenario", &json!({"chat_id": "-2", "patch": {"plan": "trip"}}), now).unwrap();
+    let others = start.elapsed();
+    let (answer, waited) = history.join().unwrap();
+    assert!(others < Duration::from_millis(1200), "other calls waited for the model: {others:?}");
+    assert!(waited >= Duration::from_millis(1500), "the history call waited for the model: {waited:?}");
+    let h = serde_json::to_value(answer.unwrap()).unwrap();
+    assert_eq!(h["selection"]["method"], "triage");
+    let texts: Vec<&str> = h["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["m2", "m4", "m5"], "the model's answer selected the history");
+    assert_eq!(s.requests.lock().unwrap().len(), 1, "one model call");
+}
