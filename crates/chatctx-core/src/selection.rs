@@ -146,6 +146,14 @@ pub fn estimate_tokens(text_bytes: usize) -> u32 {
     u32::try_from(text_bytes.div_ceil(4) + 4).unwrap_or(u32::MAX)
 }
 
+/// The conversations of a scope: the topic's, or all of the chat's.
+fn in_scope<'c>(chat: &'c Chat, scope: Scope, topic: Option<&str>) -> &'c [Conv] {
+    match scope {
+        Scope::Topic => chat.conv_of(topic).map_or(&[], std::slice::from_ref),
+        Scope::Chat => &chat.convs,
+    }
+}
+
 /// The newest items before `before` in the scope, newest first, that pass `keep`, at most `limit`.
 fn newest<'c>(
     chat: &'c Chat,
@@ -155,10 +163,7 @@ fn newest<'c>(
     limit: usize,
     mut keep: impl FnMut(&Item) -> bool,
 ) -> Vec<&'c Item> {
-    let convs: &[Conv] = match scope {
-        Scope::Topic => chat.conv_of(topic).map_or(&[], std::slice::from_ref),
-        Scope::Chat => &chat.convs,
-    };
+    let convs = in_scope(chat, scope, topic);
     let mut out: Vec<&Item> = Vec::with_capacity(limit.min(convs.iter().map(|c| c.items.len()).sum()));
     // A plain loop over each conversation's slices, newest first: this walk is most of a long selection.
     for conv in convs {
@@ -338,10 +343,8 @@ pub(crate) fn select<'c>(
 
 /// How many items before `before` in the scope pass `keep` (for the mode cap's report).
 fn count(chat: &Chat, scope: Scope, topic: Option<&str>, before: Option<Key>, keep: impl Fn(&Item) -> bool) -> usize {
-    match scope {
-        Scope::Topic => chat.conv_of(topic).map_or(0, |c| c.before(before).filter(|i| keep(i)).count()),
-        Scope::Chat => chat.convs.iter().map(|c| c.before(before).filter(|i| keep(i)).count()).sum(),
-    }
+    let slices = in_scope(chat, scope, topic).iter().map(|c| c.before_slices(before));
+    slices.map(|(older, newer)| older.iter().chain(newer).filter(|i| keep(i)).count()).sum()
 }
 
 /// Whether an item is the bot's own message (for reply truncation).
