@@ -12,6 +12,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use chatctx_core::scenario::UpdateScenario;
+use chatctx_core::tools::Request;
 use chatctx_core::{Engine, Settings, Timestamp};
 use serde_json::{Map, Value, json};
 

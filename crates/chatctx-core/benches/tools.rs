@@ -17,6 +17,7 @@ use chatctx_core::active::ListActiveContextObjects;
 use chatctx_core::kinds::ObjectKind;
 use chatctx_core::resolve::{FlatCandidate, ResolveReferenceTarget, hint_kinds};
 use chatctx_core::settings::ResolverSettings;
+use chatctx_core::tools::Request;
 use chatctx_core::{Engine, Event, Settings, Timestamp};
 use serde_json::{Value, json};
 

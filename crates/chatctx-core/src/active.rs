@@ -2,59 +2,93 @@
 //! objects within their TTL (and close grace) are listed; a forum topic sees its own objects, the reply
 //! chain's, and the general conversation's, never another topic's.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
-use crate::kinds::{Activation, ObjectKind};
+use crate::kinds::{Activation, KindName, ObjectKind};
 use crate::objects::{Liveness, Object, short_label};
 use crate::resolve::{Descriptor, Tier, kinds_field};
 use crate::time::Timestamp;
+use crate::tools::call::Id;
+use crate::tools::{Request, Scope, ScopeUse};
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
 
+/// Most objects a listing returns, and how many when the request names no `limit`.
+pub const MAX_LIMIT: u32 = 20;
+const DEFAULT_LIMIT: u32 = 5;
+
+fn default_limit() -> usize {
+    DEFAULT_LIMIT as usize
+}
+
 /// `list_active_context_objects` request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct ListActiveContextObjects {
-    /// Platform.
-    pub channel: String,
-    /// The chat.
-    pub chat_id: String,
-    /// The topic; defaults to the current message's.
-    pub topic_id: Option<String>,
-    /// The message being handled.
-    pub current_message_id: Option<String>,
-    /// The message it replies to; defaults to the stored current message's.
+    /// Where: the chat, and the message being handled (its topic and reply chain come first) or the topic.
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// The message it replies to; read from the store when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Id>")]
     pub reply_to_message_id: Option<String>,
-    /// Only these kinds.
+    /// Only objects of these kinds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<KindName>>")]
     pub kinds: Option<Vec<ObjectKind>>,
-    /// At most this many (1–20, default 5).
+    /// At most this many objects.
+    #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: usize,
-    /// The time the answer is for.
+    /// The time the answer is for; default the server's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub now: Option<Timestamp>,
 }
 
-impl ListActiveContextObjects {
-    /// Reads the request, naming any bad field.
-    pub fn decode(v: &Value) -> Result<Self, Error> {
+impl Request for ListActiveContextObjects {
+    const NAME: &'static str = "list_active_context_objects";
+    const DESCRIPTION: &'static str = "The conversational objects (articles, links, media, polls, reminders, \
+        summaries) active right now, nearest scope first: reply chain, then topic, then chat.";
+    const SCOPE: ScopeUse =
+        ScopeUse { reads: &["channel", "chat_id", "topic_id", "current_message_id"], requires: &[] };
+    type Response = ActiveObjects;
+
+    fn decode_with(v: &Value, defaults: Option<&Scope>) -> Result<Self, Error> {
         let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
         Ok(Self {
-            channel: f.channel()?,
-            chat_id: f.req_id("chat_id")?,
-            topic_id: f.id("topic_id")?,
-            current_message_id: f.id("current_message_id")?,
+            scope: Scope::decode(&f, Self::SCOPE, defaults)?,
             reply_to_message_id: f.id("reply_to_message_id")?,
             kinds: kinds_field(&f, "kinds")?,
-            limit: f.count_in("limit", 5, 20)?,
+            limit: f.count_in("limit", default_limit(), MAX_LIMIT)?,
             now: f.time("now")?,
         })
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    fn scope_mut(&mut self) -> &mut Scope {
+        &mut self.scope
+    }
+
+    fn now(&self) -> Option<Timestamp> {
+        self.now
+    }
+
+    fn fill_now(&mut self, now: Timestamp) {
+        self.now.get_or_insert(now);
     }
 }
 
 /// One listed object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct ActiveObject {
     /// The object.
     #[serde(flatten)]
@@ -72,7 +106,8 @@ pub struct ActiveObject {
 }
 
 /// `ok` when something is active.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 #[serde(rename_all = "snake_case")]
 pub enum ListStatus {
     /// At least one object.
@@ -82,7 +117,8 @@ pub enum ListStatus {
 }
 
 /// `list_active_context_objects` response.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct ActiveObjects {
     /// `ok` or `empty`.
     pub status: ListStatus,
@@ -101,11 +137,11 @@ impl Engine {
         req: &ListActiveContextObjects,
         now: Timestamp,
     ) -> Result<ActiveObjects, Error> {
-        let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
+        let chat = self.chat(&req.scope.channel, &req.scope.chat_id).ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
         let settings = self.settings();
         let scope = chat.request_scope(
-            req.topic_id.as_deref(),
-            req.current_message_id.as_deref(),
+            req.scope.topic_id.as_deref(),
+            req.scope.current_message_id.as_deref(),
             req.reply_to_message_id.as_deref(),
         );
         let topic = scope.topic;
@@ -160,7 +196,7 @@ impl Engine {
                     reasons.push("closed");
                 }
                 Some(ActiveObject {
-                    descriptor: descriptor(&req.chat_id, o),
+                    descriptor: descriptor(&req.scope.chat_id, o),
                     activation: o.activation?,
                     activated_at: o.activated_at?,
                     expires_at,

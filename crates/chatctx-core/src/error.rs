@@ -1,12 +1,15 @@
-//! The one error shape of the wire contract (SPEC §9): a stable snake_case code and a message.
+//! The one error shape of the wire contract: a stable snake_case code and a message (docs/protocol.md,
+//! "Errors").
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Stable error codes. Adapters map each to an HTTP status once.
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// An event failed validation; the message names the field.
@@ -63,7 +66,8 @@ impl fmt::Display for ErrorCode {
 }
 
 /// `{"code": "…", "message": "…"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema, thiserror::Error)]
+#[schemars(crate = "crate::wire")]
 #[error("{code}: {message}")]
 pub struct Error {
     /// The stable code.

@@ -1,5 +1,6 @@
 //! `ChatHistoryItem`, exactly as SPEC §5.1, with field-completeness validation.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -9,7 +10,8 @@ use crate::kinds::ItemKind;
 use crate::time::Timestamp;
 
 /// One recorded event as the prompt sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct ChatHistoryItem {
     /// Platform.
     pub channel: String,
@@ -41,7 +43,8 @@ pub struct ChatHistoryItem {
 }
 
 /// The speaker of a history item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct Sender {
     /// Platform user id.
     pub user_id: String,
@@ -57,7 +60,8 @@ pub struct Sender {
 }
 
 /// A quote inside a history item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct HistoryQuote {
     /// The quoted author's reference (empty when the platform hid the author).
     pub sender_ref: String,

@@ -142,6 +142,11 @@ impl<'a> Fields<'a> {
             .collect()
     }
 
+    /// An optional word of a closed vocabulary.
+    pub fn word<T: crate::kinds::Vocabulary>(&self, key: &str) -> Result<Option<T>, Error> {
+        Ok(self.one_of(key, T::NAMES)?.and_then(|i| T::ALL.get(i).copied()))
+    }
+
     /// An optional string that must be one of `allowed`, returned as its index.
     pub fn one_of(&self, key: &str, allowed: &[&str]) -> Result<Option<usize>, Error> {
         match self.str(key)? {

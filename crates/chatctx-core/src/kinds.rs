@@ -1,7 +1,20 @@
-//! The closed vocabularies of the contract: object kinds, activation events, message kinds and origins.
+//! The closed vocabularies of the contract: object kinds, activation events, message kinds and origins, and
+//! the [`vocabulary!`](crate::vocabulary) macro that declares every closed set of wire names once (its
+//! parser, its serde form and its JSON Schema come from that one list).
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+/// A closed set of wire names, declared with [`vocabulary!`](crate::vocabulary).
+pub trait Vocabulary: Sized + Copy + 'static {
+    /// Every value, in contract order.
+    const ALL: &'static [Self];
+    /// Every wire name, in the order of [`Vocabulary::ALL`].
+    const NAMES: &'static [&'static str];
+    /// The value with wire name `s`.
+    fn parse(s: &str) -> Option<Self>;
+}
 
+/// Declares a closed vocabulary: an enum with its wire names, `ALL`, `NAMES`, `as_str`, `parse`, serde and a
+/// JSON Schema (`enum` of the names), so the names a schema advertises are exactly the ones parsed.
+#[macro_export]
 macro_rules! vocabulary {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $wire:literal),+ $(,)? }) => {
         $(#[$m])*
@@ -25,16 +38,37 @@ macro_rules! vocabulary {
             }
         }
 
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        impl $crate::kinds::Vocabulary for $name {
+            const ALL: &'static [Self] = $name::ALL;
+            const NAMES: &'static [&'static str] = $name::NAMES;
+            fn parse(s: &str) -> Option<Self> {
+                $name::parse(s)
+            }
+        }
+
+        impl $crate::__private::serde::Serialize for $name {
+            fn serialize<S: $crate::__private::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
             }
         }
 
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
+            fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-                $name::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown {} {s:?}", stringify!($name))))
+                $name::parse(&s)
+                    .ok_or_else(|| $crate::__private::serde::de::Error::custom(format!("unknown {} {s:?}", stringify!($name))))
+            }
+        }
+
+        impl $crate::__private::schemars::JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut $crate::__private::schemars::SchemaGenerator) -> $crate::__private::schemars::Schema {
+                $crate::wire::schema([("type", "string".into()), ("enum", $name::NAMES.into())])
             }
         }
 
@@ -142,5 +176,103 @@ impl ItemKind {
     /// Whether the bot produced this item.
     pub fn is_outbound(self) -> bool {
         matches!(self, Self::OutboundAgent | Self::OutboundReaction)
+    }
+}
+
+vocabulary! {
+    /// The words a request names object kinds with, the same in `target_kind_hint`, `allowed_kinds` and
+    /// `kinds`: every exact kind, and short names (`image`, `photo`, `file`, …) for the media kinds.
+    KindName {
+        /// `article`.
+        Article = "article",
+        /// `link`.
+        Link = "link",
+        /// `media.image`.
+        MediaImage = "media.image",
+        /// `media.video`.
+        MediaVideo = "media.video",
+        /// `media.voice`.
+        MediaVoice = "media.voice",
+        /// `media.document`.
+        MediaDocument = "media.document",
+        /// `media.pdf`.
+        MediaPdf = "media.pdf",
+        /// `poll`.
+        Poll = "poll",
+        /// `reminder`.
+        Reminder = "reminder",
+        /// `summary`.
+        Summary = "summary",
+        /// `bot_message`.
+        BotMessage = "bot_message",
+        /// `message`.
+        Message = "message",
+        /// `media.image`.
+        Image = "image",
+        /// `media.image`.
+        Photo = "photo",
+        /// `media.video`.
+        Video = "video",
+        /// `media.voice`.
+        Voice = "voice",
+        /// `media.voice`.
+        Audio = "audio",
+        /// `media.document` or `media.pdf`.
+        File = "file",
+        /// `media.document`.
+        Document = "document",
+        /// `media.pdf`.
+        Pdf = "pdf",
+        /// A message (`message` or `bot_message`).
+        Quote = "quote",
+    }
+}
+
+impl KindName {
+    /// The kinds the word names in a filter (`allowed_kinds`, `kinds`): an exact kind name means that kind.
+    pub fn kinds(self) -> &'static [ObjectKind] {
+        use ObjectKind as K;
+        match self {
+            Self::Article => &[K::Article],
+            Self::Link => &[K::Link],
+            Self::Message => &[K::Message],
+            _ => self.hint_kinds(),
+        }
+    }
+
+    /// The kinds the word names as a `target_kind_hint`, its family, preferred kind first: `article` and
+    /// `link` include each other, and `message` includes the bot's messages.
+    pub fn hint_kinds(self) -> &'static [ObjectKind] {
+        use ObjectKind as K;
+        match self {
+            Self::Article => &[K::Article, K::Link],
+            Self::Link => &[K::Link, K::Article],
+            Self::MediaImage | Self::Image | Self::Photo => &[K::MediaImage],
+            Self::MediaVideo | Self::Video => &[K::MediaVideo],
+            Self::MediaVoice | Self::Voice | Self::Audio => &[K::MediaVoice],
+            Self::MediaDocument | Self::Document => &[K::MediaDocument],
+            Self::MediaPdf | Self::Pdf => &[K::MediaPdf],
+            Self::File => &[K::MediaDocument, K::MediaPdf],
+            Self::Poll => &[K::Poll],
+            Self::Reminder => &[K::Reminder],
+            Self::Summary => &[K::Summary],
+            Self::BotMessage => &[K::BotMessage],
+            Self::Message | Self::Quote => &[K::Message, K::BotMessage],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every exact kind is a word of its own, naming exactly that kind in a filter.
+    #[test]
+    fn every_kind_is_a_word() {
+        for kind in ObjectKind::ALL {
+            let word = KindName::parse(kind.as_str()).expect("every kind is a word");
+            assert_eq!(word.kinds(), &[*kind]);
+            assert_eq!(word.hint_kinds()[0], *kind);
+        }
     }
 }

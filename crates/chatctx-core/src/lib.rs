@@ -50,6 +50,15 @@ pub mod synth;
 pub mod time;
 pub mod tools;
 pub mod transfer;
+#[doc(hidden)]
+pub mod wire;
+
+#[doc(hidden)]
+pub mod __private {
+    //! What [`vocabulary!`](crate::vocabulary) expands to needs, for crates that use the macro.
+    pub use schemars;
+    pub use serde;
+}
 
 pub use engine::{Applied, Engine};
 pub use error::{Error, ErrorCode};

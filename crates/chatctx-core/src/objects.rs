@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 
 use hashbrown::HashMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::kinds::{Activation, ObjectKind};
@@ -24,7 +25,8 @@ pub const MAX_LABEL_CHARS: usize = 80;
 pub const MAX_LABEL_BYTES: usize = 120;
 
 /// A typed object known in a chat.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct Object {
     /// Id, unique in the chat.
     pub object_id: String,

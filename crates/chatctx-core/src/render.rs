@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::history::ChatHistoryItem;
@@ -16,7 +17,8 @@ use crate::time::{TimeWriter, Timestamp};
 pub const HISTORY_NOTE: &str = "Historical messages only. Do not treat as the current user request.";
 
 /// A chat-completions message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct PromptMessage {
     /// `system`, `user` or `assistant`.
     pub role: Role,
@@ -25,7 +27,8 @@ pub struct PromptMessage {
 }
 
 /// A prompt role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Instructions.
@@ -37,7 +40,8 @@ pub enum Role {
 }
 
 /// The `chat_history_context` payload, fields in the seed's order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct HistoryPayload {
     /// Always `chat_history_context`.
     #[serde(rename = "type")]
@@ -51,7 +55,8 @@ pub struct HistoryPayload {
 }
 
 /// One entry of the payload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct PayloadMessage {
     /// Item kind.
     pub kind: ItemKind,
@@ -347,7 +352,8 @@ pub fn prompt(parts: PromptParts<'_>) -> Vec<PromptMessage> {
 }
 
 /// The input of an addressing decision ("should the bot answer this?"), seed §4.6.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct AddressingInput {
     /// The bot's username.
     pub bot_username: String,
@@ -360,7 +366,8 @@ pub struct AddressingInput {
 }
 
 /// The current message of an addressing input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct CurrentMessage {
     /// Item kind.
     pub kind: ItemKind,

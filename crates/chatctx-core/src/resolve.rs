@@ -9,6 +9,7 @@
 
 use std::cmp::Ordering;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -16,198 +17,236 @@ use crate::chat::{Chat, Item};
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
-use crate::kinds::{Activation, ItemKind, ObjectKind};
+use crate::kinds::{Activation, ItemKind, KindName, ObjectKind};
 use crate::objects::{Liveness, Object, short_label};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
+use crate::tools::call::Id;
+use crate::tools::{Request, Scope, ScopeUse};
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
 
-/// `positional_hint`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Positional {
-    /// The message replied to.
-    RepliedMessage,
-    /// The newest.
-    Latest,
-    /// The one before the newest.
-    Previous,
-    /// The newest before the current message.
-    Above,
-    /// The newest in the current topic.
-    CurrentTopicRecent,
+crate::vocabulary! {
+    /// `positional_hint`.
+    Positional {
+        /// The message replied to.
+        RepliedMessage = "replied_message",
+        /// The newest.
+        Latest = "latest",
+        /// The one before the newest.
+        Previous = "previous",
+        /// The newest before the current message.
+        Above = "above",
+        /// The newest in the current topic.
+        CurrentTopicRecent = "current_topic_recent",
+    }
 }
 
-/// `ordinal_hint`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ordinal {
-    /// The earliest.
-    First,
-    /// The second earliest.
-    Second,
-    /// The newest.
-    Last,
+crate::vocabulary! {
+    /// `ordinal_hint`.
+    Ordinal {
+        /// The earliest.
+        First = "first",
+        /// The second earliest.
+        Second = "second",
+        /// The newest.
+        Last = "last",
+    }
 }
 
-/// `ownership_hint`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ownership {
-    /// Created by the sender.
-    Mine,
-    /// Created by the bot.
-    BotCreated,
-    /// Anyone.
-    Any,
+crate::vocabulary! {
+    /// `ownership_hint`.
+    Ownership {
+        /// Created by the sender.
+        Mine = "mine",
+        /// Created by the bot.
+        BotCreated = "bot_created",
+        /// Anyone.
+        Any = "any",
+    }
 }
 
-/// `recency_hint`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recency {
-    /// The newest.
-    Latest,
-    /// Recent ones count more.
-    Recent,
-    /// Active ones count more.
-    CurrentlyActive,
+crate::vocabulary! {
+    /// `recency_hint`.
+    Recency {
+        /// The newest.
+        Latest = "latest",
+        /// Recent ones count more.
+        Recent = "recent",
+        /// Active ones count more.
+        CurrentlyActive = "currently_active",
+    }
 }
 
-/// `normalized_reference_hints`: language-neutral hints extracted by the caller.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `normalized_reference_hints`: language-neutral hints the caller read from the user's words.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct Hints {
-    /// Position.
+    /// Where the target is: the replied message, the newest, the one before, the newest above the current
+    /// message, the newest in the current topic.
+    #[serde(rename = "positional_hint", skip_serializing_if = "Option::is_none")]
     pub positional: Option<Positional>,
-    /// Ordinal.
+    /// Which of several, by time.
+    #[serde(rename = "ordinal_hint", skip_serializing_if = "Option::is_none")]
     pub ordinal: Option<Ordinal>,
-    /// The kinds a `target_kind_hint` names.
+    /// What kind of thing it is: an exact kind or a short name such as `image`, `photo`, `file`, `quote`.
+    #[serde(rename = "target_kind_hint", skip_serializing_if = "Option::is_none")]
+    pub target_kind: Option<KindName>,
+    /// The kinds [`Hints::target_kind`] names, preferred first ([`KindName::hint_kinds`]).
+    #[serde(skip)]
     pub target_kinds: Vec<ObjectKind>,
-    /// Ownership.
+    /// Whose it is: the sender's, the bot's, anyone's.
+    #[serde(rename = "ownership_hint", skip_serializing_if = "Option::is_none")]
     pub ownership: Option<Ownership>,
-    /// Recency.
+    /// How recent.
+    #[serde(rename = "recency_hint", skip_serializing_if = "Option::is_none")]
     pub recency: Option<Recency>,
 }
 
-/// The kinds a `target_kind_hint` word names: its own family (`file` is any document or PDF, `article` and
-/// `link` include each other, `quote` and `message` are messages), or one exact kind.
+impl Hints {
+    fn decode(f: &Fields<'_>) -> Result<Self, Error> {
+        let target_kind = f.word::<KindName>("target_kind_hint")?;
+        Ok(Self {
+            positional: f.word("positional_hint")?,
+            ordinal: f.word("ordinal_hint")?,
+            target_kind,
+            target_kinds: target_kind.map(|k| k.hint_kinds().to_vec()).unwrap_or_default(),
+            ownership: f.word("ownership_hint")?,
+            recency: f.word("recency_hint")?,
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The kinds a `target_kind_hint` word names, preferred first ([`KindName::hint_kinds`]).
 pub fn hint_kinds(word: &str) -> Option<Vec<ObjectKind>> {
-    use ObjectKind::*;
-    Some(match word {
-        "poll" => vec![Poll],
-        "reminder" => vec![Reminder],
-        "image" => vec![MediaImage],
-        "video" => vec![MediaVideo],
-        "voice" => vec![MediaVoice],
-        "file" => vec![MediaDocument, MediaPdf],
-        "pdf" => vec![MediaPdf],
-        "article" => vec![Article, Link],
-        "link" => vec![Link, Article],
-        "summary" => vec![Summary],
-        "quote" | "message" => vec![Message, BotMessage],
-        other => vec![ObjectKind::parse(other)?],
-    })
+    KindName::parse(word).map(|k| k.hint_kinds().to_vec())
+}
+
+/// Most candidates an answer lists, and how many when the request names no `max_candidates`.
+pub const MAX_CANDIDATES: u32 = 10;
+const DEFAULT_CANDIDATES: u32 = 3;
+
+fn default_candidates() -> usize {
+    DEFAULT_CANDIDATES as usize
 }
 
 /// `resolve_reference_target` request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct ResolveReferenceTarget {
-    /// Platform.
-    pub channel: String,
-    /// The chat.
-    pub chat_id: String,
-    /// The topic; defaults to the current message's.
-    pub topic_id: Option<String>,
-    /// The message being handled.
-    pub current_message_id: String,
-    /// The message it replies to; defaults to the stored current message's.
+    /// Where: the chat, the message that holds the reference, and who wrote it.
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// The message it replies to, if any; read from the store when omitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Id>")]
     pub reply_to_message_id: Option<String>,
-    /// Who asks.
-    pub sender_user_id: String,
-    /// Hints.
+    /// The user's words: accepted and never read, so they never change the outcome (hints are the only
+    /// language input).
+    #[serde(skip_serializing)]
+    #[schemars(with = "Option<String>")]
+    pub raw_user_text: (),
+    /// Hints read from the user's words.
+    #[serde(rename = "normalized_reference_hints", default, skip_serializing_if = "Hints::is_empty")]
     pub hints: Hints,
-    /// Only these kinds.
+    /// Only objects of these kinds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<KindName>>")]
     pub allowed_kinds: Option<Vec<ObjectKind>>,
-    /// Candidates returned (1–10, default 3).
+    /// How many candidates to list.
+    #[serde(default = "default_candidates")]
+    #[schemars(range(min = 1, max = MAX_CANDIDATES))]
     pub max_candidates: usize,
-    /// The time the answer is for.
+    /// The time the answer is for; default the server's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub now: Option<Timestamp>,
 }
 
-impl ResolveReferenceTarget {
-    /// Reads the request, naming any bad field.
-    pub fn decode(v: &Value) -> Result<Self, Error> {
+impl Request for ResolveReferenceTarget {
+    const NAME: &'static str = "resolve_reference_target";
+    const DESCRIPTION: &'static str = "What a user's reference (\"this\", \"the poll above\", \"my photo\") points \
+        at: resolved with one target, ambiguous with the candidates (never a guess), or not_found. Give the hints \
+        you read from the user's words.";
+    const SCOPE: ScopeUse = ScopeUse {
+        reads: &["channel", "chat_id", "topic_id", "current_message_id", "sender_user_id"],
+        requires: &["current_message_id", "sender_user_id"],
+    };
+    type Response = Resolution;
+
+    fn decode_with(v: &Value, defaults: Option<&Scope>) -> Result<Self, Error> {
         let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
         let _ = f.str("raw_user_text")?; // accepted, never interpreted
         let hints = match f.obj("normalized_reference_hints")? {
             None => Hints::default(),
-            Some(m) => {
-                let h = Fields::new(m, "normalized_reference_hints", RQ);
-                let target_kinds = match h.str("target_kind_hint")? {
-                    None => Vec::new(),
-                    Some(w) => hint_kinds(w).ok_or_else(|| {
-                        h.err("target_kind_hint", &format!("unknown kind {w:?}; expected poll, reminder, image, video, voice, file, pdf, article, link, summary, quote, message or an exact kind"))
-                    })?,
-                };
-                Hints {
-                    positional: h
-                        .one_of(
-                            "positional_hint",
-                            &["replied_message", "latest", "previous", "above", "current_topic_recent"],
-                        )?
-                        .map(|i| {
-                            [
-                                Positional::RepliedMessage,
-                                Positional::Latest,
-                                Positional::Previous,
-                                Positional::Above,
-                                Positional::CurrentTopicRecent,
-                            ][i]
-                        }),
-                    ordinal: h
-                        .one_of("ordinal_hint", &["first", "second", "last"])?
-                        .map(|i| [Ordinal::First, Ordinal::Second, Ordinal::Last][i]),
-                    target_kinds,
-                    ownership: h
-                        .one_of("ownership_hint", &["mine", "bot_created", "any"])?
-                        .map(|i| [Ownership::Mine, Ownership::BotCreated, Ownership::Any][i]),
-                    recency: h
-                        .one_of("recency_hint", &["latest", "recent", "currently_active"])?
-                        .map(|i| [Recency::Latest, Recency::Recent, Recency::CurrentlyActive][i]),
-                }
-            }
+            Some(m) => Hints::decode(&Fields::new(m, "normalized_reference_hints", RQ))?,
         };
         Ok(Self {
-            channel: f.channel()?,
-            chat_id: f.req_id("chat_id")?,
-            topic_id: f.id("topic_id")?,
-            current_message_id: f.req_id("current_message_id")?,
+            scope: Scope::decode(&f, Self::SCOPE, defaults)?,
             reply_to_message_id: f.id("reply_to_message_id")?,
-            sender_user_id: f.req_id("sender_user_id")?,
+            raw_user_text: (),
             hints,
             allowed_kinds: kinds_field(&f, "allowed_kinds")?,
-            max_candidates: f.count_in("max_candidates", 3, 10)?,
+            max_candidates: f.count_in("max_candidates", default_candidates(), MAX_CANDIDATES)?,
             now: f.time("now")?,
         })
     }
+
+    fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    fn scope_mut(&mut self) -> &mut Scope {
+        &mut self.scope
+    }
+
+    fn now(&self) -> Option<Timestamp> {
+        self.now
+    }
+
+    fn fill_now(&mut self, now: Timestamp) {
+        self.now.get_or_insert(now);
+    }
 }
 
-/// Reads an optional list of exact object kinds.
+impl ResolveReferenceTarget {
+    /// The message that holds the reference (required, so always present once decoded).
+    pub fn current(&self) -> &str {
+        self.scope.current_message_id.as_deref().unwrap_or_default()
+    }
+
+    /// Who wrote it (required likewise).
+    pub fn sender(&self) -> &str {
+        self.scope.sender_user_id.as_deref().unwrap_or_default()
+    }
+}
+
+/// Reads an optional list of kind words ([`KindName`]) as the kinds they name in a filter.
 pub(crate) fn kinds_field(f: &Fields<'_>, key: &str) -> Result<Option<Vec<ObjectKind>>, Error> {
     if f.get(key).is_none() {
         return Ok(None);
     }
-    f.array(key)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            v.as_str().and_then(ObjectKind::parse).ok_or_else(|| {
-                f.err(&format!("{key}[{i}]"), &format!("expected one of {}", ObjectKind::NAMES.join(", ")))
-            })
-        })
-        .collect::<Result<_, _>>()
-        .map(Some)
+    let mut kinds = Vec::new();
+    for (i, v) in f.array(key)?.iter().enumerate() {
+        let word = v
+            .as_str()
+            .and_then(KindName::parse)
+            .ok_or_else(|| f.err(&format!("{key}[{i}]"), &format!("expected one of {}", KindName::NAMES.join(", "))))?;
+        for kind in word.kinds() {
+            if !kinds.contains(kind) {
+                kinds.push(*kind);
+            }
+        }
+    }
+    Ok(Some(kinds))
 }
 
 /// A compact, safe description of an object (no raw history).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct Descriptor {
     /// Id.
     pub object_id: String,
@@ -236,7 +275,8 @@ pub struct Descriptor {
 }
 
 /// A scored candidate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct Candidate {
     /// The object.
     #[serde(flatten)]
@@ -248,7 +288,8 @@ pub struct Candidate {
 }
 
 /// `resolved` | `ambiguous` | `not_found`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// One clear winner.
@@ -260,7 +301,8 @@ pub enum Status {
 }
 
 /// Where the answer was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// The reply target and its ancestors.
@@ -272,7 +314,8 @@ pub enum Tier {
 }
 
 /// Scoring details for logs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct Diagnostics {
     /// Candidates scored.
     pub candidate_count: usize,
@@ -281,7 +324,8 @@ pub struct Diagnostics {
 }
 
 /// `resolve_reference_target` response.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct Resolution {
     /// Outcome.
     pub status: Status,
@@ -531,11 +575,12 @@ impl Engine {
         now: Timestamp,
     ) -> Result<Resolution, Error> {
         let (mut resolution, winner) = {
-            let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
+            let chat =
+                self.chat(&req.scope.channel, &req.scope.chat_id).ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
             resolve(chat, self.settings(), req, now)
         };
         if let Some(id) = winner {
-            resolution.recorded = self.record_resolved(&req.channel, &req.chat_id, &id, now, &req.current_message_id);
+            resolution.recorded = self.record_resolved(&req.scope.channel, &req.scope.chat_id, &id, now, req.current());
         }
         Ok(resolution)
     }
@@ -547,10 +592,10 @@ impl Engine {
         req: &ResolveReferenceTarget,
         now: Timestamp,
     ) -> Result<Option<Resolution>, Error> {
-        let chat = self.chat(&req.channel, &req.chat_id).ok_or_else(|| unknown_chat(&req.chat_id))?;
+        let chat = self.chat(&req.scope.channel, &req.scope.chat_id).ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
         let (resolution, winner) = resolve(chat, self.settings(), req, now);
         Ok(match winner {
-            Some(id) if would_record(chat, &id, now, &req.current_message_id) => None,
+            Some(id) if would_record(chat, &id, now, req.current()) => None,
             _ => Some(resolution),
         })
     }
@@ -668,13 +713,13 @@ fn gather<'a>(
 ) -> Gathered<'a> {
     let cfg = &settings.resolver;
     let scope =
-        chat.request_scope(req.topic_id.as_deref(), Some(&req.current_message_id), req.reply_to_message_id.as_deref());
+        chat.request_scope(req.scope.topic_id.as_deref(), Some(req.current()), req.reply_to_message_id.as_deref());
     let (topic, reply_target) = (scope.topic, scope.reply_target);
     let ctx = Ctx {
         settings,
         now,
         cutoff: scope.current.map(Item::key),
-        current_id: &req.current_message_id,
+        current_id: req.current(),
         topic,
         allowed: req.allowed_kinds.as_deref(),
     };
@@ -701,7 +746,7 @@ fn gather<'a>(
     }
     // 2. The scope: objects carried by the current message, the newest objects (overall and of the kinds
     //    asked for), the activations within the TTL horizon, the newest messages.
-    for o in chat.objects.of_source(&req.current_message_id) {
+    for o in chat.objects.of_source(req.current()) {
         push_obj(&mut raw, o, ctx.tier_for(o.topic_id.as_deref()), None);
     }
     let home = ctx.tier_for(topic);
@@ -795,7 +840,7 @@ impl Engine {
     /// The candidates `resolve_reference_target` would score for `req`, flat. For benchmarks.
     #[doc(hidden)]
     pub fn resolve_candidates(&self, req: &ResolveReferenceTarget, now: Timestamp) -> Vec<FlatCandidate> {
-        let Some(chat) = self.chat(&req.channel, &req.chat_id) else { return Vec::new() };
+        let Some(chat) = self.chat(&req.scope.channel, &req.scope.chat_id) else { return Vec::new() };
         let g = gather(chat, self.settings(), req, now);
         g.pool
             .iter()
@@ -806,10 +851,10 @@ impl Engine {
                 fallback: c.tier == Tier::Chat && g.ctx.topic.is_some(),
                 active: c.active,
                 stale: c.stale,
-                owned: c.by_user == Some(req.sender_user_id.as_str()),
+                owned: c.by_user == Some(req.sender()),
                 by_bot: c.by_bot,
                 is_message: c.is_message,
-                touched: c.activated_by == Some(req.current_message_id.as_str()),
+                touched: c.activated_by == Some(req.current()),
                 age_secs: (now.unix() - c.last_touched.unix()).max(0),
                 created_at: c.created_at.unix(),
             })
@@ -853,14 +898,12 @@ fn score(
             c.mask |= 1 << R::RecentObject as u32;
         }
         match hints.ownership {
-            Some(Ownership::Mine) if c.by_user == Some(req.sender_user_id.as_str()) => {
-                c.add(cfg.owned_by_sender, R::OwnedBySender)
-            }
+            Some(Ownership::Mine) if c.by_user == Some(req.sender()) => c.add(cfg.owned_by_sender, R::OwnedBySender),
             Some(Ownership::Mine) => c.score += cfg.not_owned,
             Some(Ownership::BotCreated) if c.by_bot => c.add(cfg.bot_created, R::BotCreated),
             _ => {}
         }
-        if c.activated_by == Some(req.current_message_id.as_str()) {
+        if c.activated_by == Some(req.current()) {
             c.add(cfg.touched_in_interaction, R::TouchedInInteraction);
         }
         if c.carrier && !wants_message {
@@ -956,7 +999,7 @@ fn decide(
         };
         return (resolution, None);
     }
-    let chat_id = &req.chat_id;
+    let chat_id = &req.scope.chat_id;
     let describe = |c: &Cand<'_>| Descriptor {
         object_id: c.id.render(),
         kind: c.kind,

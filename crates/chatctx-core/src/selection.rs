@@ -14,6 +14,7 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -23,7 +24,8 @@ use crate::render::{PromptMessage, Role};
 use crate::settings::{OnTriageError, Policy, Scope, Selector, Settings};
 
 /// How the history was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 #[serde(rename_all = "snake_case")]
 pub enum SelectionMethod {
     /// Everything considered (small history, selection off, or nothing older than the recent items).
@@ -41,7 +43,8 @@ pub enum SelectionMethod {
 }
 
 /// What selection did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
 pub struct SelectionReport {
     /// The method that really ran.
     pub method: SelectionMethod,

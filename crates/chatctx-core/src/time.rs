@@ -183,6 +183,29 @@ impl<'de> serde::Deserialize<'de> for Timestamp {
     }
 }
 
+impl schemars::JsonSchema for Timestamp {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    /// On input, RFC 3339 or Unix seconds; on output always RFC 3339 in UTC.
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::wire::schema;
+        if generator.contract().is_deserialize() {
+            schema([
+                ("type", vec!["string", "integer"].into()),
+                ("description", "RFC 3339 (any offset) or integer Unix seconds.".into()),
+            ])
+        } else {
+            schema([("type", "string".into()), ("format", "date-time".into())])
+        }
+    }
+}
+
 fn is_leap(y: i64) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }

@@ -187,6 +187,13 @@ fn object_doc(o: &Object) -> ObjectDoc {
     }
 }
 
+impl ConversationDoc {
+    /// Reads a document from JSON (its content is checked when it is imported).
+    pub fn from_value(v: &Value) -> Result<Self, Error> {
+        Self::deserialize(v).map_err(|e| Error::invalid_request(format!("not a conversation document: {e}")))
+    }
+}
+
 impl Engine {
     /// The whole conversation of one chat as a document.
     pub fn export_conversation(&self, channel: &str, chat_id: &str) -> Result<ConversationDoc, Error> {
@@ -225,8 +232,11 @@ impl Engine {
     /// Loads a conversation document, replacing whatever the engine held for that chat. The document is
     /// checked whole first; a bad one changes nothing.
     pub fn import_conversation(&mut self, v: &Value) -> Result<(), Error> {
-        let doc: ConversationDoc = ConversationDoc::deserialize(v)
-            .map_err(|e| Error::invalid_request(format!("not a conversation document: {e}")))?;
+        self.import_document(&ConversationDoc::from_value(v)?)
+    }
+
+    /// [`Engine::import_conversation`] of a document already read.
+    pub fn import_document(&mut self, doc: &ConversationDoc) -> Result<(), Error> {
         if doc.format != FORMAT {
             return Err(Error::invalid_request(format!("field `format`: expected {FORMAT:?}, got {:?}", doc.format)));
         }

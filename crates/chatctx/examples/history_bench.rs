@@ -51,10 +51,12 @@ fn measure(runs: usize, mut call: impl FnMut() -> usize) -> (f64, f64, usize) {
 /// The full answer (items, rendered payload and prompt), then the prompt alone, for the newest message.
 fn cases(name: &str, e: &Engine, current: usize, runs: usize) {
     let req = GetChatHistoryContext {
-        channel: "telegram".into(),
-        chat_id: "-1".into(),
-        topic_id: None,
-        current_message_id: Some(current.to_string()),
+        scope: chatctx_core::tools::Scope {
+            channel: "telegram".into(),
+            topic_id: None,
+            current_message_id: Some(current.to_string()),
+            ..chatctx_core::tools::Scope::chat("-1")
+        },
         now: None,
     };
     let full = measure(runs, || e.get_chat_history_context(&req).map_or(0, |h| h.items.len()));

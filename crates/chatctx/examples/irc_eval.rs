@@ -109,10 +109,12 @@ fn evaluate(files: &BTreeMap<String, Vec<Line>>, settings: &Settings) -> (usize,
         }
         for line in lines.iter().filter(|l| !l.gold.is_empty()) {
             let req = GetChatHistoryContext {
-                channel: "irc".into(),
-                chat_id: file.clone(),
-                topic_id: None,
-                current_message_id: Some(line.idx.to_string()),
+                scope: chatctx_core::tools::Scope {
+                    channel: "irc".into(),
+                    topic_id: None,
+                    current_message_id: Some(line.idx.to_string()),
+                    ..chatctx_core::tools::Scope::chat(file.clone())
+                },
                 now: None,
             };
             let Ok(h) = engine.get_chat_history_context(&req) else { continue };

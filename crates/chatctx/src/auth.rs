@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use chatctx_core::tools::{Scope, ToolCall};
 use chatctx_core::{Error, ErrorCode, Timestamp};
 use ring::rand::{SecureRandom, SystemRandom};
 use serde::Serialize;
@@ -61,36 +62,28 @@ impl Access {
         }
     }
 
-    /// Fits tool arguments to the credential: a bound scope supplies its chat (and topic, current message,
-    /// sender where the request names none) and refuses any other chat; a chat list refuses chats not on it.
-    pub fn bind(&self, args: &mut Value) -> Result<(), Error> {
-        let named = args.get("chat_id").and_then(chatctx_core::json::id_of);
-        let channel = chatctx_core::json::channel_of(args).to_owned();
-        match self {
-            Access::Open | Access::All => Ok(()),
-            Access::Chats(_) => match named {
-                Some(chat) if self.allows(&channel, &chat) => Ok(()),
-                Some(chat) => Err(forbidden(&chat)),
-                None => Ok(()), // the tool will ask for chat_id itself
-            },
-            Access::Bound(b) => {
-                if let Some(chat) = named.filter(|c| *c != b.chat_id || channel != b.channel) {
-                    return Err(forbidden(&chat));
-                }
-                let Some(map) = args.as_object_mut() else { return Ok(()) };
-                map.insert("chat_id".into(), Value::from(b.chat_id.clone()));
-                map.insert("channel".into(), Value::from(b.channel.clone()));
-                for (key, v) in [
-                    ("topic_id", &b.topic_id),
-                    ("current_message_id", &b.current_message_id),
-                    ("sender_user_id", &b.sender_user_id),
-                ] {
-                    if let Some(v) = v {
-                        map.entry(key).or_insert_with(|| Value::from(v.clone()));
-                    }
-                }
-                Ok(())
-            }
+    /// Reads a tool call as the credential allows: a bound scope supplies its chat (and topic, current
+    /// message, sender where the call names none) and refuses any other chat; a chat list refuses chats not
+    /// on it.
+    pub fn decode_call(&self, tool: &str, args: &Value) -> Result<ToolCall, Error> {
+        let call = match self {
+            Access::Bound(b) => ToolCall::decode_with(tool, args, Some(&b.scope()))?,
+            _ => ToolCall::decode(tool, args)?,
+        };
+        let scope = call.scope();
+        if self.allows(&scope.channel, &scope.chat_id) { Ok(call) } else { Err(forbidden(&scope.chat_id)) }
+    }
+}
+
+impl Bound {
+    /// The scope it fills into calls.
+    fn scope(&self) -> Scope {
+        Scope {
+            channel: self.channel.clone(),
+            chat_id: self.chat_id.clone(),
+            topic_id: self.topic_id.clone(),
+            current_message_id: self.current_message_id.clone(),
+            sender_user_id: self.sender_user_id.clone(),
         }
     }
 }
@@ -176,7 +169,10 @@ mod tests {
         assert_eq!(auth.check(Some("Bearer admin"), t(0)).unwrap(), Access::All);
         let a = auth.check(Some("Bearer bot-a"), t(0)).unwrap();
         assert!(a.allows("telegram", "-1") && !a.allows("telegram", "-2"));
-        assert_eq!(a.bind(&mut json!({"chat_id": "-2"})).unwrap_err().code, ErrorCode::ForbiddenScope);
+        assert_eq!(
+            a.decode_call("get_scenario", &json!({"chat_id": "-2"})).unwrap_err().code,
+            ErrorCode::ForbiddenScope
+        );
 
         let bound = Bound {
             channel: "telegram".into(),
@@ -193,23 +189,20 @@ mod tests {
         let token = auth.issue(&a, bound, t(0)).unwrap();
         assert!(token.starts_with("cs_") && token.len() == 51);
         let scoped = auth.check(Some(&format!("Bearer {token}")), t(50)).unwrap();
-        let mut args = json!({"normalized_reference_hints": {}});
-        scoped.bind(&mut args).unwrap();
+        let call = scoped.decode_call("resolve_reference_target", &json!({"normalized_reference_hints": {}})).unwrap();
+        let s = call.scope();
         assert_eq!(
-            (
-                args["chat_id"].as_str(),
-                args["topic_id"].as_str(),
-                args["current_message_id"].as_str(),
-                args["sender_user_id"].as_str()
-            ),
-            (Some("-1"), Some("7"), Some("501"), Some("42")),
+            (s.chat_id.as_str(), s.topic_id.as_deref(), s.current_message_id.as_deref(), s.sender_user_id.as_deref()),
+            ("-1", Some("7"), Some("501"), Some("42")),
             "the scope comes from the token"
         );
-        assert_eq!(scoped.bind(&mut json!({"chat_id": "-100999"})).unwrap_err().code, ErrorCode::ForbiddenScope);
+        assert_eq!(
+            scoped.decode_call("get_scenario", &json!({"chat_id": "-100999"})).unwrap_err().code,
+            ErrorCode::ForbiddenScope
+        );
         // An empty channel means telegram, as the tools read it.
-        let mut empty = json!({"channel": "", "chat_id": "-1"});
-        scoped.bind(&mut empty).unwrap();
-        assert_eq!(empty["channel"], "telegram");
+        let call = scoped.decode_call("get_scenario", &json!({"channel": "", "chat_id": "-1"})).unwrap();
+        assert_eq!(call.scope().channel, "telegram");
         assert_eq!(
             auth.issue(
                 &scoped,

@@ -13,6 +13,8 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
+use chatctx_core::scenario::GetScenario;
+use chatctx_core::tools::{Scope, ToolCall};
 use chatctx_core::{Error, ErrorCode, Timestamp};
 use serde::Deserialize;
 use serde_json::Value;
@@ -210,7 +212,7 @@ async fn post_tool(
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
     let bytes = body(b)?;
-    let mut args: Value = if bytes.is_empty() {
+    let args: Value = if bytes.is_empty() {
         Value::Object(serde_json::Map::new())
     } else {
         serde_json::from_slice(&bytes)
@@ -219,8 +221,8 @@ async fn post_tool(
     if !args.is_object() {
         return Err(ApiError(Error::invalid_request("the body must be a JSON object")));
     }
-    a.bind(&mut args)?;
-    Ok(json_body(&app.svc.call_logged(tool, args, now()).await?))
+    let call = a.decode_call(&tool, &args).inspect_err(|e| crate::replay::log_refused(&tool, e))?;
+    Ok(json_body(&app.svc.call_logged(call, now()).await?))
 }
 
 /// `POST /v1/scopes`.
@@ -361,14 +363,9 @@ async fn get_scenario(
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
     let channel = chat_channel(&app, &headers, &chat_id, &q)?;
-    let mut args = serde_json::Map::new();
-    args.insert("chat_id".into(), Value::from(chat_id));
-    args.insert("channel".into(), Value::from(channel));
-    if let Some(t) = q.topic_id {
-        args.insert("topic_id".into(), Value::from(t));
-    }
-    args.insert("revisions".into(), Value::from(true));
-    let answer = app.svc.call_logged("get_scenario".to_owned(), Value::Object(args), now()).await?;
+    let scope = Scope { channel, topic_id: q.topic_id, ..Scope::chat(chat_id) };
+    let call = ToolCall::GetScenario(GetScenario { scope, revisions: true });
+    let answer = app.svc.call_logged(call, now()).await?;
     Ok(json_body(&answer))
 }
 

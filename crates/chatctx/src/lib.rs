@@ -16,6 +16,7 @@ pub mod auth;
 pub mod config;
 pub mod http;
 pub mod ingest;
+pub mod logline;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;

@@ -8,18 +8,17 @@
 //! (a bound scope fills in its chat and refuses another); over stdio the caller is the local process that
 //! started chatctx and may touch everything.
 
-#![allow(clippy::disallowed_methods)] // `json!` literals below are static schemas; they cannot fail.
-
 use std::sync::Arc;
 
 use chatctx_core::Error;
+use chatctx_core::tools::ToolCall;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::auth::{Access, Auth};
 use crate::http::now;
@@ -56,7 +55,8 @@ impl Mcp {
 }
 
 fn error_result(e: &Error) -> CallToolResponse {
-    CallToolResult::structured_error(json!({"code": e.code, "message": e.message})).into()
+    // `{"code", "message"}`: an error always serializes.
+    CallToolResult::structured_error(serde_json::to_value(e).unwrap_or_default()).into()
 }
 
 impl ServerHandler for Mcp {
@@ -84,18 +84,18 @@ impl ServerHandler for Mcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = request.name.to_string();
-        if !chatctx_core::tools::TOOLS.iter().any(|(name, _)| *name == tool) {
+        if !ToolCall::NAMES.contains(&tool.as_str()) {
             return Err(ErrorData::invalid_params(format!("unknown tool {tool:?}"), None));
         }
-        let access = match self.access(&context) {
-            Ok(a) => a,
-            Err(e) => return Ok(error_result(&e)),
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let call = match self.access(&context).and_then(|access| access.decode_call(&tool, &args)) {
+            Ok(call) => call,
+            Err(e) => {
+                crate::replay::log_refused(&tool, &e);
+                return Ok(error_result(&e));
+            }
         };
-        let mut args = Value::Object(request.arguments.unwrap_or_default());
-        if let Err(e) = access.bind(&mut args) {
-            return Ok(error_result(&e));
-        }
-        let answer = self.svc.call_logged(tool, args, now()).await.and_then(|a| {
+        let answer = self.svc.call_logged(call, now()).await.and_then(|a| {
             serde_json::to_value(&a).map_err(|e| Error::new(chatctx_core::ErrorCode::Internal, e.to_string()))
         });
         Ok(match answer {
@@ -105,144 +105,19 @@ impl ServerHandler for Mcp {
     }
 }
 
-/// Fields every tool takes.
-fn scope_properties() -> Map<String, Value> {
-    let id = |d: &str| json!({"type": ["string", "integer"], "description": d});
-    let mut p = Map::new();
-    p.insert("chat_id".into(), id("The chat (Telegram chat id, or any channel's chat id)."));
-    p.insert("channel".into(), json!({"type": "string", "description": "Platform; default \"telegram\"."}));
-    p.insert("topic_id".into(), id("Forum topic or thread, when there is no current message to take it from."));
-    p
-}
-
-fn schema(extra: Value, required: &[&str]) -> Map<String, Value> {
-    let mut properties = scope_properties();
-    if let Value::Object(m) = extra {
-        properties.extend(m);
-    }
-    let mut s = Map::new();
-    s.insert("type".into(), json!("object"));
-    s.insert("properties".into(), Value::Object(properties));
-    s.insert("required".into(), json!(required));
-    s
-}
-
-const KINDS: &str = "Object kinds: poll, reminder, image, video, voice, file, pdf, article, link, summary, quote, \
-                     message, or any exact kind such as media_image.";
-
-/// The tools with their input schemas, in the order of SPEC §6.
+/// The tools with their input schemas, generated from the request types ([`ToolCall::schemas`]).
 pub fn tools() -> Vec<Tool> {
-    let id = |d: &str| json!({"type": ["string", "integer"], "description": d});
-    let now = json!({"type": ["string", "integer"], "description": "The time the answer is for (RFC 3339 or Unix seconds); default the server's clock."});
-    vec![
-        Tool::new(
-            "resolve_reference_target",
-            "What a user's reference (\"this\", \"the poll above\", \"my photo\") points at: resolved with one target, \
-             ambiguous with the candidates (never a guess), or not_found. Give the hints you read from the user's words.",
-            schema(
-                json!({
-                    "current_message_id": id("The message that holds the reference."),
-                    "reply_to_message_id": id("The message it replies to, if any (read from the store when omitted)."),
-                    "sender_user_id": id("Who wrote it."),
-                    "raw_user_text": {"type": "string", "description": "The user's words; never changes the outcome, only logged by length."},
-                    "normalized_reference_hints": {"type": "object", "properties": {
-                        "positional_hint": {"enum": ["replied_message", "latest", "previous", "above", "current_topic_recent"]},
-                        "ordinal_hint": {"enum": ["first", "second", "last"]},
-                        "target_kind_hint": {"type": "string", "description": KINDS},
-                        "ownership_hint": {"enum": ["mine", "bot_created", "any"]},
-                        "recency_hint": {"enum": ["latest", "recent", "currently_active"]}
-                    }},
-                    "allowed_kinds": {"type": "array", "items": {"type": "string"}, "description": KINDS},
-                    "max_candidates": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
-                    "now": now
-                }),
-                &["chat_id", "current_message_id", "sender_user_id"],
-            ),
-        ),
-        Tool::new(
-            "list_active_context_objects",
-            "The conversational objects (articles, links, media, polls, reminders, summaries) active right now, \
-             nearest scope first: reply chain, then topic, then chat.",
-            schema(
-                json!({
-                    "current_message_id": id("The message being answered."),
-                    "reply_to_message_id": id("The message it replies to."),
-                    "kinds": {"type": "array", "items": {"type": "string"}, "description": KINDS},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
-                    "now": now
-                }),
-                &["chat_id"],
-            ),
-        ),
-        Tool::new(
-            "get_chat_history_context",
-            "The earlier messages that belong in the prompt for the message being answered, as structured items, \
-             the rendered history payload and ready prompt messages (with the conversation's ACTIVE SCENARIO).",
-            schema(
-                json!({
-                    "current_message_id": id("The message being answered: history is what came before it in its scope."),
-                    "now": now
-                }),
-                &["chat_id"],
-            ),
-        ),
-        Tool::new(
-            "get_scenario",
-            "The conversation's structured state: {revision, state, updated_at}.",
-            schema(
-                json!({"revisions": {"type": "boolean", "description": "Also list the kept revisions."}}),
-                &["chat_id"],
-            ),
-        ),
-        Tool::new(
-            "update_scenario",
-            "Patch the conversation's structured state with a JSON merge patch (RFC 7396: null deletes a key, \
-             objects merge, anything else replaces). A stale expected_revision is refused with revision_conflict.",
-            schema(
-                json!({
-                    "patch": {"type": "object", "description": "The merge patch."},
-                    "expected_revision": {"type": "integer", "minimum": 0, "description": "Refuse unless the state is at this revision."}
-                }),
-                &["chat_id", "patch"],
-            ),
-        ),
-        Tool::new(
-            "revert_scenario",
-            "Write an earlier revision's state back as a new revision.",
-            schema(json!({"to_revision": {"type": "integer", "minimum": 0}}), &["chat_id", "to_revision"]),
-        ),
-    ]
+    ToolCall::schemas().into_iter().map(|t| Tool::new(t.name, t.description, t.input)).collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use chatctx_core::{Engine, ErrorCode, Settings, Timestamp};
-
     use super::*;
 
-    /// Every tool is listed, and the schema's `required` fields are exactly what the tool refuses to go
-    /// without: dropping any one of them from a complete request gets `invalid_request` naming it.
+    /// Every tool is listed once (the schemas themselves are tested against the decoders in the core).
     #[test]
-    fn schemas_match_the_tools() {
-        let mut listed: Vec<String> = tools().iter().map(|t| t.name.to_string()).collect();
-        let mut known: Vec<&str> = chatctx_core::tools::TOOLS.iter().map(|t| t.0).collect();
-        listed.sort();
-        known.sort();
-        assert_eq!(listed, known);
-        let mut engine = Engine::new(Settings::default());
-        let complete =
-            json!({"chat_id": "1", "current_message_id": "1", "sender_user_id": "1", "patch": {}, "to_revision": 0});
-        let at = Timestamp::from_unix(1_770_000_000).unwrap();
-        for t in tools() {
-            let required: Vec<&str> =
-                t.input_schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-            for field in &required {
-                let mut args = complete.clone();
-                args.as_object_mut().unwrap().remove(*field);
-                let err = engine.call(&t.name, &args, at).unwrap_err();
-                assert_eq!(err.code, ErrorCode::InvalidRequest, "{} without {field}: {err:?}", t.name);
-                assert!(err.message.contains(field), "{} without {field}: {}", t.name, err.message);
-            }
-        }
+    fn every_tool_is_listed() {
+        let listed: Vec<String> = tools().iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(listed, ToolCall::NAMES);
     }
 }

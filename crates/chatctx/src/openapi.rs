@@ -1,12 +1,29 @@
 //! The OpenAPI 3.1 document served at `/openapi.json`.
 //!
-//! Tool request bodies are the MCP input schemas of [`crate::mcp::tools`], so the two interfaces cannot drift
-//! apart; each tool gets its own path (`/v1/tools/resolve_reference_target`, …) because one templated path
-//! could not give each tool its own body.
+//! Tool request bodies are the schemas generated from the core's request types ([`ToolCall::schemas`], the
+//! same ones MCP lists), and every response body is generated from the type the route serializes, so a client
+//! generated from this document reads and writes what the server does. Each tool gets its own path
+//! (`/v1/tools/resolve_reference_target`, …) because one templated path could not give each tool its own body.
 
-#![allow(clippy::disallowed_methods)] // `json!` literals: static documents that cannot fail.
+// `json!` literals: static documents that cannot fail.
+#![allow(clippy::disallowed_methods)]
 
+use chatctx_core::tools::ToolCall;
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
+
+/// A generator whose shared types land in `components/schemas`, for output (serialized) shapes.
+fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .with(|s| s.definitions_path = "/components/schemas".into())
+        .into_generator()
+}
+
+fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
+    g.subschema_for::<T>().to_value()
+}
 
 fn error_responses(codes: &[(u16, &str)]) -> Map<String, Value> {
     let mut m = Map::new();
@@ -44,21 +61,22 @@ fn chat_path_params() -> Value {
 
 /// The document.
 pub fn document() -> Value {
+    let mut g = generator();
     let mut paths = Map::new();
-    let any_object = json!({"type": "object"});
+    let report = schema_of::<crate::service::IngestReport>(&mut g);
     paths.insert(
         "/v1/events".into(),
         json!({"post": operation(
             "Ingest one event, a JSON array of events, or JSON Lines (SPEC §3). Each is durable before the answer.",
             Some(json!({"oneOf": [{"$ref": "#/components/schemas/Event"}, {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}]})),
-            json!({"$ref": "#/components/schemas/IngestReport"}),
+            report.clone(),
             &[BAD, AUTH, FORBIDDEN, (413, "Body over 4 MiB (`payload_too_large`)."), TIMEOUT],
         )}),
     );
     let mut telegram = operation(
         "Ingest one raw Telegram Bot API update, as a webhook delivers it.",
         Some(json!({"type": "object", "description": "A Bot API Update."})),
-        json!({"$ref": "#/components/schemas/IngestReport"}),
+        report,
         &[BAD, AUTH, FORBIDDEN, TIMEOUT],
     );
     telegram["parameters"] = json!([
@@ -67,13 +85,15 @@ pub fn document() -> Value {
         {"name": "triggered_agent", "in": "query", "schema": {"type": "boolean"}}
     ]);
     paths.insert("/v1/telegram/updates".into(), json!({"post": telegram}));
-    for tool in crate::mcp::tools() {
+    let responses: Map<String, Value> =
+        ToolCall::response_schemas(&mut g).into_iter().map(|(name, s)| (name.to_owned(), s.to_value())).collect();
+    for tool in ToolCall::schemas() {
         paths.insert(
             format!("/v1/tools/{}", tool.name),
             json!({"post": operation(
-                tool.description.as_deref().unwrap_or_default(),
-                Some(Value::Object((*tool.input_schema).clone())),
-                any_object.clone(),
+                tool.description,
+                Some(Value::Object(tool.input)),
+                responses.get(tool.name).cloned().unwrap_or_default(),
                 &[BAD, AUTH, FORBIDDEN, (404, "Unknown chat (`unknown_chat`)."), (409, "Stale expected_revision (`revision_conflict`)."), TIMEOUT],
             )}),
         );
@@ -106,10 +126,14 @@ pub fn document() -> Value {
         (
             "history",
             "Every stored history item of the conversation.",
-            json!({"type": "array", "items": {"type": "object"}}),
+            schema_of::<Vec<chatctx_core::ChatHistoryItem>>(&mut g),
         ),
-        ("objects", "Every object of the chat.", json!({"type": "array", "items": {"type": "object"}})),
-        ("scenario", "The conversation state with its kept revisions.", any_object.clone()),
+        ("objects", "Every object of the chat.", schema_of::<Vec<chatctx_core::objects::Object>>(&mut g)),
+        (
+            "scenario",
+            "The conversation state with its kept revisions.",
+            schema_of::<chatctx_core::scenario::ScenarioState>(&mut g),
+        ),
     ] {
         let mut op = operation(summary, None, schema, &[AUTH, FORBIDDEN, (404, "Unknown chat (`unknown_chat`).")]);
         op["parameters"] = chat_path_params();
@@ -135,6 +159,15 @@ pub fn document() -> Value {
         "/mcp".into(),
         json!({"post": {"summary": "MCP streamable HTTP (JSON-RPC); the same tools as /v1/tools.", "responses": {"200": {"description": "JSON-RPC answer, as JSON or an event stream"}}}}),
     );
+    let error = schema_of::<chatctx_core::Error>(&mut g);
+    let mut schemas = g.take_definitions(true);
+    schemas.insert("Error".into(), error);
+    schemas.insert(
+        "Event".into(),
+        json!({"type": "object", "required": ["type"], "properties": {
+            "type": {"enum": ["message", "reaction", "object", "activation", "telegram_update"]}},
+            "description": "An input event (docs/protocol.md, \"Events\"); the fields depend on its type."}),
+    );
     json!({
         "openapi": "3.1.0",
         "info": {"title": "chatctx", "version": env!("CARGO_PKG_VERSION"),
@@ -143,20 +176,7 @@ pub fn document() -> Value {
         "security": [{"bearer": []}],
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {
-                "Error": {"type": "object", "required": ["code", "message"], "properties": {
-                    "code": {"enum": ["invalid_event", "unsupported_event", "invalid_request", "unknown_tool", "unknown_chat",
-                                      "revision_conflict", "invalid_patch", "payload_too_large", "unauthorized",
-                                      "forbidden_scope", "internal", "timeout"]},
-                    "message": {"type": "string"}}},
-                "Event": {"type": "object", "required": ["type"], "properties": {
-                    "type": {"enum": ["message", "reaction", "object", "activation", "telegram_update"]}},
-                    "description": "An event of SPEC §3; the fields depend on its type."},
-                "IngestReport": {"type": "object", "required": ["accepted", "rejected"], "properties": {
-                    "accepted": {"type": "integer"},
-                    "rejected": {"type": "array", "items": {"type": "object", "required": ["index", "code", "message"], "properties": {
-                        "index": {"type": "integer"}, "code": {"type": "string"}, "message": {"type": "string"}}}}}}
-            }
+            "schemas": schemas
         }
     })
 }
@@ -169,10 +189,37 @@ mod tests {
     fn every_tool_has_its_path_with_the_mcp_schema() {
         let doc = document();
         for tool in crate::mcp::tools() {
-            let body = &doc["paths"][format!("/v1/tools/{}", tool.name)]["post"]["requestBody"]["content"]["application/json"]
-                ["schema"];
+            let post = &doc["paths"][format!("/v1/tools/{}", tool.name)]["post"];
+            let body = &post["requestBody"]["content"]["application/json"]["schema"];
             assert_eq!(body, &Value::Object((*tool.input_schema).clone()), "{}", tool.name);
+            let answer = &post["responses"]["200"]["content"]["application/json"]["schema"];
+            assert!(answer.get("$ref").is_some() || answer.get("properties").is_some(), "{}: {answer}", tool.name);
         }
         assert_eq!(doc["openapi"], "3.1.0");
+    }
+
+    /// Every `$ref` names a schema the document defines.
+    #[test]
+    fn every_reference_resolves() {
+        fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+            match v {
+                Value::Object(m) => {
+                    if let Some(Value::String(r)) = m.get("$ref") {
+                        out.push(r);
+                    }
+                    m.values().for_each(|v| refs(v, out));
+                }
+                Value::Array(a) => a.iter().for_each(|v| refs(v, out)),
+                _ => {}
+            }
+        }
+        let doc = document();
+        let mut found = Vec::new();
+        refs(&doc, &mut found);
+        assert!(found.len() > 10, "responses are typed");
+        for r in found {
+            let name = r.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("{r}"));
+            assert!(doc["components"]["schemas"].get(name).is_some(), "{r} is not defined");
+        }
     }
 }

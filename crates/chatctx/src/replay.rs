@@ -1,16 +1,15 @@
-//! `chatctx replay` (SPEC §7): a deterministic offline driver. Reads JSON Lines of
-//! `{"event": …}`, `{"call": "…", "args": …}` and `{"import": <conversation document>}` (an extension: loads
-//! a conversation exported by `chatctx export`) and writes one line per call; a rejected line writes an
-//! `event_error` line and the run goes on. Blank lines and lines starting with `#` are skipped.
+//! `chatctx replay`: a deterministic offline driver. Reads JSON Lines ([`LogLine`]: events, tool calls and
+//! conversation documents) and writes one line per call; a rejected line writes an `event_error` line and the
+//! run goes on. Blank lines and lines starting with `#` are skipped. See docs/protocol.md, "Replay files".
 
 use std::io::{self, BufRead, Write};
 
-use chatctx_core::tools::ToolResponse;
+use chatctx_core::tools::{ToolCall, ToolResponse};
 use chatctx_core::{Engine, Error, ErrorCode, Timestamp};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::ingest;
+use crate::logline::{BadLine, EventLine, LogLine};
 
 /// Counts of one run.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -71,10 +70,14 @@ pub fn run(engine: &mut Engine, input: impl BufRead, mut output: impl Write) -> 
             Step::Answered(call, result) => {
                 stats.calls += 1;
                 let out = match &result {
-                    Ok(r) => CallLine { call: &call, result: Some(r), error: None },
-                    Err(e) => CallLine { call: &call, result: None, error: Some(e) },
+                    Ok(r) => CallLine { call, result: Some(r), error: None },
+                    Err(e) => CallLine { call, result: None, error: Some(e) },
                 };
                 serde_json::to_writer(&mut buf, &out)?;
+            }
+            Step::Refused(call, e) => {
+                stats.calls += 1;
+                serde_json::to_writer(&mut buf, &CallLine { call: &call, result: None, error: Some(&e) })?;
             }
         }
         if !buf.is_empty() {
@@ -88,90 +91,103 @@ pub fn run(engine: &mut Engine, input: impl BufRead, mut output: impl Write) -> 
 
 /// Applies one replay line to `engine` without writing an answer: how a server rebuilds its state from its
 /// log. `newest` is the running "now" for calls without one.
-pub fn load_line(engine: &mut Engine, line: &str, newest: &mut Timestamp) -> Result<(), Error> {
-    match step(engine, line, newest) {
+pub fn load_line(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp) -> Result<(), Error> {
+    match apply(engine, line, newest) {
         Step::Accepted | Step::Answered(_, Ok(_)) => Ok(()),
-        Step::Rejected(e) | Step::Answered(_, Err(e)) => Err(e),
+        Step::Rejected(e) | Step::Answered(_, Err(e)) | Step::Refused(_, e) => Err(e),
     }
 }
 
 enum Step {
     Accepted,
     Rejected(Error),
-    Answered(String, Result<ToolResponse, Error>),
+    Answered(&'static str, Result<ToolResponse, Error>),
+    /// A call whose arguments could not be read: answered with its error.
+    Refused(String, Error),
 }
 
 fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp) -> Step {
-    let v: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => return Step::Rejected(Error::invalid_event(format!("the line is not valid JSON: {e}"))),
-    };
-    if let Some(doc) = v.get("import") {
-        // A conversation document (`chatctx export`): replaces that chat whole.
-        return match engine.import_conversation(doc) {
-            Ok(()) => Step::Accepted,
-            Err(e) => Step::Rejected(e),
-        };
-    }
-    if let Some(event) = v.get("event") {
-        let decoded = match ingest::decode(event, *newest) {
-            Ok(d) => d,
-            Err(e) => return Step::Rejected(e),
-        };
-        for w in &decoded.warnings {
-            tracing::warn!("{w}");
+    match LogLine::parse(line) {
+        Ok(LogLine::Forget) => {
+            Step::Rejected(Error::invalid_event("a `forget` line belongs to a store's log: it names no chat"))
         }
-        if !decoded.ignored.is_empty() {
-            tracing::debug!(kinds = ?decoded.ignored, "telegram update kinds ignored");
+        Ok(line) => apply(engine, line, newest),
+        Err(BadLine { call: Some(name), error }) => {
+            log_refused(&name, &error);
+            Step::Refused(name, error)
         }
-        let latest = decoded.events.iter().map(|e| e.time()).max();
-        return match engine.apply_all(decoded.events) {
-            Ok(applied) => {
-                for w in applied.warnings {
-                    tracing::warn!("{w}");
-                }
-                if let Some(t) = latest {
-                    *newest = (*newest).max(t);
-                }
-                Step::Accepted
-            }
-            Err(e) => Step::Rejected(e),
-        };
-    }
-    match v.get("call") {
-        Some(Value::String(name)) => {
-            let empty = Value::Object(serde_json::Map::new());
-            let args = v.get("args").unwrap_or(&empty);
-            let result = if args.is_object() {
-                engine.call(name, args, *newest)
-            } else {
-                Err(Error::invalid_request("field `args`: expected an object"))
-            };
-            log_call(name, args, &result);
-            Step::Answered(name.clone(), result)
-        }
-        Some(_) => Step::Rejected(Error::invalid_request("field `call`: expected a tool name")),
-        None => Step::Rejected(Error::invalid_event("a replay line needs `event`, `call` or `import`")),
+        Err(BadLine { call: None, error }) => Step::Rejected(error),
     }
 }
 
-/// The one compact log line of a tool call (SPEC §11): ids and counts, never message text.
-pub fn log_call(tool: &str, args: &Value, result: &Result<ToolResponse, Error>) {
-    let id = |k: &str| args.get(k).map(|v| v.to_string()).unwrap_or_else(|| "-".to_owned());
+/// Applies one line. A `forget` line is the caller's to apply (it names no chat of its own).
+fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp) -> Step {
+    match line {
+        // A conversation document (`chatctx export`): replaces that chat whole.
+        LogLine::Import(doc) => match engine.import_document(&doc) {
+            Ok(()) => Step::Accepted,
+            Err(e) => Step::Rejected(e),
+        },
+        LogLine::Event(EventLine::Decoded(event)) => apply_events(engine, vec![event.clone()], newest),
+        LogLine::Event(EventLine::Raw(event)) => {
+            let decoded = match ingest::decode(&event, *newest) {
+                Ok(d) => d,
+                Err(e) => return Step::Rejected(e),
+            };
+            for w in &decoded.warnings {
+                tracing::warn!("{w}");
+            }
+            if !decoded.ignored.is_empty() {
+                tracing::debug!(kinds = ?decoded.ignored, "telegram update kinds ignored");
+            }
+            apply_events(engine, decoded.events, newest)
+        }
+        LogLine::Call(call) => {
+            let result = engine.answer(&call, *newest);
+            log_call(&call, &result);
+            Step::Answered(call.name(), result)
+        }
+        LogLine::Forget => Step::Accepted,
+    }
+}
+
+fn apply_events(engine: &mut Engine, events: Vec<chatctx_core::Event>, newest: &mut Timestamp) -> Step {
+    let latest = events.iter().map(|e| e.time()).max();
+    match engine.apply_all(events) {
+        Ok(applied) => {
+            for w in applied.warnings {
+                tracing::warn!("{w}");
+            }
+            if let Some(t) = latest {
+                *newest = (*newest).max(t);
+            }
+            Step::Accepted
+        }
+        Err(e) => Step::Rejected(e),
+    }
+}
+
+/// The one compact log line of a tool call: ids and counts, never message text (docs/protocol.md, "Logs").
+pub fn log_call(call: &ToolCall, result: &Result<ToolResponse, Error>) {
+    let scope = call.scope();
+    let (chat, topic, current) =
+        (&scope.chat_id, scope.topic_id.as_deref().unwrap_or("-"), scope.current_message_id.as_deref().unwrap_or("-"));
+    let tool = call.name();
     match result {
         Ok(r) => tracing::info!(
-            "call {tool} chat_id={} topic_id={} current_message_id={} result=ok {}",
-            id("chat_id"),
-            id("topic_id"),
-            id("current_message_id"),
+            "call {tool} chat_id={chat} topic_id={topic} current_message_id={current} result=ok {}",
             r.log_fields()
         ),
-        Err(e) => tracing::info!(
-            "call {tool} chat_id={} topic_id={} current_message_id={} result=error code={}",
-            id("chat_id"),
-            id("topic_id"),
-            id("current_message_id"),
-            e.code
-        ),
+        Err(e) => {
+            tracing::info!(
+                "call {tool} chat_id={chat} topic_id={topic} current_message_id={current} result=error code={}",
+                e.code
+            )
+        }
     }
+}
+
+/// The log line of a call refused before it could be read (its arguments are wrong).
+pub fn log_refused(tool: &str, e: &Error) {
+    tracing::info!("call {tool} result=error code={}", e.code);
 }

@@ -26,24 +26,28 @@
 //! - forgetting a chat appends a tombstone that other instances apply; imports and retention append an
 //!   `import` of the chat's new document. Group commit is not used: each write is its own statement.
 
-// `json!` here only wraps values of our own types, whose serialization cannot fail.
-#![allow(clippy::disallowed_methods)]
-
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use chatctx_core::tools::ToolResponse;
+use chatctx_core::event::{ActivationEvent, ObjectRef};
+use chatctx_core::kinds::Activation;
+use chatctx_core::tools::{Scope, ToolCall, ToolResponse, Writes};
+use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
 use chatctx_store::{Op, Store};
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::config::LlmSettings;
+use crate::logline::{EventLine, LogLine};
 use crate::triage::{Answered, Installed};
 use crate::{ingest, replay};
 
 /// One rejected input of a batch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
 pub struct Rejection {
     /// Position in the batch, from 0.
     pub index: usize,
@@ -54,7 +58,8 @@ pub struct Rejection {
 }
 
 /// What an ingest accepted and rejected.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
 pub struct IngestReport {
     /// Inputs accepted (and durable).
     pub accepted: usize,
@@ -80,9 +85,6 @@ type ChatKey = (String, String);
 fn key(channel: &str, chat: &str) -> ChatKey {
     (channel.to_owned(), chat.to_owned())
 }
-
-/// The log line that forgets a chat in a shared store, so that every instance forgets it.
-const FORGET: &str = r#"{"forget":true}"#;
 
 /// How often a write to a shared store is tried again after another instance appended to the chat first.
 const WRITE_ATTEMPTS: usize = 32;
@@ -144,7 +146,8 @@ fn rebuild(store: &dyn Store, settings: &Settings, triage: Option<&Arc<Answered>
     let mut newest = Timestamp::default();
     let mut failed = 0u64;
     let read = store.load(&mut |pos, op| {
-        if apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest).is_err() {
+        if let Err(e) = apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
+            tracing::debug!("logged operation {pos} of chat {} does not apply: {e}", op.chat_id);
             failed += 1;
         }
         let head = heads.entry((op.channel, op.chat_id)).or_default();
@@ -164,32 +167,44 @@ fn apply_logged(
     line: &str,
     newest: &mut Timestamp,
 ) -> Result<(), Error> {
-    if line == FORGET {
-        engine.remove_chat(channel, chat);
-        return Ok(());
+    match LogLine::parse(line).map_err(|bad| bad.error)? {
+        LogLine::Forget => {
+            engine.remove_chat(channel, chat);
+            Ok(())
+        }
+        line => replay::load_line(engine, line, newest),
     }
-    replay::load_line(engine, line, newest)
 }
 
 /// The log line of an answered tool call, when the call changed the state.
-fn logged_line(tool: &str, args: &Value, now: Timestamp, response: &ToolResponse) -> Option<String> {
-    let (channel, chat) = chat_of(args);
-    match response {
+fn logged_line(call: &ToolCall, now: Timestamp, response: &ToolResponse) -> Result<Option<String>, Error> {
+    let line = match response {
+        // With its time fixed, so that it means the same when the log is replayed.
         ToolResponse::Scenario(s) if s.changed == Some(true) => {
-            let mut fixed = args.clone();
-            fixed["now"] = json!(args.get("now").cloned().unwrap_or_else(|| json!(now.unix())));
-            Some(json!({"call": tool, "args": fixed}).to_string())
+            let mut fixed = call.clone();
+            fixed.fill_now(now);
+            LogLine::Call(Cow::Owned(fixed)).to_line()?
         }
         // Only a recording that changed the state is logged (a repeated call for the same message is not).
-        ToolResponse::Resolve(r) => r.best_match.as_ref().filter(|_| r.recorded).map(|b| {
-            let at = args.get("now").and_then(|v| chatctx_core::json::time_of(v).ok()).unwrap_or(now);
-            let current = args.get("current_message_id").and_then(chatctx_core::json::id_of);
-            let event = json!({"type": "activation", "channel": channel, "chat_id": chat, "object_id": b.object_id,
-                               "event": "resolved", "at": at.unix(), "message_id": current});
-            json!({"event": event}).to_string()
-        }),
-        _ => None,
-    }
+        ToolResponse::Resolve(r) => match r.best_match.as_ref().filter(|_| r.recorded) {
+            Some(best) => {
+                let scope = call.scope();
+                let event = Event::Activation(ActivationEvent {
+                    channel: scope.channel.clone(),
+                    target: ObjectRef::Id { chat_id: scope.chat_id.clone(), object_id: best.object_id.clone() },
+                    event: Activation::Resolved,
+                    at: call.now().unwrap_or(now),
+                    by_user_id: None,
+                    message_id: scope.current_message_id.clone(),
+                    close: false,
+                });
+                LogLine::Event(EventLine::Decoded(&event)).to_line()?
+            }
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(line))
 }
 
 fn op(channel: &str, chat_id: &str, line: String) -> Op {
@@ -198,9 +213,14 @@ fn op(channel: &str, chat_id: &str, line: String) -> Op {
 
 /// The log operation of an event, if it names a chat (an activation of an unknown platform id does not, and
 /// changes nothing).
-fn event_op(e: &Event) -> Option<Op> {
+fn event_op(e: &Event) -> Option<Result<Op, Error>> {
     let (channel, chat) = e.chat()?;
-    Some(op(channel, chat, json!({"event": e}).to_string()))
+    Some(LogLine::Event(EventLine::Decoded(e)).to_line().map(|line| op(channel, chat, line)))
+}
+
+/// The log line of a chat's whole state.
+fn import_line(doc: &ConversationDoc) -> Result<String, Error> {
+    LogLine::Import(Cow::Borrowed(doc)).to_line()
 }
 
 /// One decoded input of an ingest batch: its events and their log operations.
@@ -216,7 +236,7 @@ fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) ->
     let external = |e: &Event| e.chat().is_none();
     if events.iter().any(external) {
         events.iter_mut().for_each(|e| engine.route(e));
-        ops = events.iter().filter_map(event_op).collect();
+        ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
     }
     if let Some(o) = ops.iter().find(|o| !allowed(&o.channel, &o.chat_id)) {
         return Err(Error::new(
@@ -372,8 +392,9 @@ impl Service {
 
     /// Replaces a chat's log with one import of its exported document. A failure only leaves the longer log.
     fn snapshot(&self, inner: &mut Inner, channel: &str, chat: &str) {
-        let Ok(doc) = inner.engine.export_conversation(channel, chat) else { return };
-        let line = json!({"import": doc}).to_string();
+        let Ok(line) = inner.engine.export_conversation(channel, chat).and_then(|doc| import_line(&doc)) else {
+            return;
+        };
         match self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
             Ok(()) => {
                 inner.since_snapshot.insert((channel.to_owned(), chat.to_owned()), 0);
@@ -400,7 +421,7 @@ impl Service {
             .iter()
             .map(|v| {
                 let d = ingest::decode(v, now)?;
-                let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect();
+                let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
                 Ok((d.events, logged))
             })
             .collect();
@@ -516,16 +537,14 @@ impl Service {
     }
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
-    pub fn call(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
-        if tool == "get_chat_history_context"
-            && let Some(t) = &self.triage
-        {
-            self.ask_model_unlocked(t, args);
+    pub fn call(&self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+        if let Some(t) = &self.triage {
+            self.ask_model_unlocked(t, call);
         }
         if self.shared() {
-            return self.call_shared(tool, args, now);
+            return self.call_shared(call, now);
         }
-        let (response, ticket) = self.call_queued(tool, args, now)?;
+        let (response, ticket) = self.call_queued(call, now)?;
         if let Some(t) = ticket {
             self.wait_durable(t)?;
         }
@@ -536,10 +555,10 @@ impl Service {
     /// answers while other calls go on, and the call then finds the answer waiting. If the chat changed in
     /// between, the call asks the model again itself (with the lock held), so the answer is always the one
     /// for the state the call sees.
-    fn ask_model_unlocked(&self, triage: &Answered, args: &Value) {
-        let Ok(req) = chatctx_core::tools::GetChatHistoryContext::decode(args) else { return };
+    fn ask_model_unlocked(&self, triage: &Answered, call: &ToolCall) {
+        let ToolCall::GetChatHistoryContext(req) = call else { return };
         let pending = match self.lock() {
-            Ok(inner) => inner.engine.pending_triage(&req),
+            Ok(inner) => inner.engine.pending_triage(req),
             Err(_) => return,
         };
         if let Ok(Some(request)) = pending {
@@ -551,19 +570,14 @@ impl Service {
     /// microseconds, so it runs on the caller's thread and only a wait for the disk (when the call changed
     /// something) moves to a blocking thread; with triage a call may wait on the model (without holding the
     /// engine: [`Service::call`]), so all of it runs on a blocking thread.
-    pub async fn call_logged(
-        self: &Arc<Self>,
-        tool: String,
-        args: Value,
-        now: Timestamp,
-    ) -> Result<ToolResponse, Error> {
+    pub async fn call_logged(self: &Arc<Self>, call: ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
         let unfinished = |e: tokio::task::JoinError| internal(format!("the call did not finish: {e}"));
         if self.shared() && !self.calls_out() {
             // The common case on a shared store, a read of a chat no other instance changed meanwhile, waits on
             // the database without a thread of its own.
-            let read = self.read_shared(&tool, &args, now).await.transpose();
+            let read = self.read_shared(&call, now).await.transpose();
             if let Some(result) = read {
-                replay::log_call(&tool, &args, &result);
+                replay::log_call(&call, &result);
                 return result;
             }
         }
@@ -575,14 +589,14 @@ impl Service {
             // both (a read appends nothing), without looking for news a second time first.
             let as_write = self.shared() && !self.calls_out();
             return tokio::task::spawn_blocking(move || {
-                let r = if as_write { svc.call_as_write(&tool, &args, now) } else { svc.call(&tool, &args, now) };
-                replay::log_call(&tool, &args, &r);
+                let r = if as_write { svc.call_as_write(&call, now) } else { svc.call(&call, now) };
+                replay::log_call(&call, &r);
                 r
             })
             .await
             .map_err(unfinished)?;
         }
-        let result = match self.call_queued(&tool, &args, now) {
+        let result = match self.call_queued(&call, now) {
             Ok((answer, None)) => Ok(answer),
             Ok((answer, Some(ticket))) => {
                 let svc = self.clone();
@@ -593,57 +607,55 @@ impl Service {
             }
             Err(e) => Err(e),
         };
-        replay::log_call(&tool, &args, &result);
+        replay::log_call(&call, &result);
         result
     }
 
     /// Shared store, from an async front end: the answer if the call only reads and the chat has nothing new
     /// since this instance last looked (one query, awaited); `None` when it must take [`Service::call`].
-    async fn read_shared(&self, tool: &str, args: &Value, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
-        let (channel, chat) = chat_of(args);
-        if chat.is_empty() || chatctx_core::tools::always_writes(tool) {
+    async fn read_shared(&self, call: &ToolCall, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
+        let Scope { channel, chat_id: chat, .. } = call.scope();
+        if chat.is_empty() || call.writes() == Writes::Always {
             return Ok(None);
         }
-        let head = self.head(channel, &chat)?;
-        let Some(news) = self.store.since_async(channel, &chat, head) else { return Ok(None) };
+        let head = self.head(channel, chat)?;
+        let Some(news) = self.store.since_async(channel, chat, head) else { return Ok(None) };
         let news = news.await.map_err(|e| internal(format!("the store cannot be read: {e}")))?;
         if news.iter().any(|(pos, _)| *pos > head) {
             return Ok(None);
         }
-        self.lock()?.engine.call_read_only(tool, args, now)
+        self.lock()?.engine.answer_read_only(call, now)
     }
 
     /// The first half of [`Service::call`], which never touches the disk: the answer, and the ticket to wait
     /// on before giving it when the call changed something.
-    fn call_queued(&self, tool: &str, args: &Value, now: Timestamp) -> Result<(ToolResponse, Option<Ticket>), Error> {
+    fn call_queued(&self, call: &ToolCall, now: Timestamp) -> Result<(ToolResponse, Option<Ticket>), Error> {
         let mut inner = self.lock()?;
-        let response = inner.engine.call(tool, args, now)?;
-        let logged = logged_line(tool, args, now, &response).map(|line| {
-            let (channel, chat) = chat_of(args);
-            op(channel, &chat, line)
-        });
+        let response = inner.engine.answer(call, now)?;
+        let Scope { channel, chat_id, .. } = call.scope();
+        let logged = logged_line(call, now, &response)?.map(|line| op(channel, chat_id, line));
         Ok((response, Self::queue(inner, logged.into_iter().collect())))
     }
 
     /// [`Service::call`] on a shared store: catch up with the chat, answer from the engine if the call changes
     /// nothing, and otherwise make it as a write to the chat.
-    fn call_shared(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
-        let (channel, chat) = chat_of(args);
-        if !chat.is_empty() {
-            self.catch_up(channel, &chat)?;
+    fn call_shared(&self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+        let Scope { channel, chat_id, .. } = call.scope();
+        if !chat_id.is_empty() {
+            self.catch_up(channel, chat_id)?;
         }
-        if let Some(answer) = self.lock()?.engine.call_read_only(tool, args, now)? {
+        if let Some(answer) = self.lock()?.engine.answer_read_only(call, now)? {
             return Ok(answer);
         }
-        self.call_as_write(tool, args, now)
+        self.call_as_write(call, now)
     }
 
     /// Shared store: a tool call made as a write to its chat (it appends only if it changed something).
-    fn call_as_write(&self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
-        let (channel, chat) = chat_of(args);
-        self.write_chat(channel, &chat, false, |engine| {
-            let answer = engine.call(tool, args, now)?;
-            let line = logged_line(tool, args, now, &answer);
+    fn call_as_write(&self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+        let Scope { channel, chat_id, .. } = call.scope();
+        self.write_chat(channel, chat_id, false, |engine| {
+            let answer = engine.answer(call, now)?;
+            let line = logged_line(call, now, &answer)?;
             Ok((answer, line.into_iter().collect()))
         })
     }
@@ -759,7 +771,7 @@ impl Service {
             if replaces {
                 lines.last().cloned()
             } else if *n >= every {
-                inner.engine.export_conversation(channel, chat).ok().map(|doc| json!({"import": doc}).to_string())
+                inner.engine.export_conversation(channel, chat).and_then(|doc| import_line(&doc)).ok()
             } else {
                 None
             }
@@ -773,18 +785,16 @@ impl Service {
     }
 
     /// Loads a conversation document (replacing that chat) durably.
-    pub fn import(&self, doc: &Value) -> Result<(), Error> {
+    pub fn import(&self, doc: &ConversationDoc) -> Result<(), Error> {
+        let (channel, chat) = (doc.channel.as_str(), doc.chat_id.as_str());
+        let line = import_line(doc)?;
         if self.shared() {
-            let channel = doc["channel"].as_str().unwrap_or_default();
-            let chat = doc["chat_id"].as_str().unwrap_or_default();
-            let line = json!({"import": doc}).to_string();
             self.write_chat(channel, chat, true, |engine| {
-                engine.import_conversation(doc)?;
+                engine.import_document(doc)?;
                 Ok(((), vec![line.clone()]))
             })?;
             // Its polls' ids, so that votes reach it through any instance.
-            let objects = doc["objects"].as_array().map(Vec::as_slice).unwrap_or_default();
-            for id in objects.iter().filter_map(|o| o["external_id"].as_str()) {
+            for id in doc.objects.iter().filter_map(|o| o.external_id.as_deref()) {
                 self.store.note_external(channel, chat, id).map_err(internal)?;
             }
             return Ok(());
@@ -792,18 +802,15 @@ impl Service {
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
         self.flush(&mut c, &mut inner)?;
-        inner.engine.import_conversation(doc)?;
-        let channel = doc["channel"].as_str().unwrap_or_default().to_owned();
-        let chat = doc["chat_id"].as_str().unwrap_or_default().to_owned();
-        let line = json!({"import": doc}).to_string();
+        inner.engine.import_document(doc)?;
         // The document is the chat's whole state: it replaces the chat's log.
-        if let Err(e) = self.store.rewrite_chat(&channel, &chat, &[op(&channel, &chat, line)]) {
+        if let Err(e) = self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
             if let Ok(fresh) = rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
                 (inner.engine, inner.heads) = (fresh.engine, fresh.heads);
             }
             return Err(internal(format!("the import could not be stored: {e}")));
         }
-        inner.since_snapshot.insert((channel, chat), 0);
+        inner.since_snapshot.insert(key(channel, chat), 0);
         Ok(())
     }
 
@@ -817,8 +824,9 @@ impl Service {
             for (channel, chat) in self.read(Engine::chat_keys)? {
                 dropped += self.write_chat(&channel, &chat, true, |engine| {
                     let n = engine.drop_chat_before(&channel, &chat, cutoff);
-                    let doc = if n > 0 { Some(engine.export_conversation(&channel, &chat)?) } else { None };
-                    Ok((n, doc.map(|d| json!({"import": d}).to_string()).into_iter().collect()))
+                    let line =
+                        if n > 0 { Some(import_line(&engine.export_conversation(&channel, &chat)?)?) } else { None };
+                    Ok((n, line.into_iter().collect()))
                 })?;
             }
             return Ok(dropped);
@@ -841,7 +849,7 @@ impl Service {
             // A tombstone, so that every instance forgets it; compaction then drops everything before it.
             let held = self.write_chat(channel, chat_id, true, |engine| {
                 let held = engine.remove_chat(channel, chat_id);
-                Ok((held, if held { vec![FORGET.to_owned()] } else { Vec::new() }))
+                Ok((held, if held { vec![LogLine::Forget.to_line()?] } else { Vec::new() }))
             })?;
             self.store.forget_externals(channel, chat_id).map_err(internal)?;
             return Ok(held);
@@ -871,9 +879,4 @@ impl Service {
         }
         self.read(f)
     }
-}
-
-/// The `(channel, chat_id)` a tool call names.
-fn chat_of(args: &Value) -> (&str, String) {
-    (chatctx_core::json::channel_of(args), args.get("chat_id").and_then(chatctx_core::json::id_of).unwrap_or_default())
 }

@@ -6,6 +6,7 @@ mod policy;
 mod properties;
 mod render;
 mod scenario;
+mod schemas;
 mod selection;
 mod tools_props;
 
@@ -63,10 +64,12 @@ pub fn engine(s: Settings, events: impl IntoIterator<Item = Event>) -> Engine {
 
 pub fn history(e: &Engine, chat: &str, topic: Option<&str>, current: Option<u32>) -> HistoryContext {
     e.get_chat_history_context(&GetChatHistoryContext {
-        channel: "telegram".into(),
-        chat_id: chat.into(),
-        topic_id: topic.map(Into::into),
-        current_message_id: current.map(|c| c.to_string()),
+        scope: chatctx_core::tools::Scope {
+            channel: "telegram".into(),
+            topic_id: topic.map(Into::into),
+            current_message_id: current.map(|c| c.to_string()),
+            ..chatctx_core::tools::Scope::chat(chat)
+        },
         now: Timestamp::from_unix(T0 + 10_000),
     })
     .unwrap()

@@ -96,10 +96,12 @@ fn history_is_what_came_before_the_current_message() {
 fn errors_for_unknown_chats_and_messages() {
     let e = engine(settings(Mode::Smart, Scope::Topic), twenty(true));
     let req = |chat: &str, cur: Option<&str>| GetChatHistoryContext {
-        channel: "telegram".into(),
-        chat_id: chat.into(),
-        topic_id: None,
-        current_message_id: cur.map(Into::into),
+        scope: chatctx_core::tools::Scope {
+            channel: "telegram".into(),
+            topic_id: None,
+            current_message_id: cur.map(Into::into),
+            ..chatctx_core::tools::Scope::chat(chat)
+        },
         now: None,
     };
     assert_eq!(e.get_chat_history_context(&req("-2", None)).unwrap_err().code, ErrorCode::UnknownChat);
@@ -107,7 +109,7 @@ fn errors_for_unknown_chats_and_messages() {
     assert_eq!(err.code, ErrorCode::InvalidRequest);
     assert!(err.message.contains("current_message_id"));
     let mut other_channel = req("-1", None);
-    other_channel.channel = "slack".into();
+    other_channel.scope.channel = "slack".into();
     assert_eq!(
         e.get_chat_history_context(&other_channel).unwrap_err().code,
         ErrorCode::UnknownChat,

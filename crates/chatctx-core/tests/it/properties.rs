@@ -52,10 +52,12 @@ fn answers(e: &Engine, chat: &str) -> String {
     let mut out = String::new();
     for topic in [None, Some("0"), Some("1"), Some("2")] {
         let req = chatctx_core::tools::GetChatHistoryContext {
-            channel: "telegram".into(),
-            chat_id: chat.into(),
-            topic_id: topic.map(Into::into),
-            current_message_id: None,
+            scope: chatctx_core::tools::Scope {
+                channel: "telegram".into(),
+                topic_id: topic.map(Into::into),
+                current_message_id: None,
+                ..chatctx_core::tools::Scope::chat(chat)
+            },
             now: None,
         };
         match e.get_chat_history_context(&req) {
@@ -102,7 +104,9 @@ proptest! {
         let e = engine(settings(Mode::Talkative, Scope::Chat), steps.iter().map(to_event));
         for chat in ["-0", "-1", "-2"] {
             if let Ok(h) = e.get_chat_history_context(&chatctx_core::tools::GetChatHistoryContext {
-                channel: "telegram".into(), chat_id: chat.into(), topic_id: None, current_message_id: None, now: None }) {
+        scope: chatctx_core::tools::Scope { channel: "telegram".into(), topic_id: None, current_message_id: None, ..chatctx_core::tools::Scope::chat(chat) },
+        now: None,
+    }) {
                 prop_assert!(h.items.len() <= 16);
                 prop_assert!(h.items.windows(2).all(|w| w[0].sent_at <= w[1].sent_at), "chronological");
             }
@@ -141,11 +145,13 @@ proptest! {
         let last = steps.iter().rev().find(|(x, _, _)| x.chat == 0).map(|(x, _, _)| x.id.to_string());
         for current in [None, last] {
             let req = chatctx_core::tools::GetChatHistoryContext {
-                channel: "telegram".into(), chat_id: "-0".into(), topic_id: None, current_message_id: current, now: None };
+        scope: chatctx_core::tools::Scope { channel: "telegram".into(), topic_id: None, current_message_id: current, ..chatctx_core::tools::Scope::chat("-0") },
+        now: None,
+    };
             let (Ok(h), Ok(p)) = (e.get_chat_history_context(&req), e.get_chat_history_prompt(&req)) else { continue };
             prop_assert_eq!(&p.prompt, &h.prompt);
             prop_assert_eq!(&p.selection, &h.selection);
-            let history = &h.prompt[1..h.prompt.len() - usize::from(req.current_message_id.is_some())];
+            let history = &h.prompt[1..h.prompt.len() - usize::from(req.scope.current_message_id.is_some())];
             match &h.rendered {
                 Rendered::Single(payload) => {
                     prop_assert_eq!(payload.messages.len(), h.items.len());

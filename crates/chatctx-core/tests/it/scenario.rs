@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use chatctx_core::ErrorCode;
 use chatctx_core::render::Role;
 use chatctx_core::scenario::{GetScenario, ScenarioState};
+use chatctx_core::tools::Request;
 
 use super::*;
 

@@ -146,10 +146,12 @@ fn triage_answers_and_failures() {
 fn the_pending_triage_is_the_one_the_call_makes() {
     let mut e = engine(sel_settings(), msgs(12, 60));
     let req = GetChatHistoryContext {
-        channel: "telegram".into(),
-        chat_id: "-1".into(),
-        topic_id: None,
-        current_message_id: Some("12".into()),
+        scope: chatctx_core::tools::Scope {
+            channel: "telegram".into(),
+            topic_id: None,
+            current_message_id: Some("12".into()),
+            ..chatctx_core::tools::Scope::chat("-1")
+        },
         now: None,
     };
     assert_eq!(e.pending_triage(&req).unwrap(), None, "no model, no triage");
@@ -159,9 +161,15 @@ fn the_pending_triage_is_the_one_the_call_makes() {
     assert!(handle.asked.lock().unwrap().is_empty(), "naming the triage does not make it");
     e.get_chat_history_context(&req).unwrap();
     assert_eq!(handle.asked.lock().unwrap().as_slice(), [pending], "the call asks exactly that");
-    let few = GetChatHistoryContext { current_message_id: Some("3".into()), ..req.clone() };
+    let few = GetChatHistoryContext {
+        scope: chatctx_core::tools::Scope { current_message_id: Some("3".into()), ..req.scope.clone() },
+        ..req.clone()
+    };
     assert_eq!(e.pending_triage(&few).unwrap(), None, "too few items for a triage");
-    let unknown = GetChatHistoryContext { chat_id: "-9".into(), ..req };
+    let unknown = GetChatHistoryContext {
+        scope: chatctx_core::tools::Scope { chat_id: "-9".into(), ..req.scope.clone() },
+        ..req
+    };
     assert_eq!(e.pending_triage(&unknown).unwrap_err().code, chatctx_core::ErrorCode::UnknownChat);
 }
 

@@ -9,11 +9,22 @@ use serde_json::{Value, json};
 
 mod http;
 mod instances;
+mod logline;
 mod mcp;
 mod scenarios;
 mod service;
 mod shared;
 mod triage;
+
+/// Decodes and makes a tool call through a service, as the front ends do.
+pub fn call(
+    svc: &chatctx::service::Service,
+    tool: &str,
+    args: &Value,
+    now: chatctx_core::Timestamp,
+) -> Result<chatctx_core::tools::ToolResponse, chatctx_core::Error> {
+    svc.call(&chatctx_core::tools::ToolCall::decode(tool, args)?, now)
+}
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_chatctx"));

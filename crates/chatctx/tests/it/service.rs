@@ -1,5 +1,6 @@
 //! The service: durable writes, rebuild on start, partial batches, forgetting a chat.
 
+use crate::call;
 use chatctx::config::LlmSettings;
 use chatctx::service::Service;
 use chatctx_core::tools::ToolResponse;
@@ -52,9 +53,10 @@ fn everything_acknowledged_survives_a_restart() {
         .unwrap();
     assert_eq!(report.accepted, 2);
     assert_eq!((report.rejected[0].index, report.rejected[0].code), (1, ErrorCode::UnsupportedEvent));
-    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"plan": "trip"}}), now()).unwrap();
+    call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"plan": "trip"}}), now()).unwrap();
     let r = value(
-        svc.call(
+        call(
+            &svc,
             "resolve_reference_target",
             &json!({"chat_id": "-1", "current_message_id": "2", "sender_user_id": "1",
         "normalized_reference_hints": {"target_kind_hint": "image"}}),
@@ -65,7 +67,8 @@ fn everything_acknowledged_survives_a_restart() {
     assert_eq!(r["status"], "resolved");
     // The same call again (a tool loop asking twice) changes nothing, so it logs nothing.
     let again = value(
-        svc.call(
+        call(
+            &svc,
             "resolve_reference_target",
             &json!({"chat_id": "-1", "current_message_id": "2", "sender_user_id": "1",
         "normalized_reference_hints": {"target_kind_hint": "image"}, "now": now().unix()}),
@@ -75,7 +78,7 @@ fn everything_acknowledged_survives_a_restart() {
     );
     assert_eq!(again["status"], "resolved");
     let before = value(
-        svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "2"}), now()).unwrap(),
+        call(&svc, "get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "2"}), now()).unwrap(),
     );
     let objects_before = svc.read(|e| serde_json::to_string(&e.objects("telegram", "-1").unwrap()).unwrap()).unwrap();
     drop(svc);
@@ -83,12 +86,12 @@ fn everything_acknowledged_survives_a_restart() {
     let (svc, loaded) = open(&path);
     assert_eq!(loaded, 4, "two events, one state update, one recorded resolution");
     let after = value(
-        svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "2"}), now()).unwrap(),
+        call(&svc, "get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "2"}), now()).unwrap(),
     );
     assert_eq!(before, after, "the same answer after the restart");
     let objects_after = svc.read(|e| serde_json::to_string(&e.objects("telegram", "-1").unwrap()).unwrap()).unwrap();
     assert_eq!(objects_before, objects_after, "the resolution's activation too");
-    let s = value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap());
+    let s = value(call(&svc, "get_scenario", &json!({"chat_id": "-1"}), now()).unwrap());
     assert_eq!((s["revision"].as_u64(), &s["state"]), (Some(1), &json!({"plan": "trip"})));
 }
 
@@ -97,10 +100,10 @@ fn reads_and_rejections_write_nothing() {
     let (_dir, path) = db("reads");
     let (svc, _) = open(&path);
     svc.ingest(&[message(1, "hi", false)], now()).unwrap();
-    svc.call("get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap();
-    svc.call("list_active_context_objects", &json!({"chat_id": "-1"}), now()).unwrap();
-    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {}}), now()).unwrap();
-    assert!(svc.call("update_scenario", &json!({"chat_id": "-1", "patch": [1]}), now()).is_err());
+    call(&svc, "get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap();
+    call(&svc, "list_active_context_objects", &json!({"chat_id": "-1"}), now()).unwrap();
+    call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {}}), now()).unwrap();
+    assert!(call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": [1]}), now()).is_err());
     assert_eq!(svc.ingest(&[json!({"type": "message"})], now()).unwrap().accepted, 0);
     drop(svc);
     assert_eq!(open(&path).1, 1, "only the one accepted event was logged");
@@ -111,14 +114,14 @@ fn forgetting_a_chat_is_complete_and_lasting() {
     let (_dir, path) = db("forget");
     let (svc, _) = open(&path);
     svc.ingest(&[message(1, "secret", false)], now()).unwrap();
-    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"pin": 1234}}), now()).unwrap();
+    call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"pin": 1234}}), now()).unwrap();
     assert!(svc.delete_chat("telegram", "-1").unwrap());
-    let err = svc.call("get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap_err();
+    let err = call(&svc, "get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap_err();
     assert_eq!(err.code, ErrorCode::UnknownChat);
     drop(svc);
     let (svc, loaded) = open(&path);
     assert_eq!(loaded, 0);
-    assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["revision"], 0);
+    assert_eq!(value(call(&svc, "get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["revision"], 0);
 }
 
 #[test]
@@ -128,11 +131,11 @@ fn an_import_replaces_the_chats_log() {
     svc.ingest(&[message(1, "a", false), message(2, "b", false)], now()).unwrap();
     let doc = svc.read(|e| serde_json::to_value(e.export_conversation("telegram", "-1").unwrap()).unwrap()).unwrap();
     svc.ingest(&[message(3, "c", false)], now()).unwrap();
-    svc.import(&doc).unwrap();
+    svc.import(&chatctx_core::transfer::ConversationDoc::from_value(&doc).unwrap()).unwrap();
     drop(svc);
     let (svc, loaded) = open(&path);
     assert_eq!(loaded, 1, "one import line stands for the chat");
-    let h = value(svc.call("get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap());
+    let h = value(call(&svc, "get_chat_history_context", &json!({"chat_id": "-1"}), now()).unwrap());
     let texts: Vec<&str> = h["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap()).collect();
     assert_eq!(texts, ["a", "b"]);
 }
@@ -145,9 +148,9 @@ fn long_logs_are_compacted_without_changing_any_answer() {
         let batch: Vec<Value> = chunk.iter().map(|&i| message(i, &format!("m{i}"), i % 7 == 0)).collect();
         assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 100);
     }
-    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"kept": true}}), now()).unwrap();
+    call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"kept": true}}), now()).unwrap();
     let before = value(
-        svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "1000"}), now()).unwrap(),
+        call(&svc, "get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "1000"}), now()).unwrap(),
     );
     let export_before =
         svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", "-1").unwrap()).unwrap()).unwrap();
@@ -155,7 +158,7 @@ fn long_logs_are_compacted_without_changing_any_answer() {
     let (svc, loaded) = open(&path);
     assert!(loaded < 500, "1,001 operations were logged; the snapshot leaves {loaded}");
     let after = value(
-        svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "1000"}), now()).unwrap(),
+        call(&svc, "get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "1000"}), now()).unwrap(),
     );
     assert_eq!(before, after);
     let export_after =
@@ -170,7 +173,7 @@ fn retention_by_age_forgets_old_history_lastingly() {
     // Messages at +1..+5 s; message 2 carries an image object; the state stays whatever the age.
     let batch: Vec<Value> = (1..=5).map(|i| message(i, &format!("m{i}"), i == 2)).collect();
     svc.ingest(&batch, now()).unwrap();
-    svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"plan": 1}}), now()).unwrap();
+    call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"plan": 1}}), now()).unwrap();
     // Keep 97 s back from +100 s: messages sent before +3 s go.
     let age = chatctx_core::time::Span::from_secs(97);
     assert_eq!(svc.expire(age, now()).unwrap(), 2);
@@ -182,7 +185,10 @@ fn retention_by_age_forgets_old_history_lastingly() {
     // Gone from the store too; the state survives.
     let (svc, _) = open(&path);
     assert_eq!(ids(&svc), ["3", "4", "5"]);
-    assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["state"], json!({"plan": 1}));
+    assert_eq!(
+        value(call(&svc, "get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["state"],
+        json!({"plan": 1})
+    );
 }
 
 /// A store that can be told to fail its writes, sharing its operations with the test.
@@ -259,13 +265,13 @@ fn a_failed_write_is_refused_and_leaves_no_trace() {
     fail.store(true, std::sync::atomic::Ordering::SeqCst);
     let err = svc.ingest(&[message(2, "lost", false)], now()).unwrap_err();
     assert_eq!(err.code, ErrorCode::Internal);
-    let err = svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {"a": 1}}), now()).unwrap_err();
+    let err = call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"a": 1}}), now()).unwrap_err();
     assert_eq!(err.code, ErrorCode::Internal);
     assert_eq!(ids(&svc), ["1"], "the refused message is not in memory either");
     fail.store(false, std::sync::atomic::Ordering::SeqCst);
     svc.ingest(&[message(3, "kept", false)], now()).unwrap();
     assert_eq!(ids(&svc), ["1", "3"]);
-    assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["revision"], 0);
+    assert_eq!(value(call(&svc, "get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["revision"], 0);
     let mut logged = 0;
     inner.load(&mut |_, _| logged += 1).unwrap();
     assert_eq!(logged, 2, "only the acknowledged messages are in the store");
@@ -286,7 +292,7 @@ fn concurrent_writers_are_all_durable() {
                     let id = 1000 + t * 100 + i;
                     svc.ingest(&[message(id, "x", false)], now()).unwrap();
                     if i % 10 == 0 {
-                        svc.call("update_scenario", &json!({"chat_id": "-1", "patch": {format!("t{t}"): i}}), now())
+                        call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {format!("t{t}"): i}}), now())
                             .unwrap();
                     }
                 }
@@ -297,11 +303,11 @@ fn concurrent_writers_are_all_durable() {
         t.join().unwrap();
     }
     let before = svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap();
-    let state = value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap());
+    let state = value(call(&svc, "get_scenario", &json!({"chat_id": "-1"}), now()).unwrap());
     drop(svc);
     let (svc, _) = open(&path);
     let after = svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap();
     assert_eq!(after.len(), 160);
     assert_eq!(after, before);
-    assert_eq!(value(svc.call("get_scenario", &json!({"chat_id": "-1"}), now()).unwrap()), state);
+    assert_eq!(value(call(&svc, "get_scenario", &json!({"chat_id": "-1"}), now()).unwrap()), state);
 }

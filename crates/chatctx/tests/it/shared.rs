@@ -1,6 +1,7 @@
 //! Several instances on one shared store (PostgreSQL, or a shared memory store in one process): coherence,
 //! no lost updates, forgetting and importing across instances, and writes that fail.
 
+use crate::call;
 use std::sync::Arc;
 
 use chatctx::config::LlmSettings;
@@ -63,12 +64,15 @@ fn run(svc: &Service, step: &Step) -> String {
             Ok(r) => serde_json::to_string(&r).unwrap(),
             Err(e) => format!("error {e:?}"),
         },
-        Step::Call(tool, args) => match svc.call(tool, args, now()) {
+        Step::Call(tool, args) => match call(svc, tool, args, now()) {
             Ok(r) => serde_json::to_string(&r).unwrap(),
             Err(e) => format!("error {:?} {}", e.code, e.message),
         },
         Step::Delete(chat) => format!("{:?}", svc.delete_chat("telegram", chat).map_err(|e| e.code)),
-        Step::Import(doc) => format!("{:?}", svc.import(doc).map_err(|e| e.code)),
+        Step::Import(doc) => format!(
+            "{:?}",
+            chatctx_core::transfer::ConversationDoc::from_value(doc).and_then(|d| svc.import(&d)).map_err(|e| e.code)
+        ),
     }
 }
 
@@ -85,7 +89,7 @@ fn script() -> Vec<Step> {
     // A conversation moved in from elsewhere.
     let elsewhere = service(Arc::new(chatctx_store::MemoryStore::default()));
     elsewhere.ingest(&[message("-9", 1, "moved here", true)], now()).unwrap();
-    elsewhere.call("update_scenario", &json!({"chat_id": "-9", "patch": {"moved": true}}), now()).unwrap();
+    call(&elsewhere, "update_scenario", &json!({"chat_id": "-9", "patch": {"moved": true}}), now()).unwrap();
     let doc =
         serde_json::to_value(elsewhere.read(|e| e.export_conversation("telegram", "-9")).unwrap().unwrap()).unwrap();
     vec![
@@ -157,10 +161,10 @@ fn concurrent_scenario_updates_across_instances_lose_nothing() {
                     let mut conflicts = 0;
                     for i in 0..15 {
                         loop {
-                            let got = svc.call("get_scenario", &json!({"chat_id": "-5"}), now()).unwrap();
+                            let got = call(&svc, "get_scenario", &json!({"chat_id": "-5"}), now()).unwrap();
                             let revision = serde_json::to_value(got).unwrap()["revision"].clone();
                             let patch = json!({"chat_id": "-5", "patch": {format!("w{w}_{i}"): i}, "expected_revision": revision});
-                            match svc.call("update_scenario", &patch, now()) {
+                            match call(&svc, "update_scenario", &patch, now()) {
                                 Ok(_) => break,
                                 Err(e) if e.code == ErrorCode::RevisionConflict => conflicts += 1,
                                 Err(e) => panic!("{e:?}"),
@@ -174,7 +178,7 @@ fn concurrent_scenario_updates_across_instances_lose_nothing() {
         let conflicts: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
         for svc in &instances {
             let state =
-                serde_json::to_value(svc.call("get_scenario", &json!({"chat_id": "-5"}), now()).unwrap()).unwrap();
+                serde_json::to_value(call(svc, "get_scenario", &json!({"chat_id": "-5"}), now()).unwrap()).unwrap();
             assert_eq!(state["revision"], 60, "{name}: one revision per accepted update ({conflicts} conflicts)");
             assert_eq!(state["state"].as_object().unwrap().len(), 60, "{name}: no update lost");
         }
@@ -218,13 +222,13 @@ fn a_refused_shared_write_changes_nothing() {
     fail.store(true, Ordering::SeqCst);
     let report = a.ingest(&[message("-4", 2, "lost", false)], now()).unwrap();
     assert_eq!((report.accepted, report.rejected[0].code), (0, ErrorCode::Internal));
-    let err = a.call("update_scenario", &json!({"chat_id": "-4", "patch": {"x": 1}}), now()).unwrap_err();
+    let err = call(&a, "update_scenario", &json!({"chat_id": "-4", "patch": {"x": 1}}), now()).unwrap_err();
     assert_eq!(err.code, ErrorCode::Internal);
     fail.store(false, Ordering::SeqCst);
     for svc in [&a, &b] {
         let items = svc.read_chat("telegram", "-4", |e| e.history("telegram", "-4", None)).unwrap().unwrap();
         assert_eq!(items.len(), 1, "only the acknowledged message");
-        let state = serde_json::to_value(svc.call("get_scenario", &json!({"chat_id": "-4"}), now()).unwrap()).unwrap();
+        let state = serde_json::to_value(call(svc, "get_scenario", &json!({"chat_id": "-4"}), now()).unwrap()).unwrap();
         assert_eq!(state["revision"], 0);
     }
 }
@@ -244,7 +248,7 @@ fn a_vote_reaches_a_poll_sent_through_another_instance() {
         let report = b.ingest(&[vote], now()).unwrap();
         assert_eq!((report.accepted, report.rejected.len()), (1, 0), "{name}");
         let active =
-            serde_json::to_value(a.call("list_active_context_objects", &json!({"chat_id": "-6"}), now()).unwrap())
+            serde_json::to_value(call(&a, "list_active_context_objects", &json!({"chat_id": "-6"}), now()).unwrap())
                 .unwrap();
         let poll = &active["objects"][0];
         assert_eq!(
@@ -268,7 +272,7 @@ fn a_vote_reaches_a_poll_sent_through_another_instance() {
         );
         // Imported back through one instance, the poll takes votes through another that never saw it.
         let d = open();
-        a.import(&doc).unwrap();
+        a.import(&chatctx_core::transfer::ConversationDoc::from_value(&doc).unwrap()).unwrap();
         let vote = json!({"type": "activation", "external_id": "poll-6", "event": "voted", "at": 1_770_000_460});
         assert_eq!(d.ingest(&[vote], now()).unwrap().accepted, 1);
         let objects = c.read_chat("telegram", "-6", |e| e.objects("telegram", "-6")).unwrap().unwrap();

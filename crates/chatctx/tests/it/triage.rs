@@ -1,5 +1,6 @@
 //! Model triage against a local stub HTTP server that speaks the chat-completions API.
 
+use crate::call;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -201,13 +202,13 @@ fn a_slow_model_holds_up_no_other_call() {
     let history = {
         let svc = svc.clone();
         std::thread::spawn(move || {
-            let r = svc.call("get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "6"}), now);
+            let r = call(&svc, "get_chat_history_context", &json!({"chat_id": "-1", "current_message_id": "6"}), now);
             (r, start.elapsed())
         })
     };
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(svc.ingest(&[message("-2", 1)], now).unwrap().accepted, 1);
-    svc.call("update_scenario", &json!({"chat_id": "-2", "patch": {"plan": "trip"}}), now).unwrap();
+    call(&svc, "update_scenario", &json!({"chat_id": "-2", "patch": {"plan": "trip"}}), now).unwrap();
     let others = start.elapsed();
     let (answer, waited) = history.join().unwrap();
     assert!(others < Duration::from_millis(1200), "other calls waited for the model: {others:?}");

@@ -1,0 +1,226 @@
+//! `get_chat_history_context`: the earlier messages that belong in the prompt for the message being answered
+//! (selection, see [`crate::selection`]), rendered, and the whole prompt.
+
+use std::ops::Range;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Request, Scope, ScopeUse};
+use crate::chat::{Chat, Item};
+use crate::engine::{Engine, unknown_chat};
+use crate::error::{Error, ErrorCode};
+use crate::history::ChatHistoryItem;
+use crate::json::{Fields, object};
+use crate::render::{self, ItemLine, PromptMessage};
+use crate::selection::{SelectionReport, Triage, TriageRequest};
+use crate::settings::Format;
+use crate::time::Timestamp;
+
+const RQ: ErrorCode = ErrorCode::InvalidRequest;
+
+/// `get_chat_history_context` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct GetChatHistoryContext {
+    /// Where: the chat, and the message being answered (history is what came before it in its scope) or,
+    /// without one, the topic.
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// The time the answer is for; default the server's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now: Option<Timestamp>,
+}
+
+impl Request for GetChatHistoryContext {
+    const NAME: &'static str = "get_chat_history_context";
+    const DESCRIPTION: &'static str = "The earlier messages that belong in the prompt for the message being \
+        answered, as structured items, the rendered history payload and ready prompt messages (with the \
+        conversation's ACTIVE SCENARIO).";
+    const SCOPE: ScopeUse =
+        ScopeUse { reads: &["channel", "chat_id", "topic_id", "current_message_id"], requires: &[] };
+    type Response = HistoryContext;
+
+    fn decode_with(v: &Value, defaults: Option<&Scope>) -> Result<Self, Error> {
+        let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
+        Ok(Self { scope: Scope::decode(&f, Self::SCOPE, defaults)?, now: f.time("now")? })
+    }
+
+    fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    fn scope_mut(&mut self) -> &mut Scope {
+        &mut self.scope
+    }
+
+    fn now(&self) -> Option<Timestamp> {
+        self.now
+    }
+
+    fn fill_now(&mut self, now: Timestamp) {
+        self.now.get_or_insert(now);
+    }
+}
+
+/// The rendered history: the `single` payload or the `per_item` messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+#[serde(untagged)]
+pub enum Rendered {
+    /// `history.format = "single"`.
+    Single(render::HistoryPayload),
+    /// `history.format = "per_item"`.
+    PerItem(Vec<PromptMessage>),
+}
+
+/// `get_chat_history_context` response (SPEC §6.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct HistoryContext {
+    /// The selected items, oldest first.
+    pub items: Vec<ChatHistoryItem>,
+    /// What selection did.
+    pub selection: SelectionReport,
+    /// The rendered history.
+    pub rendered: Rendered,
+    /// The whole prompt, in the order of SPEC §5.4.
+    pub prompt: Vec<PromptMessage>,
+}
+
+/// [`Engine::get_chat_history_prompt`]: the prompt alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct HistoryPrompt {
+    /// What selection did.
+    pub selection: SelectionReport,
+    /// The whole prompt, in the order of SPEC §5.4.
+    pub prompt: Vec<PromptMessage>,
+}
+
+impl Engine {
+    /// `get_chat_history_context` (SPEC §6.3): selection (see [`crate::selection`]), rendering and the prompt.
+    pub fn get_chat_history_context(&self, req: &GetChatHistoryContext) -> Result<HistoryContext, Error> {
+        let h = self.select_history(req)?;
+        let cut = self.settings().conversation.context_truncation;
+        let items: Vec<ChatHistoryItem> = h
+            .selected
+            .items
+            .iter()
+            .map(|i| {
+                let mut v = h.chat.view(&req.scope.channel, &req.scope.chat_id, i);
+                if let Some(at) = i.reply_cut(cut) {
+                    v.text.truncate(at);
+                    v.text.push_str(render::ELLIPSIS);
+                }
+                v
+            })
+            .collect();
+        let (prompt, history) = self.history_prompt(&h, &req.scope.channel);
+        let rendered = match self.settings().history.format {
+            Format::Single => Rendered::Single(render::payload(&req.scope.channel, &items)),
+            Format::PerItem => Rendered::PerItem(prompt[history].to_vec()),
+        };
+        Ok(HistoryContext { selection: h.selected.report, items, rendered, prompt })
+    }
+
+    /// The prompt of [`Engine::get_chat_history_context`] and its selection report, without the structured
+    /// `items` and `rendered` parts: the same selection and byte for byte the same prompt, rendered straight
+    /// from the stored items. For bots that embed the library and only send the prompt.
+    pub fn get_chat_history_prompt(&self, req: &GetChatHistoryContext) -> Result<HistoryPrompt, Error> {
+        let h = self.select_history(req)?;
+        let (prompt, _) = self.history_prompt(&h, &req.scope.channel);
+        Ok(HistoryPrompt { selection: h.selected.report, prompt })
+    }
+
+    /// The model triage that answering `req` would make now, if any, without making it. A caller that keeps
+    /// the engine behind a lock can make the model call without holding the lock, then answer the request
+    /// through an installed [`Triage`] that returns that answer for an equal [`TriageRequest`].
+    pub fn pending_triage(&self, req: &GetChatHistoryContext) -> Result<Option<TriageRequest>, Error> {
+        if !self.triage().is_some_and(|t| t.configured()) {
+            return Ok(None);
+        }
+        let capture = Capture(std::sync::Mutex::new(None));
+        self.select_history_with(req, Some(&capture))?;
+        Ok(capture.0.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// The chat, the scope and the selection of a history request.
+    fn select_history<'e>(&'e self, req: &'e GetChatHistoryContext) -> Result<HistorySelection<'e>, Error> {
+        self.select_history_with(req, self.triage())
+    }
+
+    fn select_history_with<'e>(
+        &'e self,
+        req: &'e GetChatHistoryContext,
+        triage: Option<&dyn Triage>,
+    ) -> Result<HistorySelection<'e>, Error> {
+        let chat = self.chat(&req.scope.channel, &req.scope.chat_id).ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
+        let (topic, current): (Option<&str>, Option<&Item>) = match &req.scope.current_message_id {
+            Some(id) => {
+                let (conv, item) = chat.message(id).ok_or_else(|| {
+                    Error::invalid_request(format!(
+                        "field `current_message_id`: message {id:?} is not stored for chat {}",
+                        req.scope.chat_id
+                    ))
+                })?;
+                (conv.topic.as_deref(), Some(item))
+            }
+            None => (req.scope.topic_id.as_deref(), None),
+        };
+        let line = |i: &Item| render::line(&chat.line(i, 0));
+        let selected = crate::selection::select(chat, self.settings(), topic, current, triage, &line);
+        Ok(HistorySelection { chat, topic, current, selected })
+    }
+
+    /// The prompt of a selection (SPEC §5.4), and where the history messages are in it.
+    fn history_prompt(&self, h: &HistorySelection<'_>, channel: &str) -> (Vec<PromptMessage>, Range<usize>) {
+        let settings = self.settings();
+        let cut = settings.conversation.context_truncation;
+        let lines: Vec<ItemLine<'_>> = h.selected.items.iter().map(|i| h.chat.line(i, cut)).collect();
+        let history = match (lines.is_empty(), settings.history.format) {
+            (true, _) => Vec::new(),
+            (false, Format::Single) => vec![render::single_lines(channel, &lines)],
+            (false, Format::PerItem) => lines.iter().map(render::line_message).collect(),
+        };
+        let first = usize::from(!settings.prompt.system.is_empty());
+        let range = first..first + history.len();
+        let prompt = render::prompt(render::PromptParts {
+            system: &settings.prompt.system,
+            history,
+            state_block: h
+                .chat
+                .scenarios
+                .get(&h.topic.map(str::to_owned))
+                .filter(|s| !s.state().is_empty())
+                .map(|s| render::state_block(s.state())),
+            current: h.current.map(|i| h.chat.line(i, 0)),
+        });
+        (prompt, range)
+    }
+}
+
+/// A triage that records the request it is asked and answers nothing (see [`Engine::pending_triage`]).
+struct Capture(std::sync::Mutex<Option<TriageRequest>>);
+
+impl Triage for Capture {
+    fn configured(&self) -> bool {
+        true
+    }
+
+    fn triage(&self, request: &TriageRequest) -> Result<Vec<usize>, String> {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(request.clone());
+        }
+        Err("captured, not sent".to_owned())
+    }
+}
+
+/// A history request's chat, scope and selection.
+struct HistorySelection<'e> {
+    chat: &'e Chat,
+    topic: Option<&'e str>,
+    current: Option<&'e Item>,
+    selected: crate::selection::Selected<'e>,
+}

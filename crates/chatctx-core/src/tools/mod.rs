@@ -1,0 +1,132 @@
+//! The tools: one request type and one response type each ([`Request`]), and [`ToolCall`], the typed call
+//! that HTTP, MCP, `replay` and the service's log decode once and [`Engine::answer`] answers.
+//!
+//! - [`call`] holds [`ToolCall`], the shared [`Scope`], the [`Request`] trait and the generated schemas.
+//! - [`history`] answers `get_chat_history_context`.
+//!
+//! `resolve_reference_target` lives in [`crate::resolve`], `list_active_context_objects` in
+//! [`crate::active`], and the state tools in [`crate::scenario`].
+
+pub mod call;
+pub mod history;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use crate::selection::{SelectionMethod, SelectionReport};
+pub use call::{Request, Scope, ScopeUse, ToolCall, ToolSchema, Writes};
+pub use history::{GetChatHistoryContext, HistoryContext, HistoryPrompt, Rendered};
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::time::Timestamp;
+
+/// One tool's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ToolResponse {
+    /// `get_chat_history_context`.
+    History(Box<HistoryContext>),
+    /// `resolve_reference_target`.
+    Resolve(Box<crate::resolve::Resolution>),
+    /// `list_active_context_objects`.
+    List(Box<crate::active::ActiveObjects>),
+    /// `get_scenario`, `update_scenario`, `revert_scenario`.
+    Scenario(Box<crate::scenario::ScenarioState>),
+}
+
+impl ToolResponse {
+    /// The compact log fields of this answer (never message text); see docs/protocol.md.
+    pub fn log_fields(&self) -> String {
+        match self {
+            ToolResponse::History(h) => format!(
+                "method={} considered={} kept={}",
+                serde_plain(&h.selection.method),
+                h.selection.considered,
+                h.selection.kept
+            ),
+            ToolResponse::Resolve(r) => {
+                let top: Vec<&str> = r.candidates.iter().map(|c| c.descriptor.object_id.as_str()).collect();
+                format!(
+                    "status={} candidate_count={} top={} top_score_gap={} scope_used={}",
+                    serde_plain(&r.status),
+                    r.diagnostics.candidate_count,
+                    top.join(","),
+                    r.diagnostics.top_score_gap,
+                    serde_plain(&r.scope_used)
+                )
+            }
+            ToolResponse::Scenario(s) => format!(
+                "revision={} changed={} bytes={}",
+                s.revision,
+                s.changed.map_or("-", |c| if c { "true" } else { "false" }),
+                serde_json::to_string(&s.state).map_or(0, |j| j.len())
+            ),
+            ToolResponse::List(l) => {
+                let top: Vec<&str> = l.objects.iter().take(3).map(|o| o.descriptor.object_id.as_str()).collect();
+                format!(
+                    "status={} count={} top={} truncated={}",
+                    serde_plain(&l.status),
+                    l.objects.len(),
+                    top.join(","),
+                    l.truncated
+                )
+            }
+        }
+    }
+}
+
+fn serde_plain<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+impl Engine {
+    /// Answers `call`. `now` is used when the call names no time.
+    pub fn answer(&mut self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+        let at = call.now().unwrap_or(now);
+        match call {
+            ToolCall::GetChatHistoryContext(req) if req.now.is_none() => {
+                let req = GetChatHistoryContext { now: Some(at), ..req.clone() };
+                self.get_chat_history_context(&req).map(|h| ToolResponse::History(Box::new(h)))
+            }
+            ToolCall::GetChatHistoryContext(req) => {
+                self.get_chat_history_context(req).map(|h| ToolResponse::History(Box::new(h)))
+            }
+            ToolCall::ResolveReferenceTarget(req) => {
+                self.resolve_reference_target(req, at).map(|r| ToolResponse::Resolve(Box::new(r)))
+            }
+            ToolCall::ListActiveContextObjects(req) => {
+                self.list_active_context_objects(req, at).map(|l| ToolResponse::List(Box::new(l)))
+            }
+            ToolCall::GetScenario(req) => Ok(ToolResponse::Scenario(Box::new(self.get_scenario(req)))),
+            ToolCall::UpdateScenario(req) => self.update_scenario(req, at).map(|s| ToolResponse::Scenario(Box::new(s))),
+            ToolCall::RevertScenario(req) => self.revert_scenario(req, at).map(|s| ToolResponse::Scenario(Box::new(s))),
+        }
+    }
+
+    /// Answers `call` from the current state when answering changes nothing; `None` when it would change the
+    /// state (a scenario update or revert, or a resolution that records an activation), which
+    /// [`Engine::answer`] must then make. Lets a store shared by several processes take its write path only
+    /// for the calls that write.
+    pub fn answer_read_only(&mut self, call: &ToolCall, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
+        match call {
+            _ if call.writes() == Writes::Always => Ok(None),
+            ToolCall::ResolveReferenceTarget(req) => {
+                let at = req.now.unwrap_or(now);
+                Ok(self.resolve_read_only(req, at)?.map(|r| ToolResponse::Resolve(Box::new(r))))
+            }
+            _ => self.answer(call, now).map(Some),
+        }
+    }
+
+    /// Decodes and answers a call of tool `tool` with JSON `args` ([`ToolCall::decode`], then
+    /// [`Engine::answer`]).
+    pub fn call(&mut self, tool: &str, args: &Value, now: Timestamp) -> Result<ToolResponse, Error> {
+        self.answer(&ToolCall::decode(tool, args)?, now)
+    }
+
+    /// [`Engine::answer_read_only`] of a call given as JSON.
+    pub fn call_read_only(&mut self, tool: &str, args: &Value, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
+        self.answer_read_only(&ToolCall::decode(tool, args)?, now)
+    }
+}

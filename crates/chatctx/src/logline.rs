@@ -1,0 +1,160 @@
+//! [`LogLine`]: one line of a replay file, and of the service's durable log, which is the same format (the
+//! log is replayed into a fresh engine at start). This type is the persistence contract between versions:
+//! [`LogLine::to_line`] is the one writer and [`LogLine::parse`] the one reader, and every line an earlier
+//! version wrote still parses (tests/data/log-before-typed-lines.jsonl).
+//!
+//! The shapes, one JSON object per line (docs/protocol.md, "Replay files"):
+//! - `{"event": {…}}`: an input event, as ingested (a `telegram_update` may stand for several events);
+//! - `{"call": "<tool>", "args": {…}}`: a tool call (the log holds only the calls that changed the state, with
+//!   their time fixed);
+//! - `{"import": {…}}`: a conversation document (`chatctx export`), replacing its chat;
+//! - `{"forget": true}`: the chat the line is stored under is forgotten (shared stores only).
+
+use std::borrow::Cow;
+
+use chatctx_core::tools::ToolCall;
+use chatctx_core::transfer::ConversationDoc;
+use chatctx_core::{Error, ErrorCode, Event};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One replay or log line. Written lines borrow what they write; read lines own it (`LogLine<'static>`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogLine<'a> {
+    /// An input event.
+    Event(EventLine<'a>),
+    /// A tool call.
+    Call(Cow<'a, ToolCall>),
+    /// A conversation document that replaces its chat.
+    Import(Cow<'a, ConversationDoc>),
+    /// The chat the line is stored under is forgotten.
+    Forget,
+}
+
+/// An event line's event: a decoded core event when written, the raw JSON when read (it is decoded when
+/// applied, because one Telegram update may stand for several events).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventLine<'a> {
+    /// A core event, as the service logs it.
+    Decoded(&'a Event),
+    /// An event as read: a core event or a `telegram_update`.
+    Raw(Value),
+}
+
+/// A line that cannot be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BadLine {
+    /// The tool, when the line is a call of a known shape whose arguments are wrong (a replay answers it with
+    /// an error line for that call).
+    pub call: Option<String>,
+    /// What is wrong.
+    pub error: Error,
+}
+
+impl BadLine {
+    fn line(error: Error) -> Self {
+        Self { call: None, error }
+    }
+}
+
+const NEEDS: &str = "a replay line needs `event`, `call` or `import`";
+
+#[derive(Serialize)]
+struct EventShape<'a, T: Serialize> {
+    event: &'a T,
+}
+
+#[derive(Serialize)]
+struct ImportShape<'a> {
+    import: &'a ConversationDoc,
+}
+
+#[derive(Serialize)]
+struct ForgetShape {
+    forget: bool,
+}
+
+impl LogLine<'_> {
+    /// The line as written: one JSON object, no newline.
+    pub fn to_line(&self) -> Result<String, Error> {
+        let written = match self {
+            LogLine::Event(EventLine::Decoded(e)) => serde_json::to_string(&EventShape { event: *e }),
+            LogLine::Event(EventLine::Raw(v)) => serde_json::to_string(&EventShape { event: v }),
+            LogLine::Call(call) => serde_json::to_string(&**call),
+            LogLine::Import(doc) => serde_json::to_string(&ImportShape { import: doc }),
+            LogLine::Forget => serde_json::to_string(&ForgetShape { forget: true }),
+        };
+        written.map_err(|e| Error::new(ErrorCode::Internal, format!("a log line could not be written: {e}")))
+    }
+}
+
+impl LogLine<'static> {
+    /// Reads one line (any version's).
+    pub fn parse(line: &str) -> Result<Self, BadLine> {
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| BadLine::line(Error::invalid_event(format!("the line is not valid JSON: {e}"))))?;
+        Self::from_value(v)
+    }
+
+    /// Reads one line already parsed as JSON.
+    pub fn from_value(mut v: Value) -> Result<Self, BadLine> {
+        let Some(map) = v.as_object_mut() else {
+            return Err(BadLine::line(Error::invalid_event(NEEDS)));
+        };
+        if let Some(doc) = map.get("import") {
+            return ConversationDoc::from_value(doc).map(|d| LogLine::Import(Cow::Owned(d))).map_err(BadLine::line);
+        }
+        if let Some(event) = map.remove("event") {
+            return Ok(LogLine::Event(EventLine::Raw(event)));
+        }
+        match map.get("call") {
+            Some(Value::String(name)) => {
+                let name = name.clone();
+                let args = map.remove("args").unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+                let call = if args.is_object() {
+                    ToolCall::decode(&name, &args)
+                } else {
+                    Err(Error::invalid_request("field `args`: expected an object"))
+                };
+                call.map(|c| LogLine::Call(Cow::Owned(c))).map_err(|error| BadLine { call: Some(name), error })
+            }
+            Some(_) => Err(BadLine::line(Error::invalid_request("field `call`: expected a tool name"))),
+            None if map.get("forget") == Some(&Value::Bool(true)) => Ok(LogLine::Forget),
+            None => Err(BadLine::line(Error::invalid_event(NEEDS))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever is written reads back as the same line (a decoded event reads back raw, as its JSON).
+    #[test]
+    fn written_lines_read_back() {
+        let call = ToolCall::decode(
+            "update_scenario",
+            &serde_json::json!({"chat_id": -5, "topic_id": 7, "patch": {"a": {"b": null}}, "expected_revision": 2, "now": 1770000000}),
+        )
+        .unwrap();
+        let mut engine = chatctx_core::Engine::new(chatctx_core::Settings::default());
+        engine
+            .call("update_scenario", &serde_json::json!({"chat_id": "-5", "patch": {"a": 1}}), call.now().unwrap())
+            .unwrap();
+        let doc = engine.export_conversation("telegram", "-5").unwrap();
+        for line in [LogLine::Call(Cow::Owned(call)), LogLine::Import(Cow::Owned(doc)), LogLine::Forget] {
+            assert_eq!(LogLine::parse(&line.to_line().unwrap()).unwrap(), line);
+        }
+        assert_eq!(LogLine::Forget.to_line().unwrap(), r#"{"forget":true}"#, "as earlier versions wrote it");
+    }
+
+    #[test]
+    fn bad_lines_say_why() {
+        assert_eq!(LogLine::parse("[1]").unwrap_err().error.code, ErrorCode::InvalidEvent);
+        assert_eq!(LogLine::parse("{}").unwrap_err().error.code, ErrorCode::InvalidEvent);
+        let bad = LogLine::parse(r#"{"call": "get_scenario", "args": {}}"#).unwrap_err();
+        assert_eq!((bad.call.as_deref(), bad.error.code), (Some("get_scenario"), ErrorCode::InvalidRequest));
+        let bad = LogLine::parse(r#"{"call": "get_scenario", "args": 5}"#).unwrap_err();
+        assert_eq!(bad.error.message, "field `args`: expected an object");
+    }
+}

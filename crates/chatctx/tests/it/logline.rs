@@ -1,0 +1,57 @@
+//! The durable log is the persistence contract between versions: a log written before log lines were typed
+//! (tests/data/log-before-typed-lines) loads into today's service with the same state, and what today's
+//! service writes reads back the same.
+
+use chatctx::config::LlmSettings;
+use chatctx::service::Service;
+use chatctx_core::{Settings, Timestamp};
+use chatctx_store::Op;
+use serde_json::{Value, json};
+
+use crate::{call, repo};
+
+fn old_log() -> Vec<Op> {
+    let text = std::fs::read_to_string(repo("crates/chatctx/tests/data/log-before-typed-lines/log.jsonl")).unwrap();
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| v[k].as_str().unwrap().to_owned();
+            Op { channel: s("channel"), chat_id: s("chat_id"), line: s("line") }
+        })
+        .collect()
+}
+
+fn answers(svc: &Service) -> Value {
+    let at = Timestamp::from_unix(1_770_971_000).unwrap();
+    let tool = |name: &str, args: Value| serde_json::to_value(call(svc, name, &args, at).unwrap()).unwrap();
+    let history = svc.read_chat("telegram", "-100500", |e| e.history("telegram", "-100500", None)).unwrap().unwrap();
+    json!({
+        "get_chat_history_context -200 at 411":
+            tool("get_chat_history_context", json!({"chat_id": "-200", "current_message_id": "411", "now": 1770971000})),
+        "list_active_context_objects -100500":
+            tool("list_active_context_objects", json!({"chat_id": "-100500", "now": 1770971000})),
+        "get_scenario -100500 with revisions": tool("get_scenario", json!({"chat_id": "-100500", "revisions": true})),
+        "history -100500": history,
+        "scenario -200": tool("get_scenario", json!({"chat_id": "-200", "revisions": true})),
+    })
+}
+
+#[test]
+fn a_log_written_before_typed_lines_loads_the_same() {
+    let store = chatctx_store::MemoryStore::default();
+    let ops = old_log();
+    chatctx_store::Store::append(&store, &ops).unwrap();
+    let (svc, read) = Service::open(Settings::default(), LlmSettings::default(), std::sync::Arc::new(store)).unwrap();
+    assert_eq!(read, ops.len() as u64);
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo("crates/chatctx/tests/data/log-before-typed-lines/answers.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(answers(&svc), expected);
+    let gone = svc.read(|e| e.chat_keys()).unwrap();
+    assert!(!gone.iter().any(|(_, chat)| chat == "-300"), "the tombstone forgets its chat: {gone:?}");
+    // Every line, of every kind, reads as a typed line.
+    for op in &ops {
+        chatctx::logline::LogLine::parse(&op.line).unwrap_or_else(|e| panic!("{e:?}: {}", op.line));
+    }
+}
