@@ -1,4 +1,4 @@
-//! `list_active_context_objects` (SPEC §6.2): what is live right now in the request's scope. Only activated
+//! `list_active_context_objects` (docs/protocol.md §6.2): what is live right now in the request's scope. Only activated
 //! objects within their TTL (and close grace) are listed; a forum topic sees its own objects, the reply
 //! chain's, and the general conversation's, never another topic's.
 

@@ -242,7 +242,7 @@ impl Item {
         crate::render::cut_at(&self.text, cut)
     }
 
-    /// Whether the write policy of `mode` records this item for the prompt (SPEC §5.3). The bot's outputs
+    /// Whether the write policy of `mode` records this item for the prompt (docs/protocol.md §5.3). The bot's outputs
     /// always count; inbound messages, reactions and system notes count in `talkative`, and otherwise only
     /// when they triggered the bot.
     pub(crate) fn eligible(&self, mode: Mode) -> bool {

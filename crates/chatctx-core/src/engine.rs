@@ -44,7 +44,7 @@ impl Engine {
         Self { settings, ..Self::default() }
     }
 
-    /// Installs model triage for history selection (SPEC §6.3). Without one, triage fails open.
+    /// Installs model triage for history selection (docs/protocol.md §6.3). Without one, triage fails open.
     pub fn set_triage(&mut self, triage: Box<dyn crate::selection::Triage>) {
         self.triage = crate::selection::TriageSlot(Some(triage));
     }
@@ -244,7 +244,7 @@ impl Engine {
             (sender_ref.into_boxed_str(), q.text.into_boxed_str())
         });
 
-        // Objects carried by the message, with the derived ids of SPEC §3.6.
+        // Objects carried by the message, with the derived ids of docs/protocol.md §3.6.
         let created_by_bot = kind == MessageKind::OutboundAgent;
         let by_user = sender.as_ref().map(|p| p.user_id.clone()).filter(|u| !u.is_empty());
         let mut objects: Vec<Object> = Vec::with_capacity(attachments.len() + links.len());
@@ -309,7 +309,7 @@ impl Engine {
         for (id, act) in activations {
             chat.objects.activate(&id, act, sent_at, Some(&message_id));
         }
-        // A user replying to a message activates the typed objects it carries (SPEC §4, `replied_to`).
+        // A user replying to a message activates the typed objects it carries (docs/protocol.md §4, `replied_to`).
         if kind == MessageKind::InboundUser
             && let Some(parent) = &reply_to_message_id
         {

@@ -34,7 +34,7 @@ pub enum ErrorCode {
     ForbiddenScope,
     /// A fault inside chatctx.
     Internal,
-    /// The request ran past `server.request_timeout` (an extension of SPEC §9; HTTP 503). Writes are
+    /// The request ran past `server.request_timeout` (an extension of docs/protocol.md §9; HTTP 503). Writes are
     /// idempotent, so retrying is safe.
     Timeout,
 }

@@ -1,4 +1,4 @@
-//! Events, the input of chatctx (SPEC §3), with their validation.
+//! Events, the input of chatctx (docs/protocol.md §3), with their validation.
 //!
 //! Events are decoded from untrusted JSON by [`Event::decode`]; every rejection is `invalid_event` (or
 //! `unsupported_event` for an unknown `type`) naming the field. A decoded event is valid by construction,
@@ -22,13 +22,13 @@ pub const DEFAULT_CHANNEL: &str = "telegram";
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    /// A message (SPEC §3.1).
+    /// A message (docs/protocol.md §3.1).
     Message(MessageEvent),
-    /// A reaction (SPEC §3.2).
+    /// A reaction (docs/protocol.md §3.2).
     Reaction(ReactionEvent),
-    /// A typed object registered, closed or deleted (SPEC §3.3).
+    /// A typed object registered, closed or deleted (docs/protocol.md §3.3).
     Object(ObjectEvent),
-    /// An activation of a known object (SPEC §3.4).
+    /// An activation of a known object (docs/protocol.md §3.4).
     Activation(ActivationEvent),
 }
 
@@ -44,7 +44,7 @@ pub enum MessageKind {
     System,
 }
 
-/// A message (SPEC §3.1). The same `(channel, chat_id, message_id)` again is an edit.
+/// A message (docs/protocol.md §3.1). The same `(channel, chat_id, message_id)` again is an edit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MessageEvent {
     /// Platform, default `telegram`.
@@ -179,7 +179,7 @@ pub struct Attachment {
     /// A short label (file name, poll question).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// An explicit id; otherwise the derived id of SPEC §3.6.
+    /// An explicit id; otherwise the derived id of docs/protocol.md §3.6.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
     /// The platform's own id for it (a Telegram poll id), used to route `poll_answer` updates.
@@ -200,7 +200,7 @@ pub enum Direction {
     Outbound,
 }
 
-/// A reaction to a message (SPEC §3.2).
+/// A reaction to a message (docs/protocol.md §3.2).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReactionEvent {
     /// Platform.
@@ -260,7 +260,7 @@ pub struct ObjectSpec {
     pub created_by_bot: bool,
 }
 
-/// Registers, closes or deletes a typed object (SPEC §3.3).
+/// Registers, closes or deletes a typed object (docs/protocol.md §3.3).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ObjectEvent {
     /// Platform.
@@ -294,7 +294,7 @@ pub enum ObjectRef {
     },
 }
 
-/// An explicit activation of a known object (SPEC §3.4).
+/// An explicit activation of a known object (docs/protocol.md §3.4).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ActivationEvent {
     /// Platform.
@@ -326,7 +326,7 @@ impl Event {
         Fields::new(map, "", EV).str("type")?.ok_or_else(|| Error::invalid_event("field `type`: is required"))
     }
 
-    /// Decodes one event of SPEC §3.1–3.4. `telegram_update` is not decoded here: it is mapped by the
+    /// Decodes one event of docs/protocol.md §3.1–3.4. `telegram_update` is not decoded here: it is mapped by the
     /// Telegram crate into these events.
     pub fn decode(v: &Value) -> Result<Self, Error> {
         let map = object(v, "an event", EV)?;

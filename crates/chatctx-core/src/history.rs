@@ -1,4 +1,4 @@
-//! `ChatHistoryItem`, exactly as SPEC §5.1, with field-completeness validation.
+//! `ChatHistoryItem`, exactly as docs/protocol.md §5.1, with field-completeness validation.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -51,7 +51,7 @@ pub struct Sender {
     /// Username without `@`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
-    /// Display name by the priority of SPEC §5.2.
+    /// Display name by the priority of docs/protocol.md §5.2.
     pub nickname: String,
     /// Whether a bot spoke.
     pub is_bot: bool,
@@ -100,7 +100,7 @@ pub fn markdown_block(sender_ref: &str, text: &str) -> String {
 const EV: ErrorCode = ErrorCode::InvalidEvent;
 
 impl ChatHistoryItem {
-    /// Checks that every required field of SPEC §5.1 is present and non-empty.
+    /// Checks that every required field of docs/protocol.md §5.1 is present and non-empty.
     pub fn validate(&self) -> Result<(), Error> {
         let missing = |f: &str| Err(Error::invalid_event(format!("field `{f}`: is required")));
         if self.channel.is_empty() {

@@ -81,7 +81,7 @@ macro_rules! vocabulary {
 }
 
 vocabulary! {
-    /// Something a follow-up can point at (SPEC §1).
+    /// Something a follow-up can point at (docs/protocol.md §1).
     ObjectKind {
         /// An article the bot read or summarized.
         Article = "article",
@@ -111,7 +111,7 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// An explicit, meaningful interaction with an object (SPEC §4).
+    /// An explicit, meaningful interaction with an object (docs/protocol.md §4).
     Activation {
         /// The bot created it.
         Created = "created",
@@ -141,7 +141,7 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// Who produced a history item (SPEC §5.1).
+    /// Who produced a history item (docs/protocol.md §5.1).
     ItemKind {
         /// A user's message.
         InboundUser = "inbound_user",
@@ -157,7 +157,7 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// Why a message exists (SPEC §3.1). Only `interactive` items are ordinary conversation.
+    /// Why a message exists (docs/protocol.md §3.1). Only `interactive` items are ordinary conversation.
     Origin {
         /// Ordinary conversation.
         Interactive = "interactive",

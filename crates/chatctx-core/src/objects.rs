@@ -1,4 +1,4 @@
-//! The object registry of one chat (SPEC §4): typed objects from attachments, links and `object` events,
+//! The object registry of one chat (docs/protocol.md §4): typed objects from attachments, links and `object` events,
 //! their activations, liveness (sliding per-kind TTL, close grace) and the indexes that keep both tools
 //! bounded however large a chat grows:
 //!
@@ -118,7 +118,7 @@ pub fn short_label(s: &str) -> String {
     format!("{}…", &s[..end])
 }
 
-/// Whether `id` is a derived id (`"{source}:…"`, SPEC §3.6) of message `source`.
+/// Whether `id` is a derived id (`"{source}:…"`, docs/protocol.md §3.6) of message `source`.
 fn is_derived(id: &str, source: &str) -> bool {
     id.strip_prefix(source).is_some_and(|rest| rest.starts_with(':'))
 }

@@ -1,13 +1,13 @@
 //! People references: the one formatter behind every `display_ref`, quote sender and normalized mention.
 //!
-//! `nickname` = `display_name`, else `first_name` + `last_name`, else `@username` (SPEC §5.2).
+//! `nickname` = `display_name`, else `first_name` + `last_name`, else `@username` (docs/protocol.md §5.2).
 //! `display_ref` = `[nickname](tg:@username)`; other channels use their own name as the scheme
 //! (`[Alice](slack:@alice)`). Without a username the reference still links the person: on Telegram by
 //! its own inline-mention form `tg://user?id=…`, elsewhere `channel:id/…`; with neither, the bare nickname.
 
 use crate::event::Person;
 
-/// The nickname of a person by the priority of SPEC §5.2.
+/// The nickname of a person by the priority of docs/protocol.md §5.2.
 pub fn nickname(p: &Person) -> String {
     if let Some(d) = &p.display_name {
         return d.clone();

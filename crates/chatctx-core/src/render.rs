@@ -1,4 +1,4 @@
-//! Rendering history into prompt messages (SPEC §5.4) and the addressing input of the seed's §4.6.
+//! Rendering history into prompt messages (docs/protocol.md §5.4) and the addressing input of the seed's §4.6.
 //!
 //! `single`: one user message whose content is the `chat_history_context` JSON. `per_item`: one message per
 //! item, the bot's own as `assistant`, so that a growing conversation keeps a stable prefix for prompt caches.
@@ -320,7 +320,7 @@ pub fn state_block(state: &serde_json::Map<String, serde_json::Value>) -> String
     format!("ACTIVE SCENARIO\n{}", compact(state))
 }
 
-/// The pieces of a prompt, in the order of SPEC §5.4.
+/// The pieces of a prompt, in the order of docs/protocol.md §5.4.
 #[derive(Debug, Default)]
 pub struct PromptParts<'a> {
     /// The system prompt; empty for none.

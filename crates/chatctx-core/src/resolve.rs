@@ -1,4 +1,4 @@
-//! `resolve_reference_target` (SPEC §6.1): what "this", "the last poll", "the image above" point at,
+//! `resolve_reference_target` (docs/protocol.md §6.1): what "this", "the last poll", "the image above" point at,
 //! from metadata, scope and recency only. Never a guess: `resolved` needs a clear winner, close candidates
 //! are `ambiguous`, weak ones `not_found`.
 //!
@@ -568,7 +568,7 @@ impl<'a> Ctx<'a> {
 
 impl Engine {
     /// `resolve_reference_target`. A `resolved` answer is recorded as a `resolved` activation of the winner
-    /// (SPEC §4), dated `now` and attributed to the current message.
+    /// (docs/protocol.md §4), dated `now` and attributed to the current message.
     pub fn resolve_reference_target(
         &mut self,
         req: &ResolveReferenceTarget,

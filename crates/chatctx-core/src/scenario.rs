@@ -1,4 +1,4 @@
-//! Conversation state (SPEC §6.4, seed 004): one JSON object per conversation (chat, or chat + topic) that
+//! Conversation state (docs/protocol.md §6.4, seed 004): one JSON object per conversation (chat, or chat + topic) that
 //! the bot and the model keep up to date turn by turn, injected into every prompt as ACTIVE SCENARIO.
 //!
 //! `update_scenario` applies an RFC 7396 merge patch (null deletes, objects merge, everything else

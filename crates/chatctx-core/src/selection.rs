@@ -1,4 +1,4 @@
-//! Prompt context selection (SPEC §6.3, seed 001): which earlier items go into the prompt.
+//! Prompt context selection (docs/protocol.md §6.3, seed 001): which earlier items go into the prompt.
 //!
 //! Over the items eligible by the write policy, in the request's scope and before the current message:
 //! background items (`scheduled`, `briefing`, `subtask`, `heartbeat`) leave interactive context, except the

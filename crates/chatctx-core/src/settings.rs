@@ -1,4 +1,4 @@
-//! Validated settings the engine runs with (SPEC §8). The binary reads TOML and the environment into these;
+//! Validated settings the engine runs with (docs/protocol.md §8). The binary reads TOML and the environment into these;
 //! here every value is already checked and defaulted.
 
 use std::collections::BTreeMap;
@@ -23,7 +23,7 @@ pub struct Settings {
     pub resolver: ResolverSettings,
 }
 
-/// Which inbound items are recorded for the prompt (SPEC §5.3).
+/// Which inbound items are recorded for the prompt (docs/protocol.md §5.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Every inbound message and reaction, and every bot output. Cap 16.
@@ -48,7 +48,7 @@ impl Mode {
 /// How prompt history is chosen from the eligible items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Policy {
-    /// The selection of SPEC §6.3.
+    /// The selection of docs/protocol.md §6.3.
     #[default]
     Selection,
     /// The newest 16 / 8 eligible items.
@@ -65,7 +65,7 @@ pub enum Scope {
     Chat,
 }
 
-/// How history is rendered into the prompt (SPEC §5.4).
+/// How history is rendered into the prompt (docs/protocol.md §5.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// One user message holding the `chat_history_context` JSON.
@@ -230,14 +230,14 @@ impl Default for StateSettings {
     }
 }
 
-/// `[prompt]` (an extension of SPEC §8): the system message that opens every prompt.
+/// `[prompt]` (an extension of docs/protocol.md §8): the system message that opens every prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptSettings {
     /// The system prompt; empty means the prompt opens with history (the bot adds its own system prompt).
     pub system: String,
 }
 
-/// `[resolver]`: the weights, thresholds and windows of `resolve_reference_target` (SPEC §6.1). Scores are
+/// `[resolver]`: the weights, thresholds and windows of `resolve_reference_target` (docs/protocol.md §6.1). Scores are
 /// points; the reasoning behind each default is in docs/resolver.md.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolverSettings {

@@ -92,7 +92,7 @@ impl Synth {
         s
     }
 
-    /// The next event (a `message` or `reaction` of SPEC §3).
+    /// The next event (a `message` or `reaction` of docs/protocol.md §3).
     pub fn next_event(&mut self) -> Value {
         let chat = self.below(self.chats);
         let idx = chat as usize;

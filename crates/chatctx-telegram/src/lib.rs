@@ -1,5 +1,5 @@
 //! chatctx-telegram: Telegram Bot API updates and Telegram Desktop exports, mapped to chatctx events by the
-//! rules of SPEC §3.6.
+//! rules of docs/protocol.md §3.6.
 //!
 //! The mapping reads raw JSON through a narrow, tolerant model of its own rather than a typed Bot API crate:
 //! unknown update kinds, unknown entity types and explicit `null`s are kept or ignored, never an error.

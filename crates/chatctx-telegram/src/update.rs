@@ -1,4 +1,4 @@
-//! Bot API `Update` → chatctx events (SPEC §3.5, §3.6).
+//! Bot API `Update` → chatctx events (docs/protocol.md §3.5, §3.6).
 
 use chatctx_core::Timestamp;
 use chatctx_core::error::{Error, ErrorCode};
@@ -58,7 +58,7 @@ pub struct Mapped {
     pub warnings: Vec<String>,
 }
 
-/// Decodes a `telegram_update` event (SPEC §3.5). `received_at` stands in for the time of updates that
+/// Decodes a `telegram_update` event (docs/protocol.md §3.5). `received_at` stands in for the time of updates that
 /// carry none (`poll`, `poll_answer`).
 pub fn decode_update_event(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
     let f = Fields::new(object(v, "an event", EV)?, "", EV);

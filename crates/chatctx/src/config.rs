@@ -1,4 +1,4 @@
-//! Configuration (SPEC §8): built-in defaults < TOML file < `CHATCTX_SECTION__KEY` environment < CLI flags.
+//! Configuration (docs/protocol.md §8): built-in defaults < TOML file < `CHATCTX_SECTION__KEY` environment < CLI flags.
 //!
 //! The file and the environment are merged into one TOML table, then read key by key into validated
 //! settings. A key chatctx does not know is reported (with where it came from), never silently ignored; a

@@ -1,4 +1,4 @@
-//! The HTTP front end (SPEC §10), thin over [`Service`]: every route decodes, calls the service, and maps an
+//! The HTTP front end (docs/protocol.md §10), thin over [`Service`]: every route decodes, calls the service, and maps an
 //! error to its status and `{"code", "message"}` once.
 
 use chatctx_core::event::DEFAULT_CHANNEL;
@@ -34,7 +34,7 @@ impl From<Error> for ApiError {
     }
 }
 
-/// The HTTP status of an error code (SPEC §9).
+/// The HTTP status of an error code (docs/protocol.md §9).
 pub fn status_of(code: ErrorCode) -> StatusCode {
     match code {
         ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,

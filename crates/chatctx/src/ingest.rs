@@ -1,4 +1,4 @@
-//! One entry point for every event a client sends: SPEC §3 events and `telegram_update`, decoded into core
+//! One entry point for every event a client sends: docs/protocol.md §3 events and `telegram_update`, decoded into core
 //! events. HTTP, MCP and `replay` all ingest through here.
 
 use chatctx_core::{Error, Event, Timestamp};

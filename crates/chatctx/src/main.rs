@@ -70,7 +70,7 @@ enum Command {
 struct ReplayArgs {
     /// Replay file; `-` or nothing reads stdin.
     file: Option<PathBuf>,
-    /// Configuration file (SPEC §8 keys; see chatctx.example.toml).
+    /// Configuration file (docs/protocol.md §8 keys; see chatctx.example.toml).
     #[arg(long, short)]
     config: Option<PathBuf>,
     /// Write answers here instead of stdout.

@@ -1,8 +1,8 @@
-//! The MCP server (issue 6): every tool of SPEC §6 over stdio (`chatctx mcp`) and streamable HTTP (`/mcp` on
+//! The MCP server (issue 6): every tool of docs/protocol.md §6 over stdio (`chatctx mcp`) and streamable HTTP (`/mcp` on
 //! the HTTP server), through rmcp.
 //!
 //! A call goes through the same [`Service::call`] as `POST /v1/tools/{tool}`: same answers, same durability,
-//! same log line. A tool error (SPEC §9) is a tool result with `isError: true` and `{"code", "message"}` as its
+//! same log line. A tool error (docs/protocol.md §9) is a tool result with `isError: true` and `{"code", "message"}` as its
 //! structured content, so the model sees it and can correct itself; an unknown tool is a JSON-RPC error.
 //! Over HTTP the bearer token of the request decides what the call may touch, exactly as on the REST routes
 //! (a bound scope fills in its chat and refuses another); over stdio the caller is the local process that

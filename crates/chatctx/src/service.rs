@@ -403,7 +403,7 @@ impl Service {
         }
     }
 
-    /// Ingests a batch of raw events (SPEC §3, including `telegram_update`). Each is accepted or rejected on
+    /// Ingests a batch of raw events (docs/protocol.md §3, including `telegram_update`). Each is accepted or rejected on
     /// its own; the accepted ones are durable when this returns.
     pub fn ingest(&self, inputs: &[Value], now: Timestamp) -> Result<IngestReport, Error> {
         self.ingest_for(inputs, now, &|_, _| true)

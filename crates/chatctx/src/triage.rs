@@ -1,4 +1,4 @@
-//! Model triage for history selection (SPEC §6.3) over any OpenAI-compatible chat-completions endpoint
+//! Model triage for history selection (docs/protocol.md §6.3) over any OpenAI-compatible chat-completions endpoint
 //! (Ollama, vLLM, llama.cpp, OpenAI): the [`Triage`] the core calls when `conversation.selector = "model"`.
 //!
 //! One call posts the core's triage prompt to `{base_url}/chat/completions` and reads

@@ -252,10 +252,11 @@ macro_rules! tool_calls {
     };
 }
 
+// In the order of docs/protocol.md §6, which is the order tools are listed in.
 tool_calls! {
-    GetChatHistoryContext(super::GetChatHistoryContext),
     ResolveReferenceTarget(crate::resolve::ResolveReferenceTarget),
     ListActiveContextObjects(crate::active::ListActiveContextObjects),
+    GetChatHistoryContext(super::GetChatHistoryContext),
     GetScenario(crate::scenario::GetScenario),
     UpdateScenario(crate::scenario::UpdateScenario),
     RevertScenario(crate::scenario::RevertScenario),

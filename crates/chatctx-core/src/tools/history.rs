@@ -75,7 +75,7 @@ pub enum Rendered {
     PerItem(Vec<PromptMessage>),
 }
 
-/// `get_chat_history_context` response (SPEC §6.3).
+/// `get_chat_history_context` response (docs/protocol.md §6.3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
 pub struct HistoryContext {
@@ -85,7 +85,7 @@ pub struct HistoryContext {
     pub selection: SelectionReport,
     /// The rendered history.
     pub rendered: Rendered,
-    /// The whole prompt, in the order of SPEC §5.4.
+    /// The whole prompt, in the order of docs/protocol.md §5.4.
     pub prompt: Vec<PromptMessage>,
 }
 
@@ -95,12 +95,12 @@ pub struct HistoryContext {
 pub struct HistoryPrompt {
     /// What selection did.
     pub selection: SelectionReport,
-    /// The whole prompt, in the order of SPEC §5.4.
+    /// The whole prompt, in the order of docs/protocol.md §5.4.
     pub prompt: Vec<PromptMessage>,
 }
 
 impl Engine {
-    /// `get_chat_history_context` (SPEC §6.3): selection (see [`crate::selection`]), rendering and the prompt.
+    /// `get_chat_history_context` (docs/protocol.md §6.3): selection (see [`crate::selection`]), rendering and the prompt.
     pub fn get_chat_history_context(&self, req: &GetChatHistoryContext) -> Result<HistoryContext, Error> {
         let h = self.select_history(req)?;
         let cut = self.settings().conversation.context_truncation;
@@ -174,7 +174,7 @@ impl Engine {
         Ok(HistorySelection { chat, topic, current, selected })
     }
 
-    /// The prompt of a selection (SPEC §5.4), and where the history messages are in it.
+    /// The prompt of a selection (docs/protocol.md §5.4), and where the history messages are in it.
     fn history_prompt(&self, h: &HistorySelection<'_>, channel: &str) -> (Vec<PromptMessage>, Range<usize>) {
         let settings = self.settings();
         let cut = settings.conversation.context_truncation;

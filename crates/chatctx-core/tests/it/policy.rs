@@ -1,4 +1,4 @@
-//! The write policy and the mode cap (SPEC §5.3), per scope.
+//! The write policy and the mode cap (docs/protocol.md §5.3), per scope.
 
 use chatctx_core::ErrorCode;
 use chatctx_core::kinds::ItemKind;

@@ -1,4 +1,4 @@
-//! Rendering (SPEC §5.4): the seed's payload exactly, per_item, the prompt order, the addressing input.
+//! Rendering (docs/protocol.md §5.4): the seed's payload exactly, per_item, the prompt order, the addressing input.
 
 use chatctx_core::render::{self, Role};
 use chatctx_core::settings::Format;

@@ -1,4 +1,4 @@
-//! Each rule of SPEC §6.3 / seed 001.
+//! Each rule of docs/protocol.md §6.3 / seed 001.
 
 use std::sync::{Arc, Mutex};
 

@@ -46,7 +46,7 @@ async def check(server, transport):
         r = await client.call_tool("get_scenario", {"chat_id": chat})
         assert structured(r)["state"] == {"plan": {"step": 1}}, structured(r)
 
-        # A tool error reaches the model as a tool result with the SPEC code, not a protocol failure.
+        # A tool error reaches the model as a tool result with the documented code, not a protocol failure.
         r = await client.call_tool("update_scenario", {"chat_id": chat, "patch": {"x": 1}, "expected_revision": 0})
         assert r.is_error and structured(r)["code"] == "revision_conflict", r
         r = await client.call_tool("get_chat_history_context", {"chat_id": "-404"})
