@@ -6,10 +6,14 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use chatctx_core::synth::Synth;
+// `json!` in the generator unwraps internally when it serializes plain strings and numbers, which cannot fail.
+#[allow(clippy::disallowed_methods, dead_code)]
+#[path = "support/synth.rs"]
+mod synth;
 use chatctx_core::{Engine, Event, Settings};
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
+use synth::Synth;
 
 fn main() {
     divan::main();

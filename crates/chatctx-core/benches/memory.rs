@@ -10,8 +10,12 @@
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use chatctx_core::synth::Synth;
+// `json!` in the generator unwraps internally when it serializes plain strings and numbers, which cannot fail.
+#[allow(clippy::disallowed_methods, dead_code)]
+#[path = "support/synth.rs"]
+mod synth;
 use chatctx_core::{Engine, Event, Settings};
+use synth::Synth;
 
 struct Counting;
 
@@ -19,20 +23,25 @@ static LIVE: AtomicUsize = AtomicUsize::new(0);
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 static INNER: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+// SAFETY: every method forwards to mimalloc's allocator with the caller's own arguments, so the allocator's
+// contract holds exactly as it does for mimalloc; the counters are plain atomics.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         LIVE.fetch_add(layout.size(), Ordering::Relaxed);
         COUNT.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract for `layout`; passed on unchanged.
         unsafe { INNER.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         COUNT.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: `ptr` was allocated by this allocator (so by `INNER`) with `layout`, as the caller guarantees.
         unsafe { INNER.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         LIVE.fetch_add(new_size, Ordering::Relaxed);
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: as for `dealloc`; `new_size` is non-zero and fits `isize`, as the caller guarantees.
         unsafe { INNER.realloc(ptr, layout, new_size) }
     }
 }

@@ -4,8 +4,12 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use chatctx_core::synth::Synth;
+// `json!` in the generator unwraps internally when it serializes plain strings and numbers, which cannot fail.
+#[allow(clippy::disallowed_methods, dead_code)]
+#[path = "../benches/support/synth.rs"]
+mod synth;
 use chatctx_core::{Engine, Event, Settings};
+use synth::Synth;
 
 fn main() {
     let mut settings = Settings::default();

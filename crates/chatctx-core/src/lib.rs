@@ -1,8 +1,8 @@
 //! chatctx-core: the pure conversation-context engine.
 //!
-//! Events go in ([`event`]), structured history and objects are kept per chat ([`engine`], [`chat`]),
-//! and the tools answer from that state ([`tools`]). Nothing here reads a clock, a file or the network:
-//! the caller passes `now`, so every answer is reproducible.
+//! Events go in ([`event`]), structured history and objects are kept per chat ([`engine`], and the private
+//! `chat` module), and the tools answer from that state ([`tools`]). Nothing here reads a clock, a file or the
+//! network: the caller passes `now`, so every answer is reproducible.
 //!
 //! Modules:
 //! - [`time`]: timestamps (RFC 3339 / Unix seconds) and durations.
@@ -24,7 +24,8 @@
 //! - [`engine`]: applying events.
 //! - [`tools`]: the tool requests and responses.
 //! - [`transfer`]: export and import of one conversation as a document.
-//! - [`synth`]: deterministic synthetic conversations for benchmarks.
+//! - `wire`: what the JSON Schema derive of the wire types expands to (hidden).
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
@@ -46,7 +47,6 @@ pub mod scenario;
 pub mod schema;
 pub mod selection;
 pub mod settings;
-pub mod synth;
 pub mod time;
 pub mod tools;
 pub mod transfer;

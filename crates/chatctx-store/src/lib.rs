@@ -17,6 +17,9 @@
 //! - [`SqliteStore`]: the embedded default (WAL, synchronous commits: durable before `append` returns);
 //! - [`MemoryStore`]: nothing leaves the process (privacy-first bots; state is lost on exit);
 //! - `PgStore` (cargo feature `postgres`): PostgreSQL 13 or later, shared by many chatctx instances.
+//!
+//! Test helpers (scratch directories, test databases) are in `testing`, behind the `testing` feature.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
@@ -24,6 +27,8 @@ mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod sqlite;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
@@ -156,85 +161,6 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Arc<dyn Store>, String> 
     SqliteStore::open(std::path::Path::new(path))
         .map(|s| Arc::new(s) as Arc<dyn Store>)
         .map_err(|e| format!("cannot open {path}: {e}"))
-}
-
-/// A test's server from the environment: `None` with a SKIPPED note when unset, a panic under `CI=true`
-/// (where every test must run).
-/// A test's scratch directory under the system temp dir, named for the process and `name`: emptied when made,
-/// removed with everything in it when dropped, so test runs leave nothing behind.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct Scratch(std::path::PathBuf);
-
-#[doc(hidden)]
-impl Scratch {
-    // A test helper: a test that cannot make its directory must fail loudly.
-    #[allow(clippy::disallowed_methods)]
-    pub fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("chatctx-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
-        Self(dir)
-    }
-
-    /// The directory.
-    pub fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-
-    /// A path inside the directory.
-    pub fn file(&self, name: &str) -> std::path::PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-#[doc(hidden)]
-#[allow(clippy::disallowed_methods)] // a test helper: a misconfigured CI must fail loudly
-pub fn test_env(var: &str, what: &str, test: &str) -> Option<String> {
-    let value = std::env::var(var).ok();
-    if value.is_none() {
-        assert!(std::env::var("CI").is_err(), "{var} must be set in CI ({test})");
-        eprintln!("SKIPPED {test}: set {var} to {what} to run it");
-    }
-    value
-}
-
-/// For tests that need PostgreSQL: a fresh database (named `name`, made unique per process) on the server
-/// `CHATCTX_TEST_POSTGRES` names (an admin URL such as `postgres://postgres@127.0.0.1:5432/postgres`).
-/// Without that variable: `None` with a SKIPPED note, or a panic under `CI=true`, where these tests must run.
-#[doc(hidden)]
-// A test helper: a misconfigured test environment must fail the test loudly.
-#[allow(clippy::disallowed_methods)]
-pub fn test_postgres_url(name: &str) -> Option<String> {
-    let admin = test_env("CHATCTX_TEST_POSTGRES", "a PostgreSQL admin URL", name)?;
-    #[cfg(feature = "postgres")]
-    return Some(
-        create_database(&admin, &format!("{name}_{}", std::process::id()))
-            .unwrap_or_else(|e| panic!("cannot create a test database on {admin}: {e}")),
-    );
-    #[cfg(not(feature = "postgres"))]
-    panic!("CHATCTX_TEST_POSTGRES is set but this build has no `postgres` feature ({admin})");
-}
-
-/// For tests of PostgreSQL through a connection pooler: a fresh database made as [`test_postgres_url`] does,
-/// reached through the PgBouncer (transaction pooling) that `CHATCTX_TEST_PGBOUNCER` names as `HOST:PORT`.
-/// Without that variable: `None` with a SKIPPED note, or a panic under `CI=true`.
-#[doc(hidden)]
-// A test helper: a misconfigured test environment must fail the test loudly.
-#[allow(clippy::disallowed_methods)]
-pub fn test_pgbouncer_url(name: &str) -> Option<String> {
-    let bouncer = test_env("CHATCTX_TEST_PGBOUNCER", "a PgBouncer's HOST:PORT", name)?;
-    let direct = test_postgres_url(name)?;
-    // postgres://USER[:PASSWORD]@HOST:PORT/DATABASE → the same through the bouncer.
-    let at = direct.rfind('@').expect("the admin URL names a user") + 1;
-    let slash = at + direct[at..].find('/').expect("the URL names a database");
-    Some(format!("{}{bouncer}{}", &direct[..at], &direct[slash..]))
 }
 
 /// Groups `ops` by chat, keeping their order within each chat; chats in order of first appearance.

@@ -199,7 +199,7 @@ mod tests {
     /// A database written before positions existed keeps its operations and gets valid positions and heads.
     #[test]
     fn migrates_a_first_version_database() {
-        let dir = crate::Scratch::new("sqlite-migrate");
+        let dir = crate::testing::Scratch::new("sqlite-migrate");
         let path = dir.file("v1.db");
         {
             let conn = Connection::open(&path).unwrap();

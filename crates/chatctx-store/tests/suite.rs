@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use chatctx_store::{MemoryStore, Op, Scratch, SqliteStore, Store};
+use chatctx_store::testing::Scratch;
+use chatctx_store::{MemoryStore, Op, SqliteStore, Store};
 
 fn op(chat: &str, line: &str) -> Op {
     Op { channel: "telegram".into(), chat_id: chat.into(), line: line.into() }
@@ -137,7 +138,7 @@ fn sqlite() {
 #[test]
 fn postgres() {
     use chatctx_store::PgStore;
-    let Some(url) = chatctx_store::test_postgres_url("chatctx_store_suite") else { return };
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_store_suite") else { return };
     let store = PgStore::open(&url, 4).unwrap();
     assert!(store.shared());
     contract(&store);
@@ -155,7 +156,7 @@ fn postgres() {
 #[test]
 fn postgres_through_pgbouncer_in_transaction_mode() {
     use chatctx_store::PgStore;
-    let Some(url) = chatctx_store::test_pgbouncer_url("chatctx_store_bouncer") else { return };
+    let Some(url) = chatctx_store::testing::test_pgbouncer_url("chatctx_store_bouncer") else { return };
     contract(&PgStore::open(&url, 4).unwrap());
     racing_writers(Arc::new(PgStore::open(&url, 8).unwrap()));
 }
@@ -164,7 +165,7 @@ fn postgres_through_pgbouncer_in_transaction_mode() {
 #[test]
 fn postgres_instances_migrating_at_once() {
     use chatctx_store::PgStore;
-    let Some(url) = chatctx_store::test_postgres_url("chatctx_store_migrate") else { return };
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_store_migrate") else { return };
     let starts: Vec<_> = (0..4)
         .map(|_| {
             let url = url.clone();

@@ -7,6 +7,7 @@
 //! Modules:
 //! - [`update`]: one Bot API `Update` (or the `telegram_update` event) to events.
 //! - [`export`]: a Telegram Desktop `result.json` to events.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 

@@ -7,8 +7,12 @@
 
 use std::io::{BufWriter, Write};
 
-use chatctx_core::synth::Synth;
+// `json!` in the generator unwraps internally when it serializes plain strings and numbers, which cannot fail.
+#[allow(clippy::disallowed_methods, dead_code)]
+#[path = "../../chatctx-core/benches/support/synth.rs"]
+mod synth;
 use serde_json::json;
+use synth::Synth;
 
 fn main() -> std::io::Result<()> {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);

@@ -9,8 +9,12 @@ use std::time::Instant;
 
 use chatctx::config::LlmSettings;
 use chatctx::service::Service;
-use chatctx_core::synth::Synth;
+// `json!` in the generator unwraps internally when it serializes plain strings and numbers, which cannot fail.
+#[allow(clippy::disallowed_methods, dead_code)]
+#[path = "../../chatctx-core/benches/support/synth.rs"]
+mod synth;
 use chatctx_core::{Settings, Timestamp};
+use synth::Synth;
 
 fn main() -> anyhow::Result<()> {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);

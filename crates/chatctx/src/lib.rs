@@ -9,6 +9,7 @@
 //! - [`replay`]: the deterministic JSON Lines driver.
 //! - [`service`]: the engine behind a durable store, shared by the server front ends.
 //! - [`triage`]: model triage over an OpenAI-compatible endpoint.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 

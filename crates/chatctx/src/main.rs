@@ -1,5 +1,7 @@
 //! The `chatctx` command.
 
+#![forbid(unsafe_code)]
+
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};

@@ -8,6 +8,20 @@ mod render;
 mod scenario;
 mod schemas;
 mod selection;
+// The benchmarks' generator of synthetic conversations, tested here.
+#[allow(dead_code)]
+#[path = "../../benches/support/synth.rs"]
+mod synth;
+
+#[test]
+fn every_synthetic_event_is_valid_and_the_stream_is_reproducible() {
+    let a: Vec<Value> = synth::Synth::new(7, 1).take(2000).collect();
+    let b: Vec<Value> = synth::Synth::new(7, 1).take(2000).collect();
+    assert_eq!(a, b);
+    for v in &a {
+        assert!(Event::decode(v).is_ok(), "{v}");
+    }
+}
 mod tools_props;
 
 use chatctx_core::settings::{Mode, Policy, Scope};

@@ -86,8 +86,8 @@ fn stored_ids(c: &reqwest::blocking::Client, base: &str) -> HashSet<String> {
 }
 
 /// A fresh SQLite store URL in a scratch directory (removed when the first value is dropped).
-fn db(name: &str) -> (chatctx_store::Scratch, String) {
-    let dir = chatctx_store::Scratch::new(&format!("http-{name}"));
+fn db(name: &str) -> (chatctx_store::testing::Scratch, String) {
+    let dir = chatctx_store::testing::Scratch::new(&format!("http-{name}"));
     let url = format!("sqlite://{}", dir.file("chatctx.db").display());
     (dir, url)
 }

@@ -72,8 +72,8 @@ fn send(c: &reqwest::blocking::Client, base: &str, (method, path, body): &Reques
 #[test]
 fn two_servers_on_one_database_answer_as_one() {
     let (Some(shared), Some(alone)) = (
-        chatctx_store::test_postgres_url("chatctx_two_servers"),
-        chatctx_store::test_postgres_url("chatctx_one_server"),
+        chatctx_store::testing::test_postgres_url("chatctx_two_servers"),
+        chatctx_store::testing::test_postgres_url("chatctx_one_server"),
     ) else {
         return;
     };
@@ -95,7 +95,7 @@ fn two_servers_on_one_database_answer_as_one() {
 
 #[test]
 fn concurrent_scenario_updates_through_two_servers_lose_nothing() {
-    let Some(url) = chatctx_store::test_postgres_url("chatctx_two_servers_updates") else { return };
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_two_servers_updates") else { return };
     let (a, b) = (start(&url), start(&url));
     let c = client();
     assert!(send(&c, &a.base, &("POST", "/v1/events".to_owned(), Some(msg("-7", 1, false)))).starts_with("200"));
@@ -144,7 +144,7 @@ fn stored(c: &reqwest::blocking::Client, base: &str) -> HashSet<String> {
 /// event either acknowledged, by either, is there on the survivor and on the restarted one.
 #[test]
 fn killing_one_instance_mid_batch_loses_nothing_acknowledged() {
-    let Some(url) = chatctx_store::test_postgres_url("chatctx_kill_one") else { return };
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_kill_one") else { return };
     let survivor = start(&url);
     let c = client();
     let acked: Arc<Mutex<HashSet<String>>> = Arc::default();
@@ -194,7 +194,7 @@ fn killing_one_instance_mid_batch_loses_nothing_acknowledged() {
 /// requests then fail with `internal`, never with a wrong answer.
 #[test]
 fn readiness_follows_the_database() {
-    let Some(url) = chatctx_store::test_postgres_url("chatctx_readiness") else { return };
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_readiness") else { return };
     let s = start(&url);
     let c = client();
     assert!(send(&c, &s.base, &("GET", "/readyz".to_owned(), None)).starts_with("200"));
@@ -218,10 +218,11 @@ fn readiness_follows_the_database() {
 /// it refuses to start, naming the certificate.
 #[test]
 fn tls_to_the_database_is_verified() {
-    let Some(ca) = chatctx_store::test_env("CHATCTX_TEST_POSTGRES_TLS", "the test cluster's CA file", "tls") else {
+    let Some(ca) = chatctx_store::testing::test_env("CHATCTX_TEST_POSTGRES_TLS", "the test cluster's CA file", "tls")
+    else {
         return;
     };
-    let Some(url) = chatctx_store::test_postgres_url("chatctx_tls") else { return };
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_tls") else { return };
     // postgres://postgres@127.0.0.1:PORT/DB → the TLS-only role, by the certificate's host name.
     let at = url.find('@').unwrap();
     let tls_url =

@@ -151,7 +151,7 @@ fn help_explains_the_commands() {
 fn config_check_and_bad_configs() {
     let ok = bin().args(["config", "check", "-c", repo("chatctx.example.toml").to_str().unwrap()]).output().unwrap();
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
-    let dir = chatctx_store::Scratch::new("it-config");
+    let dir = chatctx_store::testing::Scratch::new("it-config");
     let unknown = dir.file("unknown.toml");
     std::fs::write(&unknown, "[history]\nmood = \"smart\"\n").unwrap();
     let out = bin().args(["config", "check", "-c", unknown.to_str().unwrap()]).output().unwrap();
@@ -175,7 +175,7 @@ fn export_import_export_gives_the_same_document() {
         ["export", "--chat", "-1001847508954", "examples/team-chat.jsonl", "--config", "examples/team-chat.toml"];
     let first = bin().current_dir(repo("")).args(args).output().unwrap();
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
-    let dir = chatctx_store::Scratch::new("it-export");
+    let dir = chatctx_store::testing::Scratch::new("it-export");
     let doc = dir.file("doc.json");
     std::fs::write(&doc, &first.stdout).unwrap();
     let line = bin().args(["import", doc.to_str().unwrap()]).output().unwrap();

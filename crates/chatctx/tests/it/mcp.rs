@@ -212,7 +212,7 @@ fn openapi_document_is_valid_and_complete() {
         assert!(doc["paths"][path].is_object(), "{path} is missing from /openapi.json");
     }
     let Some(py) = python() else { return };
-    let dir = chatctx_store::Scratch::new("openapi");
+    let dir = chatctx_store::testing::Scratch::new("openapi");
     let file = dir.file("openapi.json");
     std::fs::write(&file, doc.to_string()).unwrap();
     let out = Command::new(py)

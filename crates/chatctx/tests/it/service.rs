@@ -8,8 +8,8 @@ use chatctx_core::{ErrorCode, Settings, Timestamp};
 use serde_json::{Value, json};
 
 /// A fresh SQLite file in a scratch directory (removed when the first value is dropped).
-fn db(name: &str) -> (chatctx_store::Scratch, std::path::PathBuf) {
-    let dir = chatctx_store::Scratch::new(&format!("svc-{name}"));
+fn db(name: &str) -> (chatctx_store::testing::Scratch, std::path::PathBuf) {
+    let dir = chatctx_store::testing::Scratch::new(&format!("svc-{name}"));
     let path = dir.file("chatctx.db");
     (dir, path)
 }

@@ -27,10 +27,10 @@ fn service(store: Arc<dyn Store>) -> Service {
 fn backends(test: &str) -> Vec<(&'static str, Instances)> {
     let memory = Arc::new(chatctx_store::MemoryStore::shared());
     let mut out: Vec<(&'static str, Instances)> = vec![("memory", Box::new(move || service(memory.clone())))];
-    if let Some(url) = chatctx_store::test_postgres_url(test) {
+    if let Some(url) = chatctx_store::testing::test_postgres_url(test) {
         out.push(("postgres", Box::new(move || service(chatctx_store::open(&url, &Default::default()).unwrap()))));
     }
-    if let Some(url) = chatctx_store::test_pgbouncer_url(&format!("{test}_bouncer")) {
+    if let Some(url) = chatctx_store::testing::test_pgbouncer_url(&format!("{test}_bouncer")) {
         out.push(("pgbouncer", Box::new(move || service(chatctx_store::open(&url, &Default::default()).unwrap()))));
     }
     out

@@ -142,7 +142,7 @@ fn the_timeout_bounds_the_whole_triage() {
 #[test]
 fn replay_uses_the_configured_endpoint() {
     let s = stub(vec![Reply::Content(r#"{"relevant_ids": [2]}"#.into())]);
-    let dir = chatctx_store::Scratch::new("triage");
+    let dir = chatctx_store::testing::Scratch::new("triage");
     let cfg = dir.file("llm.toml");
     std::fs::write(
         &cfg,
