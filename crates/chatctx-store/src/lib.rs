@@ -69,18 +69,34 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a
 /// Operations of one chat with their positions, as [`Store::since_async`] gives them.
 pub type Ops = Result<Vec<(u64, String)>, StoreError>;
 
-/// Where acknowledged operations live.
+/// What every store does: give back everything logged (the service rebuilds from it on start) and say
+/// whether it answers.
 pub trait Store: Send + Sync {
-    /// Appends `ops` atomically, each at the next position of its chat; when this returns `Ok`, they survive
-    /// a crash.
-    fn append(&self, ops: &[Op]) -> Result<(), StoreError>;
     /// Calls `each` with every operation and its position, in order within each chat (chats may interleave);
     /// returns how many.
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError>;
+    /// Checks that the store answers (for readiness probes). The embedded stores always do.
+    fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// A log this process alone writes (SQLite, memory): operations appended in batches (one transaction each),
+/// and a chat's operations deleted or replaced whole.
+pub trait Log: Store {
+    /// Appends `ops` atomically, each at the next position of its chat; when this returns `Ok`, they survive
+    /// a crash.
+    fn append(&self, ops: &[Op]) -> Result<(), StoreError>;
     /// Forgets a chat: every operation of it (its positions are not reused). How many operations.
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError>;
     /// Replaces a chat's operations with `ops`, appended at its next positions.
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError>;
+}
+
+/// A log several processes write at once (PostgreSQL): each chat's operations are numbered, a process reads
+/// what others appended after the position it last saw, appends only at that position, and compacts at a
+/// position, so every process converges on the same log.
+pub trait SharedLog: Store {
     /// Calls `each` with every operation of the chat after position `after`, in order.
     fn since(
         &self,
@@ -97,38 +113,29 @@ pub trait Store: Send + Sync {
     /// Compaction: drops the chat's operations before position `at` and puts `line` (which must stand for
     /// all of them and the one at `at`) in place of the one at `at`. Nothing happens if `at` is gone already.
     fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError>;
-    /// [`Store::since`] as a future, for stores that wait on a network (PostgreSQL), so that an async server
-    /// can check a chat for news without tying up a thread; `None` for stores that answer at once.
+    /// [`SharedLog::since`] as a future, for stores that wait on a network (PostgreSQL), so that an async
+    /// server can check a chat for news without tying up a thread; `None` for stores that answer at once.
     fn since_async<'a>(&'a self, channel: &'a str, chat_id: &'a str, after: u64) -> Option<BoxFuture<'a, Ops>> {
         let _ = (channel, chat_id, after);
         None
     }
     /// Notes that a chat holds an object known by a platform id (a Telegram poll id), so that an instance
-    /// that never loaded the chat can route updates naming only that id ([`Store::find_external`]).
-    /// Only shared stores keep these; the others need not.
-    fn note_external(&self, channel: &str, chat_id: &str, external_id: &str) -> Result<(), StoreError> {
-        let _ = (channel, chat_id, external_id);
-        Ok(())
-    }
+    /// that never loaded the chat can route updates naming only that id ([`SharedLog::find_external`]).
+    fn note_external(&self, channel: &str, chat_id: &str, external_id: &str) -> Result<(), StoreError>;
     /// The `(channel, chat_id)` noted for a platform id.
-    fn find_external(&self, external_id: &str) -> Result<Option<(String, String)>, StoreError> {
-        let _ = external_id;
-        Ok(None)
-    }
+    fn find_external(&self, external_id: &str) -> Result<Option<(String, String)>, StoreError>;
     /// Forgets the platform ids noted for a chat (when the chat is forgotten).
-    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError> {
-        let _ = (channel, chat_id);
-        Ok(())
-    }
-    /// Checks that the store answers (for readiness probes). The embedded stores always do.
-    fn ping(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
-    /// Whether other processes may write this log at the same time (then every read must first catch up
-    /// with [`Store::since`]).
-    fn shared(&self) -> bool {
-        false
-    }
+    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError>;
+}
+
+/// An opened store, as the service must keep it durable: written by this process alone, or shared with
+/// other instances.
+#[derive(Clone)]
+pub enum Opened {
+    /// A store this process alone writes: SQLite or memory.
+    Local(Arc<dyn Log>),
+    /// A store other instances write too: PostgreSQL.
+    Shared(Arc<dyn SharedLog>),
 }
 
 /// Options for opening a store beyond its URL.
@@ -146,20 +153,20 @@ impl Default for OpenOptions {
 
 /// Opens the store a `[store] url` names: `memory`, `sqlite://PATH` (or a bare path), or
 /// `postgres://…` / `postgresql://…` (with the `postgres` feature).
-pub fn open(url: &str, options: &OpenOptions) -> Result<Arc<dyn Store>, String> {
+pub fn open(url: &str, options: &OpenOptions) -> Result<Opened, String> {
     if url == "memory" {
-        return Ok(Arc::new(MemoryStore::default()));
+        return Ok(Opened::Local(Arc::new(MemoryStore::default())));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         #[cfg(feature = "postgres")]
-        return PgStore::open(url, options.pool_size).map(|s| Arc::new(s) as Arc<dyn Store>).map_err(|e| e.to_string());
+        return PgStore::open(url, options.pool_size).map(|s| Opened::Shared(Arc::new(s))).map_err(|e| e.to_string());
         #[cfg(not(feature = "postgres"))]
         return Err("this build has no PostgreSQL support (cargo feature `postgres`)".to_owned());
     }
     let _ = options;
     let path = url.strip_prefix("sqlite://").unwrap_or(url);
     SqliteStore::open(std::path::Path::new(path))
-        .map(|s| Arc::new(s) as Arc<dyn Store>)
+        .map(|s| Opened::Local(Arc::new(s)))
         .map_err(|e| format!("cannot open {path}: {e}"))
 }
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use crate::{Op, Store, StoreError, by_chat};
+use crate::{Log as LogStore, Op, SharedLog, Store, StoreError, by_chat};
 
 #[derive(Debug, Default)]
 struct Log {
@@ -32,20 +32,14 @@ impl Log {
     }
 }
 
-/// Keeps everything in memory.
+/// Keeps everything in memory. As a [`SharedLog`], several services in one process can use one as they would
+/// use one PostgreSQL database (for tests).
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     log: Mutex<Log>,
-    shared: bool,
 }
 
 impl MemoryStore {
-    /// A memory store that reports itself as shared ([`Store::shared`]): several services in one process
-    /// can then use it as they would use one PostgreSQL database (for tests).
-    pub fn shared() -> Self {
-        Self { shared: true, ..Self::default() }
-    }
-
     fn log(&self) -> Result<MutexGuard<'_, Log>, StoreError> {
         self.log.lock().map_err(|_| StoreError::Poisoned)
     }
@@ -56,18 +50,20 @@ fn is(o: &Op, channel: &str, chat_id: &str) -> bool {
 }
 
 impl Store for MemoryStore {
+    fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
+        let log = self.log()?;
+        log.ops.iter().for_each(|(pos, op)| each(*pos, op.clone()));
+        Ok(log.ops.len() as u64)
+    }
+}
+
+impl LogStore for MemoryStore {
     fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
         let mut log = self.log()?;
         for ((channel, chat), lines) in by_chat(ops) {
             log.push(channel, chat, &lines);
         }
         Ok(())
-    }
-
-    fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
-        let log = self.log()?;
-        log.ops.iter().for_each(|(pos, op)| each(*pos, op.clone()));
-        Ok(log.ops.len() as u64)
     }
 
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
@@ -84,7 +80,9 @@ impl Store for MemoryStore {
         log.push(channel, chat_id, &lines);
         Ok(())
     }
+}
 
+impl SharedLog for MemoryStore {
     fn since(
         &self,
         channel: &str,
@@ -136,9 +134,5 @@ impl Store for MemoryStore {
     fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError> {
         self.log()?.externals.retain(|_, (ch, c)| !(ch == channel && c == chat_id));
         Ok(())
-    }
-
-    fn shared(&self) -> bool {
-        self.shared
     }
 }

@@ -20,7 +20,7 @@ use tokio_postgres::NoTls;
 use tokio_postgres::config::SslMode;
 use tokio_postgres::types::{ToSql, Type};
 
-use crate::{BoxFuture, Op, Ops, Store, StoreError, by_chat};
+use crate::{BoxFuture, Log, Op, Ops, SharedLog, Store, StoreError, by_chat};
 
 /// Versioned migrations, applied in order on start; `chatctx_schema` records the applied ones. Never edit one
 /// that has shipped: add the next.
@@ -261,20 +261,6 @@ async fn push(
 const DELETE: &str = "DELETE FROM chatctx_ops WHERE channel = $1 AND chat_id = $2";
 
 impl Store for PgStore {
-    fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
-        self.block(async {
-            let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(db)?;
-            // Chats in a fixed order, so two batches over the same chats cannot deadlock on their heads.
-            let mut chats = by_chat(ops);
-            chats.sort_by(|a, b| a.0.cmp(&b.0));
-            for ((channel, chat), lines) in chats {
-                push(&tx, channel, chat, &lines).await?;
-            }
-            tx.commit().await.map_err(db)
-        })
-    }
-
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
         self.block(async {
             let client = self.client().await?;
@@ -286,6 +272,29 @@ impl Store for PgStore {
                 n += 1;
             }
             Ok(n)
+        })
+    }
+
+    fn ping(&self) -> Result<(), StoreError> {
+        self.block(async {
+            self.client().await?.simple_query("SELECT 1").await.map_err(db)?;
+            Ok(())
+        })
+    }
+}
+
+impl Log for PgStore {
+    fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
+        self.block(async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(db)?;
+            // Chats in a fixed order, so two batches over the same chats cannot deadlock on their heads.
+            let mut chats = by_chat(ops);
+            chats.sort_by(|a, b| a.0.cmp(&b.0));
+            for ((channel, chat), lines) in chats {
+                push(&tx, channel, chat, &lines).await?;
+            }
+            tx.commit().await.map_err(db)
         })
     }
 
@@ -306,7 +315,9 @@ impl Store for PgStore {
             tx.commit().await.map_err(db)
         })
     }
+}
 
+impl SharedLog for PgStore {
     fn since(
         &self,
         channel: &str,
@@ -384,17 +395,6 @@ impl Store for PgStore {
             self.client().await?.execute_typed(sql, &params).await.map_err(db)?;
             Ok(())
         })
-    }
-
-    fn ping(&self) -> Result<(), StoreError> {
-        self.block(async {
-            self.client().await?.simple_query("SELECT 1").await.map_err(db)?;
-            Ok(())
-        })
-    }
-
-    fn shared(&self) -> bool {
-        true
     }
 }
 

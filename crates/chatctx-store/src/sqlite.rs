@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use crate::{Op, Store, StoreError, by_chat};
+use crate::{Log, Op, SharedLog, Store, StoreError, by_chat};
 
 /// Schema versions, in order; `PRAGMA user_version` records how many were applied.
 const MIGRATIONS: &[&str] = &[
@@ -99,16 +99,6 @@ fn delete(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, Sto
 }
 
 impl Store for SqliteStore {
-    fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
-        let mut conn = self.conn()?;
-        let tx = write(&mut conn)?;
-        for ((channel, chat), lines) in by_chat(ops) {
-            push(&tx, channel, chat, &lines)?;
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
         let conn = self.conn()?;
         let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line FROM ops ORDER BY seq")?;
@@ -120,6 +110,18 @@ impl Store for SqliteStore {
             n += 1;
         }
         Ok(n)
+    }
+}
+
+impl Log for SqliteStore {
+    fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let tx = write(&mut conn)?;
+        for ((channel, chat), lines) in by_chat(ops) {
+            push(&tx, channel, chat, &lines)?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
@@ -139,7 +141,9 @@ impl Store for SqliteStore {
         tx.commit()?;
         Ok(())
     }
+}
 
+impl SharedLog for SqliteStore {
     fn since(
         &self,
         channel: &str,
@@ -188,6 +192,19 @@ impl Store for SqliteStore {
             )?;
         }
         tx.commit()?;
+        Ok(())
+    }
+
+    // SQLite is a shared log only in tests of the position protocol (one process): it notes no platform ids.
+    fn note_external(&self, _channel: &str, _chat_id: &str, _external_id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn find_external(&self, _external_id: &str) -> Result<Option<(String, String)>, StoreError> {
+        Ok(None)
+    }
+
+    fn forget_externals(&self, _channel: &str, _chat_id: &str) -> Result<(), StoreError> {
         Ok(())
     }
 }

@@ -1,17 +1,21 @@
-//! One suite for every backend: what the service relies on from a [`Store`], checked on memory, SQLite and
-//! PostgreSQL alike (PostgreSQL when `CHATCTX_TEST_POSTGRES` names a server; `.ci/run` starts one).
+//! One suite for every backend: what the service relies on from a store (a [`Log`] and a [`SharedLog`]),
+//! checked on memory, SQLite and PostgreSQL alike (PostgreSQL when `CHATCTX_TEST_POSTGRES` names a server; `.ci/run` starts one).
 #![allow(clippy::disallowed_methods)]
 
 use std::sync::Arc;
 
 use chatctx_store::testing::Scratch;
-use chatctx_store::{MemoryStore, Op, SqliteStore, Store};
+use chatctx_store::{Log, MemoryStore, Op, SharedLog, SqliteStore, Store};
+
+/// A backend under test: every backend is both kinds of log.
+trait Both: Log + SharedLog {}
+impl<T: Log + SharedLog> Both for T {}
 
 fn op(chat: &str, line: &str) -> Op {
     Op { channel: "telegram".into(), chat_id: chat.into(), line: line.into() }
 }
 
-fn since(store: &dyn Store, chat: &str, after: u64) -> Vec<(u64, String)> {
+fn since(store: &dyn SharedLog, chat: &str, after: u64) -> Vec<(u64, String)> {
     let mut out = Vec::new();
     store.since("telegram", chat, after, &mut |pos, line| out.push((pos, line))).unwrap();
     out
@@ -28,7 +32,7 @@ fn all(store: &dyn Store) -> Vec<(u64, String, String)> {
 }
 
 /// Appends, loads, positions, catch-up reads, compare-and-append, compaction, rewriting, forgetting.
-fn contract(store: &dyn Store) {
+fn contract(store: &dyn Both) {
     store.append(&[op("-1", "a"), op("-2", "b")]).unwrap();
     store.append(&[op("-1", "c")]).unwrap();
     let loaded = all(store);
@@ -74,7 +78,7 @@ fn contract(store: &dyn Store) {
 
 /// Writers on threads racing on one chat with compare-and-append and retry: every write lands exactly once,
 /// at consecutive positions.
-fn racing_writers(store: Arc<dyn Store>) {
+fn racing_writers(store: Arc<dyn SharedLog>) {
     let threads: Vec<_> = (0..4)
         .map(|t| {
             let store = store.clone();
@@ -100,7 +104,7 @@ fn racing_writers(store: Arc<dyn Store>) {
 }
 
 /// Platform ids noted by chat, found, and forgotten with their chat.
-fn externals(store: &dyn Store) {
+fn externals(store: &dyn SharedLog) {
     store.note_external("telegram", "-1", "poll-1").unwrap();
     store.note_external("telegram", "-2", "poll-2").unwrap();
     assert_eq!(store.find_external("poll-1").unwrap(), Some(("telegram".to_owned(), "-1".to_owned())));
@@ -113,8 +117,8 @@ fn externals(store: &dyn Store) {
 #[test]
 fn memory() {
     contract(&MemoryStore::default());
-    racing_writers(Arc::new(MemoryStore::shared()));
-    externals(&MemoryStore::shared());
+    racing_writers(Arc::new(MemoryStore::default()));
+    externals(&MemoryStore::default());
 }
 
 fn temp_db(name: &str) -> (Scratch, std::path::PathBuf) {
@@ -140,7 +144,7 @@ fn postgres() {
     use chatctx_store::PgStore;
     let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_store_suite") else { return };
     let store = PgStore::open(&url, 4).unwrap();
-    assert!(store.shared());
+    assert!(matches!(chatctx_store::open(&url, &Default::default()), Ok(chatctx_store::Opened::Shared(_))));
     contract(&store);
     let reopened = PgStore::open(&url, 4).unwrap();
     assert_eq!(reopened.schema_versions().unwrap(), [1, 2], "migrations are applied once");

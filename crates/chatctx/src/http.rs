@@ -485,8 +485,13 @@ mod tests {
     #[tokio::test]
     async fn slow_requests_time_out() {
         let cfg = crate::config::Config::default();
-        let svc =
-            Service::open(cfg.core, cfg.llm, std::sync::Arc::new(chatctx_store::MemoryStore::default())).unwrap().0;
+        let svc = Service::open(
+            cfg.core,
+            cfg.llm,
+            chatctx_store::Opened::Local(std::sync::Arc::new(chatctx_store::MemoryStore::default())),
+        )
+        .unwrap()
+        .0;
         let mut app = AppState::new(Arc::new(svc), Arc::new(Auth::new(Vec::new())));
         app.timeout = std::time::Duration::from_millis(50);
         let router = Router::new()

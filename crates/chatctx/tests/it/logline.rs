@@ -40,8 +40,9 @@ fn answers(svc: &Service) -> Value {
 fn a_log_written_before_typed_lines_loads_the_same() {
     let store = chatctx_store::MemoryStore::default();
     let ops = old_log();
-    chatctx_store::Store::append(&store, &ops).unwrap();
-    let (svc, read) = Service::open(Settings::default(), LlmSettings::default(), std::sync::Arc::new(store)).unwrap();
+    chatctx_store::Log::append(&store, &ops).unwrap();
+    let opened = chatctx_store::Opened::Local(std::sync::Arc::new(store));
+    let (svc, read) = Service::open(Settings::default(), LlmSettings::default(), opened).unwrap();
     assert_eq!(read, ops.len() as u64);
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(repo("crates/chatctx/tests/data/log-before-typed-lines/answers.json")).unwrap(),

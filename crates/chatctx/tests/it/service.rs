@@ -206,13 +206,18 @@ impl Flaky {
     }
 }
 
+use chatctx_store::Store as _; // the wrapped store's methods
+
 impl chatctx_store::Store for Flaky {
+    fn load(&self, each: &mut dyn FnMut(u64, chatctx_store::Op)) -> Result<u64, chatctx_store::StoreError> {
+        self.inner.load(each)
+    }
+}
+
+impl chatctx_store::Log for Flaky {
     fn append(&self, ops: &[chatctx_store::Op]) -> Result<(), chatctx_store::StoreError> {
         self.check()?;
         self.inner.append(ops)
-    }
-    fn load(&self, each: &mut dyn FnMut(u64, chatctx_store::Op)) -> Result<u64, chatctx_store::StoreError> {
-        self.inner.load(each)
     }
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, chatctx_store::StoreError> {
         self.inner.delete_chat(channel, chat_id)
@@ -225,6 +230,9 @@ impl chatctx_store::Store for Flaky {
     ) -> Result<(), chatctx_store::StoreError> {
         self.inner.rewrite_chat(channel, chat_id, ops)
     }
+}
+
+impl chatctx_store::SharedLog for Flaky {
     fn since(
         &self,
         channel: &str,
@@ -247,20 +255,26 @@ impl chatctx_store::Store for Flaky {
     fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), chatctx_store::StoreError> {
         self.inner.compact_at(channel, chat_id, at, line)
     }
-    fn shared(&self) -> bool {
-        self.inner.shared()
+    fn note_external(&self, channel: &str, chat_id: &str, id: &str) -> Result<(), chatctx_store::StoreError> {
+        self.inner.note_external(channel, chat_id, id)
+    }
+    fn find_external(&self, id: &str) -> Result<Option<(String, String)>, chatctx_store::StoreError> {
+        self.inner.find_external(id)
+    }
+    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), chatctx_store::StoreError> {
+        self.inner.forget_externals(channel, chat_id)
     }
 }
 
 #[test]
 fn a_failed_write_is_refused_and_leaves_no_trace() {
-    use chatctx_store::Store as _;
     let inner = std::sync::Arc::new(chatctx_store::MemoryStore::default());
     let fail = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let store = Flaky { inner: inner.clone(), fail: fail.clone() };
     let mut s = Settings::default();
     s.history.mode = chatctx_core::settings::Mode::Talkative;
-    let (svc, _) = Service::open(s, LlmSettings::default(), std::sync::Arc::new(store)).unwrap();
+    let (svc, _) =
+        Service::open(s, LlmSettings::default(), chatctx_store::Opened::Local(std::sync::Arc::new(store))).unwrap();
     svc.ingest(&[message(1, "kept", false)], now()).unwrap();
     fail.store(true, std::sync::atomic::Ordering::SeqCst);
     let err = svc.ingest(&[message(2, "lost", false)], now()).unwrap_err();

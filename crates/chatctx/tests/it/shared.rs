@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chatctx::config::LlmSettings;
 use chatctx::service::Service;
 use chatctx_core::{ErrorCode, Settings, Timestamp};
-use chatctx_store::Store;
+use chatctx_store::Opened;
 use serde_json::{Value, json};
 
 /// Opens one more instance on the same store.
@@ -19,14 +19,15 @@ fn settings() -> Settings {
     s
 }
 
-fn service(store: Arc<dyn Store>) -> Service {
+fn service(store: Opened) -> Service {
     Service::open(settings(), LlmSettings::default(), store).unwrap().0
 }
 
 /// Every shared backend this run can reach: a shared memory store always, PostgreSQL when configured.
 fn backends(test: &str) -> Vec<(&'static str, Instances)> {
-    let memory = Arc::new(chatctx_store::MemoryStore::shared());
-    let mut out: Vec<(&'static str, Instances)> = vec![("memory", Box::new(move || service(memory.clone())))];
+    let memory = Arc::new(chatctx_store::MemoryStore::default());
+    let mut out: Vec<(&'static str, Instances)> =
+        vec![("memory", Box::new(move || service(Opened::Shared(memory.clone()))))];
     if let Some(url) = chatctx_store::testing::test_postgres_url(test) {
         out.push(("postgres", Box::new(move || service(chatctx_store::open(&url, &Default::default()).unwrap()))));
     }
@@ -87,7 +88,7 @@ fn script() -> Vec<Step> {
                "sender": {"user_id": "1", "username": "ann"}}})
     };
     // A conversation moved in from elsewhere.
-    let elsewhere = service(Arc::new(chatctx_store::MemoryStore::default()));
+    let elsewhere = service(Opened::Local(Arc::new(chatctx_store::MemoryStore::default())));
     elsewhere.ingest(&[message("-9", 1, "moved here", true)], now()).unwrap();
     call(&elsewhere, "update_scenario", &json!({"chat_id": "-9", "patch": {"moved": true}}), now()).unwrap();
     let doc =
@@ -129,7 +130,7 @@ fn script() -> Vec<Step> {
 /// an unshared store; a third instance started afterwards rebuilds the same state.
 #[test]
 fn two_instances_answer_as_one() {
-    let single = service(Arc::new(chatctx_store::MemoryStore::default()));
+    let single = service(Opened::Local(Arc::new(chatctx_store::MemoryStore::default())));
     let expected: Vec<String> = script().iter().map(|s| run(&single, s)).collect();
     for (name, open) in backends("chatctx_two_instances") {
         let (a, b) = (open(), open());
@@ -214,10 +215,10 @@ fn compaction_keeps_instances_coherent() {
 #[test]
 fn a_refused_shared_write_changes_nothing() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let inner = Arc::new(chatctx_store::MemoryStore::shared());
+    let inner = Arc::new(chatctx_store::MemoryStore::default());
     let fail = Arc::new(AtomicBool::new(false));
-    let a = service(Arc::new(crate::service::Flaky { inner: inner.clone(), fail: fail.clone() }));
-    let b = service(inner.clone());
+    let a = service(Opened::Shared(Arc::new(crate::service::Flaky { inner: inner.clone(), fail: fail.clone() })));
+    let b = service(Opened::Shared(inner.clone()));
     a.ingest(&[message("-4", 1, "kept", false)], now()).unwrap();
     fail.store(true, Ordering::SeqCst);
     let report = a.ingest(&[message("-4", 2, "lost", false)], now()).unwrap();

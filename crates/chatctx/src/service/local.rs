@@ -1,0 +1,295 @@
+//! Durability for a store this process alone writes (SQLite, memory): group commit.
+//!
+//! A writer applies its change to the engine and queues its log lines under the engine lock, then waits on the
+//! commit lock. Whoever holds the commit lock writes everything queued so far in one transaction (one fsync),
+//! so concurrent writers share a sync instead of queueing behind one each, and the engine is never locked
+//! during disk I/O. A writer answers only once its lines are durable. If a write fails, the engine is rebuilt
+//! from the store (dropping every change not yet durable) and each writer whose change was dropped gets
+//! `internal`. Readers may see a change a moment before it is durable.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chatctx_core::tools::{Scope, ToolCall, ToolResponse};
+use chatctx_core::transfer::ConversationDoc;
+use chatctx_core::{Engine, Error, Settings, Timestamp};
+use chatctx_store::{Log, Op, StoreError};
+
+use super::{
+    ChatKey, IngestReport, Input, Rejection, import_line, internal, key, logged_line, op, rebuild, route,
+    snapshot_every,
+};
+use crate::triage::Answered;
+
+/// The engine, per chat how many operations were logged since its last snapshot, and the operations applied
+/// to the engine but not yet written.
+struct Inner {
+    engine: Engine,
+    since_snapshot: HashMap<ChatKey, u64>,
+    pending: Vec<Op>,
+    /// How many operations were ever queued; an operation's number is its position in that sequence.
+    queued: u64,
+}
+
+/// What the writers learn from the commit lock.
+#[derive(Default)]
+struct Commit {
+    /// Operations up to this number are settled: written, or dropped by a failure below.
+    settled: u64,
+    /// Ranges of operation numbers dropped by failed writes (the latest few).
+    failed: std::collections::VecDeque<(u64, u64)>,
+}
+
+/// A change applied to the engine whose durability is still to be waited for ([`Local::wait_durable`]).
+#[derive(Debug)]
+#[must_use = "a change is acknowledged only once it is durable"]
+pub(super) struct Ticket(u64);
+
+/// Group commit over a single-writer log.
+pub(super) struct Local {
+    engine: Mutex<Inner>,
+    /// Held while writing; lock order is always commit, then engine.
+    commit: Mutex<Commit>,
+    store: Arc<dyn Log>,
+    settings: Settings,
+    /// Installed in engines rebuilt after a failed write.
+    triage: Option<Arc<Answered>>,
+}
+
+impl Local {
+    /// Rebuilds the state `store` holds. How many operations were replayed.
+    pub(super) fn open(
+        store: Arc<dyn Log>,
+        settings: Settings,
+        triage: Option<Arc<Answered>>,
+    ) -> anyhow::Result<(Self, u64)> {
+        let rebuilt = rebuild(&*store, &settings, triage.as_ref())?;
+        let inner = Inner { engine: rebuilt.engine, since_snapshot: HashMap::new(), pending: Vec::new(), queued: 0 };
+        Ok((Self { engine: Mutex::new(inner), commit: Mutex::default(), store, settings, triage }, rebuilt.read))
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
+        self.engine.lock().map_err(|_| internal("the engine is unusable after an earlier panic"))
+    }
+
+    fn commit_lock(&self) -> Result<MutexGuard<'_, Commit>, Error> {
+        self.commit.lock().map_err(|_| internal("the writer is unusable after an earlier panic"))
+    }
+
+    /// Queues `ops` (already applied to the engine held by `inner`), releases the engine and returns once
+    /// they are durable, writing them itself along with everything else queued unless another writer already
+    /// has. Then snapshots the chats whose logs grew long.
+    fn persist(&self, inner: MutexGuard<'_, Inner>, ops: Vec<Op>) -> Result<(), Error> {
+        match Self::queue(inner, ops) {
+            Some(ticket) => self.wait_durable(ticket),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues `ops` (already applied to the engine held by `inner`) and releases the engine. The ticket to
+    /// wait on, if there was anything to write.
+    fn queue(mut inner: MutexGuard<'_, Inner>, ops: Vec<Op>) -> Option<Ticket> {
+        if ops.is_empty() {
+            return None;
+        }
+        inner.queued += ops.len() as u64;
+        inner.pending.extend(ops);
+        Some(Ticket(inner.queued))
+    }
+
+    /// Returns once the operations of `ticket` are durable (writing them, with everything else queued, unless
+    /// another writer already has), or refuses if their write failed. Blocks on disk I/O.
+    pub(super) fn wait_durable(&self, ticket: Ticket) -> Result<(), Error> {
+        let mine = ticket.0;
+        let mut c = self.commit_lock()?;
+        if c.settled < mine {
+            let (batch, upto) = {
+                let mut inner = self.lock()?;
+                (std::mem::take(&mut inner.pending), inner.queued)
+            };
+            match self.store.append(&batch) {
+                Ok(()) => {
+                    c.settled = upto;
+                    let mut inner = self.lock()?;
+                    self.count_and_snapshot(&mut inner, &batch);
+                }
+                Err(e) => {
+                    let mut inner = self.lock()?;
+                    self.drop_unwritten(&mut c, &mut inner, &e);
+                }
+            }
+        }
+        if c.failed.iter().any(|(lo, hi)| (*lo..=*hi).contains(&mine)) {
+            return Err(internal("the change could not be stored"));
+        }
+        Ok(())
+    }
+
+    /// After a failed write: rebuilds the engine from the store, dropping every queued operation, and
+    /// records their numbers as failed for the writers waiting on them.
+    fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, e: &dyn std::fmt::Display) {
+        tracing::error!("store append failed: {e}; rebuilding from the store");
+        match rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
+            Ok(fresh) => inner.engine = fresh.engine,
+            Err(r) => tracing::error!("rebuild failed too: {r}"),
+        }
+        inner.pending.clear();
+        c.failed.push_back((c.settled + 1, inner.queued));
+        if c.failed.len() > 64 {
+            c.failed.pop_front();
+        }
+        c.settled = inner.queued;
+    }
+
+    /// Writes whatever is queued, with both locks held: for the operations that replace a chat's log, which
+    /// must come after everything applied before them.
+    fn flush(&self, c: &mut Commit, inner: &mut Inner) -> Result<(), Error> {
+        if inner.pending.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut inner.pending);
+        match self.store.append(&batch) {
+            Ok(()) => {
+                c.settled = inner.queued;
+                self.count_and_snapshot(inner, &batch);
+                Ok(())
+            }
+            Err(e) => {
+                self.drop_unwritten(c, inner, &e);
+                Err(internal(format!("earlier changes could not be stored: {e}")))
+            }
+        }
+    }
+
+    /// Counts written operations per chat and snapshots the chats past [`Service::snapshot_every`] that have
+    /// nothing queued (a snapshot of a chat with queued operations would be followed by them again).
+    fn count_and_snapshot(&self, inner: &mut Inner, written: &[Op]) {
+        let every = snapshot_every(&self.settings);
+        let mut due = Vec::new();
+        for o in written.iter().filter(|o| !o.chat_id.is_empty()) {
+            let n = inner.since_snapshot.entry((o.channel.clone(), o.chat_id.clone())).or_default();
+            *n += 1;
+            if *n >= every {
+                due.push((o.channel.clone(), o.chat_id.clone()));
+            }
+        }
+        due.sort();
+        due.dedup();
+        for (channel, chat) in due {
+            if !inner.pending.iter().any(|o| o.channel == channel && o.chat_id == chat) {
+                self.snapshot(inner, &channel, &chat);
+            }
+        }
+    }
+
+    /// Replaces a chat's log with one import of its exported document. A failure only leaves the longer log.
+    fn snapshot(&self, inner: &mut Inner, channel: &str, chat: &str) {
+        let Ok(line) = inner.engine.export_conversation(channel, chat).and_then(|doc| import_line(&doc)) else {
+            return;
+        };
+        match self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
+            Ok(()) => {
+                inner.since_snapshot.insert((channel.to_owned(), chat.to_owned()), 0);
+            }
+            Err(e) => tracing::warn!("snapshot of chat {chat} failed (its full log stays): {e}"),
+        }
+    }
+
+    /// Applies each decoded input that `allowed` permits, and makes the accepted ones durable.
+    pub(super) fn ingest(
+        &self,
+        decoded: Vec<Input>,
+        allowed: &dyn Fn(&str, &str) -> bool,
+    ) -> Result<IngestReport, Error> {
+        let mut report = IngestReport::default();
+        let mut inner = self.lock()?;
+        let engine = &mut inner.engine;
+        let mut ops = Vec::new();
+        for (index, d) in decoded.into_iter().enumerate() {
+            let result = route(engine, d, allowed)
+                .and_then(|(events, logged)| engine.apply_all(events).map(|applied| (applied, logged)));
+            match result {
+                Ok((applied, logged)) => {
+                    for w in applied.warnings {
+                        tracing::warn!("{w}");
+                    }
+                    ops.extend(logged);
+                    report.accepted += 1;
+                }
+                Err(e) => report.rejected.push(Rejection { index, code: e.code, message: e.message }),
+            }
+        }
+        self.persist(inner, ops)?;
+        Ok(report)
+    }
+
+    /// Answers a call, durably.
+    pub(super) fn call(&self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+        let (response, ticket) = self.call_queued(call, now)?;
+        if let Some(t) = ticket {
+            self.wait_durable(t)?;
+        }
+        Ok(response)
+    }
+
+    /// The first half of [`Local::call`], which never touches the disk: the answer, and the ticket to wait
+    /// on before giving it when the call changed something.
+    pub(super) fn call_queued(&self, call: &ToolCall, now: Timestamp) -> Result<(ToolResponse, Option<Ticket>), Error> {
+        let mut inner = self.lock()?;
+        let response = inner.engine.answer(call, now)?;
+        let Scope { channel, chat_id, .. } = call.scope();
+        let logged = logged_line(call, now, &response)?.map(|line| op(channel, chat_id, line));
+        Ok((response, Self::queue(inner, logged.into_iter().collect())))
+    }
+
+    /// Loads a conversation document, replacing that chat's state and its log.
+    pub(super) fn import(&self, doc: &ConversationDoc) -> Result<(), Error> {
+        let (channel, chat) = (doc.channel.as_str(), doc.chat_id.as_str());
+        let line = import_line(doc)?;
+        let mut c = self.commit_lock()?;
+        let mut inner = self.lock()?;
+        self.flush(&mut c, &mut inner)?;
+        inner.engine.import_document(doc)?;
+        // The document is the chat's whole state: it replaces the chat's log.
+        if let Err(e) = self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
+            if let Ok(fresh) = rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
+                inner.engine = fresh.engine;
+            }
+            return Err(internal(format!("the import could not be stored: {e}")));
+        }
+        inner.since_snapshot.insert(key(channel, chat), 0);
+        Ok(())
+    }
+
+    /// Forgets history sent before `cutoff`; each changed chat's log becomes a snapshot of what is left.
+    pub(super) fn expire(&self, cutoff: Timestamp) -> Result<usize, Error> {
+        let mut c = self.commit_lock()?;
+        let mut inner = self.lock()?;
+        self.flush(&mut c, &mut inner)?;
+        let changed = inner.engine.drop_before(cutoff);
+        let mut dropped = 0;
+        for (channel, chat, n) in changed {
+            self.snapshot(&mut inner, &channel, &chat);
+            dropped += n;
+        }
+        Ok(dropped)
+    }
+
+    /// Forgets a chat, in memory and in the store.
+    pub(super) fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
+        let mut c = self.commit_lock()?;
+        let mut inner = self.lock()?;
+        self.flush(&mut c, &mut inner)?;
+        let deleted = self.store.delete_chat(channel, chat_id).map_err(internal)?;
+        inner.since_snapshot.remove(&key(channel, chat_id));
+        Ok(inner.engine.remove_chat(channel, chat_id) || deleted > 0)
+    }
+
+    pub(super) fn ping(&self) -> Result<(), StoreError> {
+        self.store.ping()
+    }
+
+    pub(super) fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
+        Ok(f(&self.lock()?.engine))
+    }
+}

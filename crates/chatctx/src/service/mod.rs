@@ -1,0 +1,380 @@
+//! The service core shared by the HTTP and MCP front ends: one engine, and a store that makes every
+//! acknowledged change durable before the answer.
+//!
+//! Writes are logged as replay lines ([`LogLine`]): decoded events, `update_scenario` / `revert_scenario` calls
+//! with their time fixed, the `resolved` activations that resolution records, and conversation imports. On
+//! start the log is replayed into a fresh engine. The log stays proportional to the live state: once a chat
+//! has logged twice what its history holds, its lines are replaced by one `import` of its exported document
+//! (exact, so nothing changes on restart).
+//!
+//! How a change becomes durable depends on the store, and is decided once, when the service opens it:
+//! - [`local`]: a store this process alone writes (SQLite, memory), through group commit;
+//! - [`shared`]: a store several instances write at once (PostgreSQL), whose engine is a cache kept coherent
+//!   per chat by position.
+//!
+//! This module is the facade both share: the public entry points, and the pieces of a write that do not
+//! depend on the strategy (decoding inputs, the log lines of calls and events, rebuilding from the store).
+
+mod local;
+mod shared;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chatctx_core::event::{ActivationEvent, ObjectRef};
+use chatctx_core::kinds::Activation;
+use chatctx_core::tools::{ToolCall, ToolResponse};
+use chatctx_core::transfer::ConversationDoc;
+use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
+use chatctx_store::{Op, Opened, Store};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::LlmSettings;
+use crate::logline::{EventLine, LogLine};
+use crate::triage::{Answered, Installed};
+use crate::{ingest, replay};
+
+/// One rejected input of a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
+pub struct Rejection {
+    /// Position in the batch, from 0.
+    pub index: usize,
+    /// The error code.
+    pub code: ErrorCode,
+    /// What was wrong.
+    pub message: String,
+}
+
+/// What an ingest accepted and rejected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
+pub struct IngestReport {
+    /// Inputs accepted (and durable).
+    pub accepted: usize,
+    /// Each rejected input.
+    pub rejected: Vec<Rejection>,
+}
+
+type ChatKey = (String, String);
+
+fn key(channel: &str, chat: &str) -> ChatKey {
+    (channel.to_owned(), chat.to_owned())
+}
+
+/// The running service.
+pub struct Service {
+    durability: Durability,
+    /// Model triage, when configured: asked before the engine is locked (see [`Service::call`]).
+    triage: Option<Arc<Answered>>,
+}
+
+/// How changes become durable: chosen once, from the store the service was opened on.
+enum Durability {
+    /// A store this process alone writes.
+    Local(local::Local),
+    /// A store other instances write too.
+    Shared(shared::Shared),
+}
+
+fn internal(why: impl std::fmt::Display) -> Error {
+    Error::new(ErrorCode::Internal, why.to_string())
+}
+
+fn new_engine(settings: &Settings, triage: Option<&Arc<Answered>>) -> Engine {
+    let mut engine = Engine::new(settings.clone());
+    if let Some(t) = triage {
+        engine.set_triage(Box::new(Installed(t.clone())));
+    }
+    engine
+}
+
+/// What [`rebuild`] makes: the engine, how many operations were read, and each chat's newest position.
+struct Rebuilt {
+    engine: Engine,
+    read: u64,
+    heads: HashMap<ChatKey, u64>,
+}
+
+/// Replays the store into a fresh engine.
+fn rebuild(store: &dyn Store, settings: &Settings, triage: Option<&Arc<Answered>>) -> anyhow::Result<Rebuilt> {
+    let mut engine = new_engine(settings, triage);
+    let mut heads = HashMap::new();
+    let mut newest = Timestamp::default();
+    let mut failed = 0u64;
+    let read = store.load(&mut |pos, op| {
+        if let Err(e) = apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
+            tracing::debug!("logged operation {pos} of chat {} does not apply: {e}", op.chat_id);
+            failed += 1;
+        }
+        let head = heads.entry((op.channel, op.chat_id)).or_default();
+        *head = pos.max(*head);
+    })?;
+    if failed > 0 {
+        tracing::warn!("{failed} of {read} logged operations no longer apply and were skipped");
+    }
+    Ok(Rebuilt { engine, read, heads })
+}
+
+/// Applies one logged operation of a chat.
+fn apply_logged(
+    engine: &mut Engine,
+    channel: &str,
+    chat: &str,
+    line: &str,
+    newest: &mut Timestamp,
+) -> Result<(), Error> {
+    match LogLine::parse(line).map_err(|bad| bad.error)? {
+        LogLine::Forget => {
+            engine.remove_chat(channel, chat);
+            Ok(())
+        }
+        line => replay::load_line(engine, line, newest),
+    }
+}
+
+/// The log line of an answered tool call, when the call changed the state.
+fn logged_line(call: &ToolCall, now: Timestamp, response: &ToolResponse) -> Result<Option<String>, Error> {
+    let line = match response {
+        // With its time fixed, so that it means the same when the log is replayed.
+        ToolResponse::Scenario(s) if s.changed == Some(true) => {
+            let mut fixed = call.clone();
+            fixed.fill_now(now);
+            LogLine::Call(Cow::Owned(fixed)).to_line()?
+        }
+        // Only a recording that changed the state is logged (a repeated call for the same message is not).
+        ToolResponse::Resolve(r) => match r.best_match.as_ref().filter(|_| r.recorded) {
+            Some(best) => {
+                let scope = call.scope();
+                let event = Event::Activation(ActivationEvent {
+                    channel: scope.channel.clone(),
+                    target: ObjectRef::Id { chat_id: scope.chat_id.clone(), object_id: best.object_id.clone() },
+                    event: Activation::Resolved,
+                    at: call.now().unwrap_or(now),
+                    by_user_id: None,
+                    message_id: scope.current_message_id.clone(),
+                    close: false,
+                });
+                LogLine::Event(EventLine::Decoded(&event)).to_line()?
+            }
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(line))
+}
+
+fn op(channel: &str, chat_id: &str, line: String) -> Op {
+    Op { channel: channel.to_owned(), chat_id: chat_id.to_owned(), line }
+}
+
+/// The log operation of an event, if it names a chat (an activation of an unknown platform id does not, and
+/// changes nothing).
+fn event_op(e: &Event) -> Option<Result<Op, Error>> {
+    let (channel, chat) = e.chat()?;
+    Some(LogLine::Event(EventLine::Decoded(e)).to_line().map(|line| op(channel, chat, line)))
+}
+
+/// The log line of a chat's whole state.
+fn import_line(doc: &ConversationDoc) -> Result<String, Error> {
+    LogLine::Import(Cow::Borrowed(doc)).to_line()
+}
+
+/// One decoded input of an ingest batch: its events and their log operations.
+type Input = Result<(Vec<Event>, Vec<Op>), Error>;
+
+/// Routes an input's platform-id activations to their chats, refusing chats `allowed` rejects. Cheap when
+/// there are none (the common case): the engine is only read for those.
+fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) -> Input {
+    let (mut events, mut ops) = input?;
+    let external = |e: &Event| e.chat().is_none();
+    if events.iter().any(external) {
+        events.iter_mut().for_each(|e| engine.route(e));
+        ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
+    }
+    if let Some(o) = ops.iter().find(|o| !allowed(&o.channel, &o.chat_id)) {
+        return Err(Error::new(
+            ErrorCode::ForbiddenScope,
+            format!("this credential may not touch chat {:?} on {}", o.chat_id, o.channel),
+        ));
+    }
+    Ok((events, ops))
+}
+
+/// Operations a chat may log before its log is replaced by a snapshot: twice what one of its conversations
+/// holds (at least 400), so the log stays proportional to the live state. With 1,000 chats and 1,000,000
+/// messages ingested, restart replays about 200,000 operations (docs/benchmarks.md).
+fn snapshot_every(settings: &Settings) -> u64 {
+    (settings.conversation.cache_max_per_conversation as u64 * 2).max(400)
+}
+
+impl Service {
+    /// Opens the service on `store`, rebuilding the state it holds. Returns how many operations were replayed.
+    pub fn open(settings: Settings, llm: LlmSettings, store: Opened) -> anyhow::Result<(Self, u64)> {
+        let triage = crate::triage::HttpTriage::from_settings(&llm)?.map(|t| Arc::new(Answered::new(t)));
+        let (durability, read) = match store {
+            Opened::Local(log) => {
+                let (local, read) = local::Local::open(log, settings, triage.clone())?;
+                (Durability::Local(local), read)
+            }
+            Opened::Shared(log) => {
+                let (shared, read) = shared::Shared::open(log, settings, triage.clone())?;
+                (Durability::Shared(shared), read)
+            }
+        };
+        Ok((Self { durability, triage }, read))
+    }
+
+    /// Ingests a batch of raw events (docs/protocol.md §3, including `telegram_update`). Each is accepted or
+    /// rejected on its own; the accepted ones are durable when this returns.
+    pub fn ingest(&self, inputs: &[Value], now: Timestamp) -> Result<IngestReport, Error> {
+        self.ingest_for(inputs, now, &|_, _| true)
+    }
+
+    /// As [`Service::ingest`], refusing (`forbidden_scope`) inputs that touch a chat `allowed` rejects.
+    pub fn ingest_for(
+        &self,
+        inputs: &[Value],
+        now: Timestamp,
+        allowed: &dyn Fn(&str, &str) -> bool,
+    ) -> Result<IngestReport, Error> {
+        // Decoding (JSON, the Telegram mapping) needs no state: it is done before taking the engine.
+        let decoded: Vec<Input> = inputs
+            .iter()
+            .map(|v| {
+                let d = ingest::decode(v, now)?;
+                let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
+                Ok((d.events, logged))
+            })
+            .collect();
+        match &self.durability {
+            Durability::Local(l) => l.ingest(decoded, allowed),
+            Durability::Shared(s) => s.ingest(decoded, allowed),
+        }
+    }
+
+    /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
+    pub fn call(&self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+        if let Some(t) = &self.triage {
+            self.ask_model_unlocked(t, call);
+        }
+        match &self.durability {
+            Durability::Local(l) => l.call(call, now),
+            Durability::Shared(s) => s.call(call, now),
+        }
+    }
+
+    /// Model triage without the engine's lock: the engine names the triage the call would make, the model
+    /// answers while other calls go on, and the call then finds the answer waiting. If the chat changed in
+    /// between, the call asks the model again itself (with the lock held), so the answer is always the one
+    /// for the state the call sees.
+    fn ask_model_unlocked(&self, triage: &Answered, call: &ToolCall) {
+        let ToolCall::GetChatHistoryContext(req) = call else { return };
+        if let Ok(Ok(Some(request))) = self.read(|engine| engine.pending_triage(req)) {
+            triage.ask(request);
+        }
+    }
+
+    /// [`Service::call`] for async front ends (HTTP, MCP), logging the call. Without triage a call takes
+    /// microseconds, so it runs on the caller's thread and only a wait for the disk (when the call changed
+    /// something) moves to a blocking thread; with triage a call may wait on the model (without holding the
+    /// engine: [`Service::call`]), so all of it runs on a blocking thread. On a shared store, a read of a chat
+    /// no other instance changed meanwhile waits on the database without a thread of its own; anything else
+    /// waits on it holding the chat's lock, so off the async threads.
+    pub async fn call_logged(self: &Arc<Self>, call: ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+        let unfinished = |e: tokio::task::JoinError| internal(format!("the call did not finish: {e}"));
+        let result = match &self.durability {
+            _ if self.triage.is_some() => {
+                let svc = self.clone();
+                let call = call.clone();
+                tokio::task::spawn_blocking(move || svc.call(&call, now)).await.map_err(unfinished).and_then(|r| r)
+            }
+            Durability::Shared(shared) => match shared.read_unchanged(&call, now).await.transpose() {
+                Some(read) => read,
+                None => {
+                    // What is left is a write, or a read of a chat with news: the write path serves both (a read
+                    // appends nothing), without looking for news a second time first.
+                    let svc = self.clone();
+                    let call = call.clone();
+                    tokio::task::spawn_blocking(move || match &svc.durability {
+                        Durability::Shared(shared) => shared.call_as_write(&call, now),
+                        Durability::Local(local) => local.call(&call, now),
+                    })
+                    .await
+                    .map_err(unfinished)
+                    .and_then(|r| r)
+                }
+            },
+            Durability::Local(local) => match local.call_queued(&call, now) {
+                Ok((answer, None)) => Ok(answer),
+                Ok((answer, Some(ticket))) => {
+                    let svc = self.clone();
+                    tokio::task::spawn_blocking(move || match &svc.durability {
+                        Durability::Local(local) => local.wait_durable(ticket),
+                        Durability::Shared(_) => Ok(()),
+                    })
+                    .await
+                    .map_err(unfinished)
+                    .and_then(|durable| durable.map(|()| answer))
+                }
+                Err(e) => Err(e),
+            },
+        };
+        replay::log_call(&call, &result);
+        result
+    }
+
+    /// Loads a conversation document (replacing that chat) durably.
+    pub fn import(&self, doc: &ConversationDoc) -> Result<(), Error> {
+        match &self.durability {
+            Durability::Local(l) => l.import(doc),
+            Durability::Shared(s) => s.import(doc),
+        }
+    }
+
+    /// Retention by age: forgets every history item sent more than `max_age` before `now`, in memory and
+    /// in the store (each changed chat's log is replaced by a snapshot of what is left). How many items.
+    pub fn expire(&self, max_age: chatctx_core::time::Span, now: Timestamp) -> Result<usize, Error> {
+        let cutoff = now.plus(chatctx_core::time::Span::from_secs(-max_age.secs()));
+        match &self.durability {
+            Durability::Local(l) => l.expire(cutoff),
+            Durability::Shared(s) => s.expire(cutoff),
+        }
+    }
+
+    /// Forgets a chat completely, in memory and in the store. Whether anything was held.
+    pub fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
+        match &self.durability {
+            Durability::Local(l) => l.delete_chat(channel, chat_id),
+            Durability::Shared(s) => s.delete_chat(channel, chat_id),
+        }
+    }
+
+    /// Whether the store answers (a shared store is asked; the embedded ones always do).
+    pub fn store_reachable(&self) -> Result<(), Error> {
+        let answer = match &self.durability {
+            Durability::Local(l) => l.ping(),
+            Durability::Shared(s) => s.ping(),
+        };
+        answer.map_err(|e| internal(format!("the store cannot be reached: {e}")))
+    }
+
+    /// Runs `f` on the engine (reads across chats: counts, listings).
+    pub fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
+        match &self.durability {
+            Durability::Local(l) => l.read(f),
+            Durability::Shared(s) => s.read(f),
+        }
+    }
+
+    /// Runs `f` on the engine for one chat, first catching up with a shared store (so this may wait on it).
+    pub fn read_chat<T>(&self, channel: &str, chat: &str, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
+        match &self.durability {
+            Durability::Local(l) => l.read(f),
+            Durability::Shared(s) => s.read_chat(channel, chat, f),
+        }
+    }
+}
