@@ -11,8 +11,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use std::time::Instant;
 
-use chatctx_core::scenario::UpdateScenario;
 use chatctx_core::tools::Request;
+use chatctx_core::tools::state::UpdateScenario;
 use chatctx_core::{Engine, Settings, Timestamp};
 use serde_json::{Map, Value, json};
 
@@ -45,8 +45,9 @@ fn main() {
         us.push(t.elapsed().as_secs_f64() * 1e6);
     }
     us.sort_by(f64::total_cmp);
-    let revision =
-        engine.get_scenario(&chatctx_core::scenario::GetScenario::decode(&json!({"chat_id": "-1"})).unwrap()).revision;
+    let revision = engine
+        .get_scenario(&chatctx_core::tools::state::GetScenario::decode(&json!({"chat_id": "-1"})).unwrap())
+        .revision;
     println!(
         "state {size} bytes, {N} updates (revision {revision}), {} cores",
         std::thread::available_parallelism().map_or(0, |n| n.get())

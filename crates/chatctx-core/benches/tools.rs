@@ -13,11 +13,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use std::time::Instant;
 
-use chatctx_core::active::ListActiveContextObjects;
 use chatctx_core::kinds::ObjectKind;
-use chatctx_core::resolve::{FlatCandidate, ResolveReferenceTarget, hint_kinds};
 use chatctx_core::settings::ResolverSettings;
 use chatctx_core::tools::Request;
+use chatctx_core::tools::list::ListActiveContextObjects;
+use chatctx_core::tools::resolve::{FlatCandidate, ResolveReferenceTarget, hint_kinds};
 use chatctx_core::{Engine, Event, Settings, Timestamp};
 use serde_json::{Value, json};
 

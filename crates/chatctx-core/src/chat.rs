@@ -114,7 +114,7 @@ impl People {
     }
 
     /// Every profile in order, with the anonymous role (`system`, `bot`) of the placeholder ones.
-    pub(crate) fn export(&self) -> Vec<crate::transfer::PersonDoc> {
+    pub(crate) fn export(&self) -> Vec<PersonDoc> {
         let role = |i: u32| {
             ["system", "bot"]
                 .into_iter()
@@ -124,7 +124,7 @@ impl People {
         self.profiles
             .iter()
             .enumerate()
-            .map(|(i, p)| crate::transfer::PersonDoc {
+            .map(|(i, p)| PersonDoc {
                 user_id: p.user_id.to_string(),
                 username: p.username.as_deref().map(str::to_owned),
                 nickname: p.nickname.to_string(),
@@ -136,7 +136,7 @@ impl People {
     }
 
     /// Adds a profile exactly as exported.
-    pub(crate) fn import(&mut self, d: &crate::transfer::PersonDoc) {
+    pub(crate) fn import(&mut self, d: &PersonDoc) {
         let idx = self.push(Profile {
             user_id: d.user_id.as_str().into(),
             username: d.username.as_deref().map(Into::into),
@@ -236,7 +236,7 @@ impl Item {
 
     /// Where a bot reply is cut to keep `cut` characters (0 = no cut); `None` for anything else.
     pub(crate) fn reply_cut(&self, cut: usize) -> Option<usize> {
-        if cut == 0 || !crate::selection::is_bot_reply(self.kind) {
+        if cut == 0 || !is_bot_reply(self.kind) {
             return None;
         }
         crate::render::cut_at(&self.text, cut)
@@ -467,6 +467,30 @@ impl Chat {
     }
 }
 
+/// One speaker profile.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonDoc {
+    /// Platform user id (empty for placeholders).
+    pub user_id: String,
+    /// Username.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// Nickname.
+    pub nickname: String,
+    /// A bot account.
+    pub is_bot: bool,
+    /// The reference.
+    pub display_ref: String,
+    /// `system` or `bot` for the placeholder speakers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anonymous: Option<String>,
+}
+
+/// Whether an item is the bot's own message (for reply truncation).
+pub(crate) fn is_bot_reply(kind: ItemKind) -> bool {
+    kind == ItemKind::OutboundAgent
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use crate::kinds::{Activation, ObjectKind, Origin};
 use crate::time::Timestamp;
 
 /// The default `channel`.
-pub const DEFAULT_CHANNEL: &str = "telegram";
+pub use crate::kinds::DEFAULT_CHANNEL;
 
 /// One input event. Events are applied as soon as they are decoded, never held in bulk, so the message
 /// variant is not boxed (that would cost an allocation per message on the hot path).

@@ -1,7 +1,7 @@
 //! Reading untrusted JSON objects field by field, so that every error names the field at fault
 //! (`field `sender.user_id`: expected a string or integer id`) with the error code of its boundary.
 
-use crate::event::DEFAULT_CHANNEL;
+use crate::kinds::DEFAULT_CHANNEL;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode};
@@ -175,14 +175,4 @@ pub fn id_of(v: &Value) -> Option<String> {
     }
 }
 
-/// A time from a JSON value: RFC 3339 or integer Unix seconds.
-pub fn time_of(v: &Value) -> Result<Timestamp, String> {
-    match v {
-        Value::String(s) => Timestamp::parse_rfc3339(s).map_err(|e| e.to_string()),
-        Value::Number(n) => n
-            .as_i64()
-            .and_then(Timestamp::from_unix)
-            .ok_or_else(|| "expected integer Unix seconds within years 1 to 9999".to_owned()),
-        _ => Err("expected an RFC 3339 time or integer Unix seconds".to_owned()),
-    }
-}
+pub use crate::time::time_of;

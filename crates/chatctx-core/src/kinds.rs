@@ -2,6 +2,9 @@
 //! the [`vocabulary!`](crate::vocabulary) macro that declares every closed set of wire names once (its
 //! parser, its serde form and its JSON Schema come from that one list).
 
+/// The channel of events and requests that name none.
+pub const DEFAULT_CHANNEL: &str = "telegram";
+
 /// A closed set of wire names, declared with [`vocabulary!`](crate::vocabulary).
 pub trait Vocabulary: Sized + Copy + 'static {
     /// Every value, in contract order.

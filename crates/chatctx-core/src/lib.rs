@@ -14,22 +14,19 @@
 //! - [`mention`]: mention normalization by UTF-16 entity offsets; link extraction.
 //! - [`history`]: `ChatHistoryItem` and its validation.
 //! - [`objects`]: typed objects of a chat.
-//! - [`active`]: the `list_active_context_objects` tool.
-//! - [`resolve`]: the `resolve_reference_target` tool.
-//! - [`scenario`]: conversation state (`get_scenario` / `update_scenario` / `revert_scenario`).
+//! - [`scenario`]: conversation state: merge patches, revisions, limits (the tools are in [`tools::state`]).
 //! - [`schema`]: the JSON Schema subset that state can be checked against.
 //! - [`render`]: `single` / `per_item` rendering, prompt assembly, the addressing input.
 //! - [`selection`]: which history items go into the prompt (lookback, recency, triage, lexical).
 //! - [`settings`]: validated configuration.
 //! - [`engine`]: applying events.
-//! - [`tools`]: the tool requests and responses.
+//! - [`tools`]: the tools, each request type beside the code that answers it, and [`tools::ToolCall`].
 //! - [`transfer`]: export and import of one conversation as a document.
 //! - `wire`: what the JSON Schema derive of the wire types expands to (hidden).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
-pub mod active;
 mod chat;
 pub mod engine;
 pub mod error;
@@ -37,12 +34,10 @@ pub mod event;
 pub mod history;
 pub mod json;
 pub mod kinds;
-mod lexical;
 pub mod mention;
 pub mod objects;
 pub mod people;
 pub mod render;
-pub mod resolve;
 pub mod scenario;
 pub mod schema;
 pub mod selection;

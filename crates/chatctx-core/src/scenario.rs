@@ -16,12 +16,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode};
-use crate::json::{Fields, object};
 use crate::settings::StateSettings;
 use crate::time::Timestamp;
-use crate::tools::{Request, Scope, ScopeUse};
-
-const RQ: ErrorCode = ErrorCode::InvalidRequest;
 
 /// The change one revision made: each touched top-level key's new value, or `None` for a removal. Exact
 /// whatever the merge settings, so an old state can be rebuilt from it.
@@ -79,147 +75,6 @@ pub struct RevisionInfo {
     pub at: Timestamp,
     /// The patch that made it (for a revert, the state written back).
     pub patch: Value,
-}
-
-/// The scope fields the state tools read: the state belongs to a chat, or to one topic of it.
-const STATE_SCOPE: ScopeUse = ScopeUse { reads: &["channel", "chat_id", "topic_id"], requires: &[] };
-
-/// `get_scenario`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-pub struct GetScenario {
-    /// Which conversation: the chat, or one topic of it.
-    #[serde(flatten)]
-    pub scope: Scope,
-    /// Also list the kept revisions.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[schemars(default)]
-    pub revisions: bool,
-}
-
-/// `update_scenario`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-pub struct UpdateScenario {
-    /// Which conversation: the chat, or one topic of it.
-    #[serde(flatten)]
-    pub scope: Scope,
-    /// The merge patch: null deletes a key, objects merge, anything else replaces.
-    #[schemars(with = "Map<String, Value>")]
-    pub patch: Value,
-    /// Refuse with revision_conflict unless the state is at this revision.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected_revision: Option<u64>,
-    /// The time of the write; default the server's clock.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub now: Option<Timestamp>,
-}
-
-/// `revert_scenario`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-pub struct RevertScenario {
-    /// Which conversation: the chat, or one topic of it.
-    #[serde(flatten)]
-    pub scope: Scope,
-    /// The revision whose state to write back (0: the empty state).
-    pub to_revision: u64,
-    /// Refuse with revision_conflict unless the state is at this revision.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected_revision: Option<u64>,
-    /// The time of the write; default the server's clock.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub now: Option<Timestamp>,
-}
-
-fn u64_field(f: &Fields<'_>, key: &str) -> Result<Option<u64>, Error> {
-    match f.get(key) {
-        None => Ok(None),
-        Some(v) => v.as_u64().map(Some).ok_or_else(|| f.err(key, "expected a non-negative integer")),
-    }
-}
-
-/// The [`Request`] methods every state tool shares.
-macro_rules! scoped {
-    () => {
-        fn scope(&self) -> &Scope {
-            &self.scope
-        }
-
-        fn scope_mut(&mut self) -> &mut Scope {
-            &mut self.scope
-        }
-    };
-    (now) => {
-        scoped!();
-
-        fn now(&self) -> Option<Timestamp> {
-            self.now
-        }
-
-        fn fill_now(&mut self, now: Timestamp) {
-            self.now.get_or_insert(now);
-        }
-    };
-}
-
-impl Request for GetScenario {
-    const NAME: &'static str = "get_scenario";
-    const DESCRIPTION: &'static str = "The conversation's structured state: {revision, state, updated_at}.";
-    const SCOPE: ScopeUse = STATE_SCOPE;
-    type Response = ScenarioState;
-
-    fn decode_with(v: &Value, defaults: Option<&Scope>) -> Result<Self, Error> {
-        let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
-        Ok(Self { scope: Scope::decode(&f, STATE_SCOPE, defaults)?, revisions: f.bool("revisions")?.unwrap_or(false) })
-    }
-
-    scoped!();
-}
-
-impl Request for UpdateScenario {
-    const NAME: &'static str = "update_scenario";
-    const DESCRIPTION: &'static str = "Patch the conversation's structured state with a JSON merge patch \
-        (RFC 7396: null deletes a key, objects merge, anything else replaces). A stale expected_revision is \
-        refused with revision_conflict.";
-    const SCOPE: ScopeUse = STATE_SCOPE;
-    type Response = ScenarioState;
-
-    /// A patch that is not an object is `invalid_patch`.
-    fn decode_with(v: &Value, defaults: Option<&Scope>) -> Result<Self, Error> {
-        let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
-        let patch = f.req("patch")?;
-        if !patch.is_object() {
-            return Err(Error::new(ErrorCode::InvalidPatch, "field `patch`: a merge patch must be a JSON object"));
-        }
-        Ok(Self {
-            scope: Scope::decode(&f, STATE_SCOPE, defaults)?,
-            patch: patch.clone(),
-            expected_revision: u64_field(&f, "expected_revision")?,
-            now: f.time("now")?,
-        })
-    }
-
-    scoped!(now);
-}
-
-impl Request for RevertScenario {
-    const NAME: &'static str = "revert_scenario";
-    const DESCRIPTION: &'static str = "Write an earlier revision's state back as a new revision.";
-    const SCOPE: ScopeUse = STATE_SCOPE;
-    type Response = ScenarioState;
-
-    fn decode_with(v: &Value, defaults: Option<&Scope>) -> Result<Self, Error> {
-        let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
-        Ok(Self {
-            scope: Scope::decode(&f, STATE_SCOPE, defaults)?,
-            to_revision: u64_field(&f, "to_revision")?.ok_or_else(|| f.err("to_revision", "is required"))?,
-            expected_revision: u64_field(&f, "expected_revision")?,
-            now: f.time("now")?,
-        })
-    }
-
-    scoped!(now);
 }
 
 /// Applies `patch` to the state object by RFC 7396, each top-level key merging as deep as the settings say.
@@ -474,8 +329,8 @@ impl Scenario {
 
 impl Scenario {
     /// The exact exported form.
-    pub(crate) fn export(&self, topic_id: Option<String>) -> crate::transfer::ScenarioDoc {
-        crate::transfer::ScenarioDoc {
+    pub(crate) fn export(&self, topic_id: Option<String>) -> ScenarioDoc {
+        ScenarioDoc {
             topic_id,
             revision: self.revision,
             state: (*self.state).clone(),
@@ -484,7 +339,7 @@ impl Scenario {
             revisions: self
                 .revisions
                 .iter()
-                .map(|r| crate::transfer::RevisionDoc {
+                .map(|r| RevisionDoc {
                     revision: r.revision,
                     at: r.at,
                     patch: serde_json::from_str(&r.patch).unwrap_or(Value::Null),
@@ -495,7 +350,7 @@ impl Scenario {
     }
 
     /// Rebuilds a scenario from its exported form.
-    pub(crate) fn import(d: &crate::transfer::ScenarioDoc) -> Self {
+    pub(crate) fn import(d: &ScenarioDoc) -> Self {
         Self {
             revision: d.revision,
             sizes: d.state.iter().map(|(k, v)| (k.clone(), entry_size(k, v))).collect(),
@@ -516,48 +371,37 @@ impl Scenario {
     }
 }
 
-impl crate::engine::Engine {
-    /// `get_scenario`: revision 0 and `{}` when nothing was written (also for a chat never seen).
-    pub fn get_scenario(&self, req: &GetScenario) -> ScenarioState {
-        let k = &req.scope;
-        match self.chat(&k.channel, &k.chat_id).and_then(|c| c.scenarios.get(&k.topic_id)) {
-            Some(s) => s.view(None, req.revisions),
-            None => Scenario::default().view(None, req.revisions),
-        }
-    }
+/// The state of one scope with its kept revisions.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioDoc {
+    /// The topic (none: the chat's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
+    /// Current revision.
+    pub revision: u64,
+    /// Current state.
+    pub state: Map<String, Value>,
+    /// When it was written.
+    pub updated_at: Option<Timestamp>,
+    /// The state before the oldest kept revision.
+    pub base: Map<String, Value>,
+    /// Kept revisions, oldest first.
+    pub revisions: Vec<RevisionDoc>,
+}
 
-    /// `update_scenario`. Nothing is written on any error.
-    pub fn update_scenario(&mut self, req: &UpdateScenario, now: Timestamp) -> Result<ScenarioState, Error> {
-        let Value::Object(patch) = &req.patch else {
-            return Err(Error::new(ErrorCode::InvalidPatch, "field `patch`: a merge patch must be a JSON object"));
-        };
-        let k = &req.scope;
-        let (settings, chat) = self.with_chat(&k.channel, &k.chat_id);
-        let state = &settings.state;
-        let scenario = chat.scenarios.entry(k.topic_id.clone()).or_default();
-        match scenario.prepare(patch, req.expected_revision, state, state.schema.as_ref())? {
-            None => Ok(scenario.view(Some(false), false)),
-            Some(delta) => {
-                scenario.commit(delta, &req.patch, req.now.unwrap_or(now), state.keep_revisions);
-                Ok(scenario.view(Some(true), false))
-            }
-        }
-    }
-
-    /// `revert_scenario`: writes a kept revision's state back as a new revision.
-    pub fn revert_scenario(&mut self, req: &RevertScenario, now: Timestamp) -> Result<ScenarioState, Error> {
-        let k = &req.scope;
-        let (settings, chat) = self.with_chat(&k.channel, &k.chat_id);
-        let state = &settings.state;
-        let scenario = chat.scenarios.entry(k.topic_id.clone()).or_default();
-        match scenario.prepare_revert(req.to_revision, req.expected_revision, state, state.schema.as_ref())? {
-            None => Ok(scenario.view(Some(false), false)),
-            Some((delta, written)) => {
-                scenario.commit(delta, &written, req.now.unwrap_or(now), state.keep_revisions);
-                Ok(scenario.view(Some(true), false))
-            }
-        }
-    }
+/// One kept revision.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevisionDoc {
+    /// Its number.
+    pub revision: u64,
+    /// When.
+    pub at: Timestamp,
+    /// The patch (or, for a revert, the state written back).
+    pub patch: Value,
+    /// `[key, new value or null]` for each top-level key it changed.
+    pub delta: Delta,
 }
 
 #[cfg(test)]

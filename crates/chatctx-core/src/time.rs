@@ -179,7 +179,7 @@ impl<'de> serde::Deserialize<'de> for Timestamp {
     /// RFC 3339 (any offset) or integer Unix seconds, as everywhere on input.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        crate::json::time_of(&v).map_err(serde::de::Error::custom)
+        time_of(&v).map_err(serde::de::Error::custom)
     }
 }
 
@@ -203,6 +203,18 @@ impl schemars::JsonSchema for Timestamp {
         } else {
             schema([("type", "string".into()), ("format", "date-time".into())])
         }
+    }
+}
+
+/// A time from a JSON value: RFC 3339 or integer Unix seconds.
+pub fn time_of(v: &serde_json::Value) -> Result<Timestamp, String> {
+    match v {
+        serde_json::Value::String(s) => Timestamp::parse_rfc3339(s).map_err(|e| e.to_string()),
+        serde_json::Value::Number(n) => n
+            .as_i64()
+            .and_then(Timestamp::from_unix)
+            .ok_or_else(|| "expected integer Unix seconds within years 1 to 9999".to_owned()),
+        _ => Err("expected an RFC 3339 time or integer Unix seconds".to_owned()),
     }
 }
 

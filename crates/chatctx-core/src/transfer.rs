@@ -3,14 +3,16 @@
 //! again gives the same bytes.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+pub use crate::chat::PersonDoc;
 use crate::chat::{Chat, Extra, Item};
 use crate::engine::{Engine, unknown_chat};
 use crate::error::Error;
 use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
 use crate::objects::Object;
-use crate::scenario::{Delta, Scenario};
+use crate::scenario::Scenario;
+pub use crate::scenario::{RevisionDoc, ScenarioDoc};
 use crate::time::Timestamp;
 
 /// The format tag of a conversation document.
@@ -37,26 +39,6 @@ pub struct ConversationDoc {
     pub objects: Vec<ObjectDoc>,
     /// The state of each conversation scope.
     pub scenarios: Vec<ScenarioDoc>,
-}
-
-/// One speaker profile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PersonDoc {
-    /// Platform user id (empty for placeholders).
-    pub user_id: String,
-    /// Username.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub username: Option<String>,
-    /// Nickname.
-    pub nickname: String,
-    /// A bot account.
-    pub is_bot: bool,
-    /// The reference.
-    pub display_ref: String,
-    /// `system` or `bot` for the placeholder speakers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub anonymous: Option<String>,
 }
 
 /// One history item.
@@ -133,39 +115,6 @@ pub struct ObjectDoc {
     /// Platform id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
-}
-
-/// The state of one scope with its kept revisions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScenarioDoc {
-    /// The topic (none: the chat's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topic_id: Option<String>,
-    /// Current revision.
-    pub revision: u64,
-    /// Current state.
-    pub state: Map<String, Value>,
-    /// When it was written.
-    pub updated_at: Option<Timestamp>,
-    /// The state before the oldest kept revision.
-    pub base: Map<String, Value>,
-    /// Kept revisions, oldest first.
-    pub revisions: Vec<RevisionDoc>,
-}
-
-/// One kept revision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RevisionDoc {
-    /// Its number.
-    pub revision: u64,
-    /// When.
-    pub at: Timestamp,
-    /// The patch (or, for a revert, the state written back).
-    pub patch: Value,
-    /// `[key, new value or null]` for each top-level key it changed.
-    pub delta: Delta,
 }
 
 fn object_doc(o: &Object) -> ObjectDoc {

@@ -13,13 +13,14 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use chatctx_core::scenario::GetScenario;
+use chatctx_core::tools::state::GetScenario;
 use chatctx_core::tools::{Scope, ToolCall};
-use chatctx_core::{Error, ErrorCode, Timestamp};
+use chatctx_core::{Error, ErrorCode};
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::auth::{Access, Auth, Bound};
+use crate::clock::now;
 use crate::service::Service;
 
 /// Largest accepted request body.
@@ -59,12 +60,6 @@ fn json_body<T: serde::Serialize>(v: &T) -> Response {
         Ok(bytes) => ([(axum::http::header::CONTENT_TYPE, "application/json")], bytes).into_response(),
         Err(e) => ApiError(Error::new(ErrorCode::Internal, e.to_string())).into_response(),
     }
-}
-
-/// The wall clock, to the second.
-pub(crate) fn now() -> Timestamp {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    Timestamp::from_unix(i64::try_from(secs).unwrap_or(0)).unwrap_or_default()
 }
 
 /// The body, or `payload_too_large` / `invalid_request`.

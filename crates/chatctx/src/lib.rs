@@ -3,9 +3,14 @@
 //!
 //! Modules:
 //! - [`auth`]: bearer tokens and bound scopes.
+//! - [`clock`]: the wall clock, read in one place.
 //! - [`config`]: TOML file and `CHATCTX_SECTION__KEY` environment into validated settings.
 //! - [`http`]: the HTTP front end (axum).
+//! - [`mcp`]: the MCP front end (rmcp), over stdio and streamable HTTP.
+//! - [`openapi`]: the OpenAPI document.
+//! - [`metrics`]: what `/metrics` reports.
 //! - [`ingest`]: any input event (including `telegram_update`) into core events.
+//! - [`logline`]: the replay and durable-log line, with its one writer and one reader.
 //! - [`replay`]: the deterministic JSON Lines driver.
 //! - [`service`]: the engine behind a durable store, shared by the server front ends.
 //! - [`triage`]: model triage over an OpenAI-compatible endpoint.
@@ -14,6 +19,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod auth;
+pub mod clock;
 pub mod config;
 pub mod http;
 pub mod ingest;

@@ -21,7 +21,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
 use crate::auth::{Access, Auth};
-use crate::http::now;
+use crate::clock::now;
 use crate::service::Service;
 
 /// The MCP face of a [`Service`].

@@ -3,132 +3,13 @@
 //! answers it. The tool list and each tool's JSON Schema are generated from the request types here, so what
 //! a client is told a tool takes is what its decoder reads.
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
+use schemars::{Schema, SchemaGenerator, generate::SchemaSettings};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::request::{Request, Scope};
 use crate::error::{Error, ErrorCode};
-use crate::json::Fields;
 use crate::time::Timestamp;
-
-/// Where a tool call applies: the fields every tool shares. A bound scope (a credential handed to a model)
-/// pins the chat and fills in the rest where a call names none.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-pub struct Scope {
-    /// Platform; default "telegram".
-    #[serde(default = "default_channel")]
-    pub channel: String,
-    /// The chat (Telegram chat id, or any channel's chat id).
-    #[schemars(with = "Id")]
-    pub chat_id: String,
-    /// Forum topic or thread, when there is no current message to take it from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Id>")]
-    pub topic_id: Option<String>,
-    /// The message being handled: the one being answered, or the one that holds the reference.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Id>")]
-    pub current_message_id: Option<String>,
-    /// Who wrote the message being handled.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Id>")]
-    pub sender_user_id: Option<String>,
-}
-
-fn default_channel() -> String {
-    crate::event::DEFAULT_CHANNEL.to_owned()
-}
-
-/// Which of the [`Scope`] fields a tool reads, and which of those it cannot go without (`chat_id` always).
-#[derive(Debug, Clone, Copy)]
-pub struct ScopeUse {
-    /// The scope fields the tool reads; the others are accepted and ignored, and left out of its schema.
-    pub reads: &'static [&'static str],
-    /// The ones it requires besides `chat_id`.
-    pub requires: &'static [&'static str],
-}
-
-impl Scope {
-    /// The scope of a whole chat on Telegram, for building requests in code.
-    pub fn chat(chat_id: impl Into<String>) -> Self {
-        Self { channel: default_channel(), chat_id: chat_id.into(), ..Self::default() }
-    }
-
-    /// Reads the scope fields of a request, requiring what `used` says. A field the request leaves out is
-    /// taken from `defaults` (a bound scope's) before anything is required.
-    pub(crate) fn decode(f: &Fields<'_>, used: ScopeUse, defaults: Option<&Scope>) -> Result<Self, Error> {
-        let id = |key: &str, default: Option<&Option<String>>| {
-            let read = used.reads.contains(&key) || used.requires.contains(&key);
-            let value = if read { f.id(key)?.or_else(|| default.cloned().flatten()) } else { None };
-            match value {
-                None if used.requires.contains(&key) || key == "chat_id" => Err(f.err(key, "is required")),
-                value => Ok(value),
-            }
-        };
-        let channel = match (f.str("channel")?.filter(|c| !c.is_empty()), defaults) {
-            (None, Some(d)) => d.channel.clone(),
-            _ => f.channel()?,
-        };
-        let chat_id = defaults.map(|d| Some(d.chat_id.clone()));
-        Ok(Self {
-            channel,
-            chat_id: id("chat_id", chat_id.as_ref())?.unwrap_or_default(),
-            topic_id: id("topic_id", defaults.map(|d| &d.topic_id))?,
-            current_message_id: id("current_message_id", defaults.map(|d| &d.current_message_id))?,
-            sender_user_id: id("sender_user_id", defaults.map(|d| &d.sender_user_id))?,
-        })
-    }
-}
-
-/// An id on the wire: a non-empty string, or an integer (read as its decimal string).
-pub(crate) struct Id;
-
-impl JsonSchema for Id {
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        "Id".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        crate::wire::schema([("type", vec!["string", "integer"].into())])
-    }
-}
-
-/// A tool's request type: its name, its description for models, how it is read, and its answer type.
-pub trait Request: Sized + Serialize + JsonSchema {
-    /// The tool's name.
-    const NAME: &'static str;
-    /// What the tool does, for a model choosing it.
-    const DESCRIPTION: &'static str;
-    /// The scope fields it reads and requires.
-    const SCOPE: ScopeUse;
-    /// Its answer.
-    type Response: Serialize + JsonSchema;
-
-    /// Reads the request from JSON, naming any bad field. Scope fields it leaves out are taken from
-    /// `defaults` (a bound scope's), if given, before any is required.
-    fn decode_with(v: &Value, defaults: Option<&Scope>) -> Result<Self, Error>;
-    /// Reads the request from JSON, naming any bad field.
-    fn decode(v: &Value) -> Result<Self, Error> {
-        Self::decode_with(v, None)
-    }
-    /// Where it applies.
-    fn scope(&self) -> &Scope;
-    /// Where it applies, for credentials that pin or fill it in.
-    fn scope_mut(&mut self) -> &mut Scope;
-    /// The time it names, if it takes one.
-    fn now(&self) -> Option<Timestamp> {
-        None
-    }
-    /// Sets the time where the request takes one and names none (so that a logged call means the same later).
-    fn fill_now(&mut self, _now: Timestamp) {}
-}
 
 /// Whether answering a call changes the state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,12 +135,12 @@ macro_rules! tool_calls {
 
 // In the order of docs/protocol.md §6, which is the order tools are listed in.
 tool_calls! {
-    ResolveReferenceTarget(crate::resolve::ResolveReferenceTarget),
-    ListActiveContextObjects(crate::active::ListActiveContextObjects),
+    ResolveReferenceTarget(crate::tools::resolve::ResolveReferenceTarget),
+    ListActiveContextObjects(crate::tools::list::ListActiveContextObjects),
     GetChatHistoryContext(super::GetChatHistoryContext),
-    GetScenario(crate::scenario::GetScenario),
-    UpdateScenario(crate::scenario::UpdateScenario),
-    RevertScenario(crate::scenario::RevertScenario),
+    GetScenario(crate::tools::state::GetScenario),
+    UpdateScenario(crate::tools::state::UpdateScenario),
+    RevertScenario(crate::tools::state::RevertScenario),
 }
 
 impl ToolCall {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Request, Scope, ScopeUse};
+use super::request::{Request, Scope, ScopeUse};
 use crate::chat::{Chat, Item};
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};

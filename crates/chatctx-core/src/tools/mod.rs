@@ -1,21 +1,27 @@
 //! The tools: one request type and one response type each ([`Request`]), and [`ToolCall`], the typed call
 //! that HTTP, MCP, `replay` and the service's log decode once and [`Engine::answer`] answers.
 //!
-//! - [`call`] holds [`ToolCall`], the shared [`Scope`], the [`Request`] trait and the generated schemas.
+//! - [`request`] holds what every request shares: the [`Scope`] and the [`Request`] trait;
+//! - [`call`] holds [`ToolCall`], the one typed call over every tool, and the generated schemas;
 //! - [`history`] answers `get_chat_history_context`.
 //!
-//! `resolve_reference_target` lives in [`crate::resolve`], `list_active_context_objects` in
-//! [`crate::active`], and the state tools in [`crate::scenario`].
+//! `resolve_reference_target` lives in [`crate::tools::resolve`], `list_active_context_objects` in
+//! [`crate::tools::list`], and the state tools in [`crate::scenario`].
 
 pub mod call;
 pub mod history;
+pub mod list;
+pub mod request;
+pub mod resolve;
+pub mod state;
 
 use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::selection::{SelectionMethod, SelectionReport};
-pub use call::{Request, Scope, ScopeUse, ToolCall, ToolSchema, Writes};
+pub use call::{ToolCall, ToolSchema, Writes};
 pub use history::{GetChatHistoryContext, HistoryContext, HistoryPrompt, Rendered};
+pub use request::{Request, Scope, ScopeUse};
 
 use crate::engine::Engine;
 use crate::error::Error;
@@ -28,9 +34,9 @@ pub enum ToolResponse {
     /// `get_chat_history_context`.
     History(Box<HistoryContext>),
     /// `resolve_reference_target`.
-    Resolve(Box<crate::resolve::Resolution>),
+    Resolve(Box<crate::tools::resolve::Resolution>),
     /// `list_active_context_objects`.
-    List(Box<crate::active::ActiveObjects>),
+    List(Box<crate::tools::list::ActiveObjects>),
     /// `get_scenario`, `update_scenario`, `revert_scenario`.
     Scenario(Box<crate::scenario::ScenarioState>),
 }

@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex};
 
 use chatctx_core::ErrorCode;
 use chatctx_core::render::Role;
-use chatctx_core::scenario::{GetScenario, ScenarioState};
 use chatctx_core::tools::Request;
+use {chatctx_core::scenario::ScenarioState, chatctx_core::tools::state::GetScenario};
 
 use super::*;
 

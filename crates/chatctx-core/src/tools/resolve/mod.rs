@@ -21,8 +21,8 @@ use crate::kinds::{Activation, ItemKind, KindName, ObjectKind};
 use crate::objects::{Liveness, Object, short_label};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
-use crate::tools::call::Id;
-use crate::tools::{Request, Scope, ScopeUse};
+use crate::tools::request::Id;
+use crate::tools::request::{Request, Scope, ScopeUse};
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
 

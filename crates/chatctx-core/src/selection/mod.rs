@@ -12,6 +12,8 @@
 //! The core does no I/O: model triage is a [`Triage`] implementation the caller installs (the binary's is an
 //! OpenAI-compatible HTTP client). Without one, triage fails open and keeps every older item.
 
+mod lexical;
+
 use std::fmt;
 
 use schemars::JsonSchema;
@@ -19,7 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::chat::{Chat, Conv, Item, Key};
-use crate::kinds::{ItemKind, Origin};
+use crate::kinds::Origin;
 use crate::render::{PromptMessage, Role};
 use crate::settings::{OnTriageError, Policy, Scope, Selector, Settings};
 
@@ -263,7 +265,7 @@ pub(crate) fn select<'c>(
         let split = considered - conv.always_include_recent;
         let (older, recent) = list.split_at(split);
         let picked: Result<Vec<usize>, SelectionMethod> = match conv.selector {
-            Selector::Lexical => Ok(crate::lexical::rank(chat, older, current, conv.lexical_keep)),
+            Selector::Lexical => Ok(lexical::rank(chat, older, current, conv.lexical_keep)),
             Selector::Model => match triage.filter(|t| t.configured()) {
                 None => Err(SelectionMethod::FailOpen),
                 Some(t) => {
@@ -348,11 +350,6 @@ pub(crate) fn select<'c>(
 fn count(chat: &Chat, scope: Scope, topic: Option<&str>, before: Option<Key>, keep: impl Fn(&Item) -> bool) -> usize {
     let slices = in_scope(chat, scope, topic).iter().map(|c| c.before_slices(before));
     slices.map(|(older, newer)| older.iter().chain(newer).filter(|i| keep(i)).count()).sum()
-}
-
-/// Whether an item is the bot's own message (for reply truncation).
-pub(crate) fn is_bot_reply(kind: ItemKind) -> bool {
-    kind == ItemKind::OutboundAgent
 }
 
 #[cfg(test)]

@@ -11,10 +11,10 @@ use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
 use crate::kinds::{Activation, KindName, ObjectKind};
 use crate::objects::{Liveness, Object, short_label};
-use crate::resolve::{Descriptor, Tier, kinds_field};
 use crate::time::Timestamp;
-use crate::tools::call::Id;
-use crate::tools::{Request, Scope, ScopeUse};
+use crate::tools::request::Id;
+use crate::tools::request::{Request, Scope, ScopeUse};
+use crate::tools::resolve::{Descriptor, Tier, kinds_field};
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
 
