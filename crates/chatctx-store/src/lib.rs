@@ -1,4 +1,5 @@
-//! chatctx-store: durable storage behind one [`Store`] trait.
+//! chatctx-store: durable storage: a [`Store`] is read back whole on start; a [`Log`] is written by one process,
+//! a [`SharedLog`] by many ([`open`] says which a URL opens).
 //!
 //! chatctx keeps its working state in memory (the engine) and makes it durable as an append-only log of the
 //! operations that changed it, in the `replay` line format: decoded events, state-changing tool calls with
@@ -9,9 +10,9 @@
 //! Each chat's log is numbered: every operation has a position, and positions grow by one per appended
 //! operation and are never reused, even after the chat is forgotten or compacted. That is what lets several
 //! processes share one log (PostgreSQL): a process that has applied a chat up to position `p` reads what
-//! others appended with [`Store::since`], and writes with [`Store::append_at`], which refuses if anyone
-//! appended after the position it last saw. Compaction ([`Store::compact_at`]) replaces the operations up to
-//! a position with one that stands for all of them, so a reader behind it still converges.
+//! others appended with [`SharedLog::since`], and writes with [`SharedLog::append_at`], which refuses if
+//! anyone appended after the position it last saw. Compaction ([`SharedLog::compact_at`]) replaces the
+//! operations up to a position with one that stands for all of them, so a reader behind it still converges.
 //!
 //! Backends:
 //! - [`SqliteStore`]: the embedded default (WAL, synchronous commits: durable before `append` returns);
@@ -66,7 +67,7 @@ pub enum StoreError {
 /// A boxed future that may move between threads.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Operations of one chat with their positions, as [`Store::since_async`] gives them.
+/// Operations of one chat with their positions, as [`SharedLog::since_async`] gives them.
 pub type Ops = Result<Vec<(u64, String)>, StoreError>;
 
 /// What every store does: give back everything logged (the service rebuilds from it on start) and say

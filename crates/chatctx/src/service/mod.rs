@@ -8,8 +8,8 @@
 //! (exact, so nothing changes on restart).
 //!
 //! How a change becomes durable depends on the store, and is decided once, when the service opens it:
-//! - [`local`]: a store this process alone writes (SQLite, memory), through group commit;
-//! - [`shared`]: a store several instances write at once (PostgreSQL), whose engine is a cache kept coherent
+//! - `local`: a store this process alone writes (SQLite, memory), through group commit;
+//! - `shared`: a store several instances write at once (PostgreSQL), whose engine is a cache kept coherent
 //!   per chat by position.
 //!
 //! This module is the facade both share: the public entry points, and the pieces of a write that do not
