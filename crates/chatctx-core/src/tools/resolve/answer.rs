@@ -1,0 +1,235 @@
+//! The answer: descriptors, candidates, reason codes, and the decision between resolved, ambiguous and
+//! not_found.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::pool::*;
+use super::*;
+
+/// A compact, safe description of an object (no raw history).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct Descriptor {
+    /// Id.
+    pub object_id: String,
+    /// Kind.
+    pub kind: ObjectKind,
+    /// The message that carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_message_id: Option<String>,
+    /// The chat.
+    pub chat_id: String,
+    /// The topic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
+    /// At most 80 characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_or_label: Option<String>,
+    /// Who created it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by_user_id: Option<String>,
+    /// Whether the bot created it.
+    pub created_by_bot: bool,
+    /// When it became known.
+    pub created_at: Timestamp,
+    /// Last change or activation.
+    pub last_touched_at: Timestamp,
+}
+
+/// A scored candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct Candidate {
+    /// The object.
+    #[serde(flatten)]
+    pub descriptor: Descriptor,
+    /// Its score (points, two decimals).
+    pub score: f64,
+    /// Why.
+    pub reasons: Vec<&'static str>,
+}
+
+/// `resolved` | `ambiguous` | `not_found`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// One clear winner.
+    Resolved,
+    /// Close candidates; no guess.
+    Ambiguous,
+    /// Nothing plausible.
+    NotFound,
+}
+
+/// Where the answer was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// The reply target and its ancestors.
+    ReplyChain,
+    /// The request's topic.
+    Topic,
+    /// The chat (a chat without topics, or the fallback to the rest of a forum).
+    Chat,
+}
+
+/// Scoring details for logs.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct Diagnostics {
+    /// Candidates scored.
+    pub candidate_count: usize,
+    /// Lead of the first over the second.
+    pub top_score_gap: f64,
+}
+
+/// `resolve_reference_target` response.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct Resolution {
+    /// Outcome.
+    pub status: Status,
+    /// The winner when resolved.
+    pub best_match: Option<Descriptor>,
+    /// The top candidates (none when not found).
+    pub candidates: Vec<Candidate>,
+    /// In [0, 1]: resolved ≥ 0.5, ambiguous 0.25–0.5, not found < 0.25.
+    pub confidence: f64,
+    /// The reasons of the best (or top) candidate.
+    pub reasons: Vec<&'static str>,
+    /// Where the answer was found.
+    pub scope_used: Tier,
+    /// For logs.
+    pub diagnostics: Diagnostics,
+    /// Whether recording this answer's `resolved` activation changed the state (not part of the answer).
+    #[serde(skip)]
+    pub recorded: bool,
+}
+
+/// Reason codes, in output order.
+pub(super) const REASONS: &[&str] = &[
+    "exact_reply_target",
+    "in_reply_chain",
+    "same_topic",
+    "kind_match",
+    "currently_active",
+    "recent_object",
+    "bot_created",
+    "owned_by_sender",
+    "touched_in_interaction",
+    "positional_hint",
+    "ordinal_hint",
+    "carrier_message",
+    "stale_penalty",
+    "weak_scope_fallback",
+];
+
+#[derive(Clone, Copy)]
+pub(super) enum R {
+    ExactReplyTarget = 0,
+    InReplyChain,
+    SameTopic,
+    KindMatch,
+    CurrentlyActive,
+    RecentObject,
+    BotCreated,
+    OwnedBySender,
+    TouchedInInteraction,
+    PositionalHint,
+    OrdinalHint,
+    CarrierMessage,
+    StalePenalty,
+    WeakScopeFallback,
+}
+
+pub(super) fn reasons_of(mask: u32) -> Vec<&'static str> {
+    REASONS.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, r)| *r).collect()
+}
+
+pub(super) fn round(x: f64, places: i32) -> f64 {
+    let f = 10f64.powi(places);
+    (x * f).round() / f
+}
+
+pub(super) fn decide(
+    pool: &[&Cand<'_>],
+    scored: usize,
+    req: &ResolveReferenceTarget,
+    cfg: &ResolverSettings,
+    fallback: bool,
+) -> (Resolution, Option<String>) {
+    let top = pool.first().map_or(0.0, |c| c.score);
+    let second = pool.get(1).map_or(0.0, |c| c.score.max(0.0));
+    let gap = (top - second).max(0.0);
+    let diagnostics = Diagnostics { candidate_count: scored, top_score_gap: round(gap, 2) };
+    let widest = if fallback { Tier::Chat } else { pool.first().map_or(Tier::Chat, |c| c.tier) };
+    if pool.is_empty() || top < cfg.min_score {
+        let confidence = round(0.25 * (top.max(0.0) / cfg.min_score.max(1.0)).min(1.0), 3).min(0.249);
+        let resolution = Resolution {
+            status: Status::NotFound,
+            best_match: None,
+            candidates: Vec::new(),
+            confidence,
+            reasons: Vec::new(),
+            scope_used: widest,
+            diagnostics,
+            recorded: false,
+        };
+        return (resolution, None);
+    }
+    let chat_id = &req.scope.chat_id;
+    let describe = |c: &Cand<'_>| Descriptor {
+        object_id: c.id.render(),
+        kind: c.kind,
+        source_message_id: c.source.map(str::to_owned),
+        chat_id: chat_id.clone(),
+        topic_id: c.topic.map(str::to_owned),
+        title_or_label: c.label.map(short_label).filter(|l| !l.is_empty()),
+        created_by_user_id: c.by_user.map(str::to_owned),
+        created_by_bot: c.by_bot,
+        created_at: c.created_at,
+        last_touched_at: c.last_touched,
+    };
+    let candidate =
+        |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: reasons_of(c.mask) };
+    let first = pool[0];
+    let reasons = reasons_of(first.mask);
+    if gap < cfg.ambiguity_gap {
+        let close: Vec<Candidate> = pool
+            .iter()
+            .take_while(|c| top - c.score < cfg.ambiguity_gap)
+            .take(req.max_candidates.max(2))
+            .map(|c| candidate(c))
+            .collect();
+        let confidence = round(0.25 + 0.25 * (gap / cfg.ambiguity_gap.max(1e-9)).min(1.0), 3).min(0.499);
+        let resolution = Resolution {
+            status: Status::Ambiguous,
+            best_match: None,
+            candidates: close,
+            confidence,
+            reasons,
+            scope_used: first.tier,
+            diagnostics,
+            recorded: false,
+        };
+        return (resolution, None);
+    }
+    let strength = (top / (2.0 * cfg.min_score.max(1.0))).min(1.0);
+    let margin = (gap / (3.0 * cfg.ambiguity_gap.max(1e-9))).min(1.0);
+    let confidence = round(0.5 + 0.5 * strength * margin, 3);
+    let winner = first.id.render();
+    let resolution = Resolution {
+        status: Status::Resolved,
+        best_match: Some(describe(first)),
+        candidates: pool.iter().take(req.max_candidates).map(|c| candidate(c)).collect(),
+        confidence,
+        reasons,
+        scope_used: first.tier,
+        diagnostics,
+        recorded: false,
+    };
+    (resolution, Some(winner))
+}

@@ -1,0 +1,135 @@
+//! Scoring: each candidate's points and reason codes, from scope, kind, ownership, recency and the hints.
+
+use super::answer::*;
+use super::pool::*;
+use super::*;
+
+pub(super) fn score(
+    pool: &mut [Cand<'_>],
+    ctx: &Ctx<'_>,
+    req: &ResolveReferenceTarget,
+    reply_target: Option<&str>,
+    cfg: &ResolverSettings,
+) {
+    let hints = &req.hints;
+    // A carrier message is not the target, unless a message is asked for.
+    let wants_message = hints.target_kinds.iter().any(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage));
+    let half_life = cfg.recency_half_life.secs().max(1) as f64;
+    let recency_weight = if hints.recency == Some(Recency::Recent) { 2.0 * cfg.recency } else { cfg.recency };
+    for c in pool.iter_mut() {
+        features(c, ctx, req, cfg, wants_message, half_life, recency_weight);
+    }
+    by_position(pool, ctx, req, reply_target, cfg);
+}
+
+/// One candidate's own points: scope, kind, activity, recency, ownership, interaction, staleness.
+fn features(
+    c: &mut Cand<'_>,
+    ctx: &Ctx<'_>,
+    req: &ResolveReferenceTarget,
+    cfg: &ResolverSettings,
+    wants_message: bool,
+    half_life: f64,
+    recency_weight: f64,
+) {
+    let hints = &req.hints;
+    match c.chain_depth {
+        Some(0) => c.add(cfg.exact_reply_target, R::ExactReplyTarget),
+        Some(_) => c.add(cfg.in_reply_chain, R::InReplyChain),
+        None => {}
+    }
+    if ctx.topic.is_some() && c.topic == ctx.topic {
+        c.add(cfg.same_topic, R::SameTopic);
+    }
+    if hints.target_kinds.contains(&c.kind) {
+        c.add(cfg.kind_match, R::KindMatch);
+    }
+    if c.active {
+        c.add(cfg.currently_active, R::CurrentlyActive);
+        if hints.recency == Some(Recency::CurrentlyActive) {
+            c.add(cfg.currently_active, R::CurrentlyActive);
+        }
+    }
+    let age = (ctx.now.unix() - c.last_touched.unix()).max(0) as f64;
+    c.score += recency_weight * half_life / (half_life + age);
+    if age < half_life {
+        c.mask |= 1 << R::RecentObject as u32;
+    }
+    match hints.ownership {
+        Some(Ownership::Mine) if c.by_user == Some(req.sender()) => c.add(cfg.owned_by_sender, R::OwnedBySender),
+        Some(Ownership::Mine) => c.score += cfg.not_owned,
+        Some(Ownership::BotCreated) if c.by_bot => c.add(cfg.bot_created, R::BotCreated),
+        _ => {}
+    }
+    if c.activated_by == Some(req.current()) {
+        c.add(cfg.touched_in_interaction, R::TouchedInInteraction);
+    }
+    if c.carrier && !wants_message {
+        c.add(cfg.carrier_message, R::CarrierMessage);
+    }
+    if c.stale {
+        c.add(cfg.stale_penalty, R::StalePenalty);
+    }
+    if c.tier == Tier::Chat && ctx.topic.is_some() {
+        c.add(cfg.weak_scope_fallback, R::WeakScopeFallback);
+    }
+}
+
+/// Positional and ordinal hints count candidates (of the hinted kind) by time.
+fn by_position(
+    pool: &mut [Cand<'_>],
+    ctx: &Ctx<'_>,
+    req: &ResolveReferenceTarget,
+    reply_target: Option<&str>,
+    cfg: &ResolverSettings,
+) {
+    let hints = &req.hints;
+    let positional = match (hints.positional, hints.recency) {
+        (Some(p), _) => Some(p),
+        (None, Some(Recency::Latest)) => Some(Positional::Latest),
+        _ => None,
+    };
+    if positional.is_none() && hints.ordinal.is_none() {
+        return;
+    }
+    // Carrier messages are not counted: "the newest" is the photo, not the message that carried it.
+    let carrier = 1 << R::CarrierMessage as u32;
+    let mut order: Vec<usize> = (0..pool.len())
+        .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&pool[i].kind))
+        .filter(|&i| pool[i].mask & carrier == 0)
+        .collect();
+    order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then_with(|| pool[a].id.cmp(&pool[b].id)));
+    let newest = order.last().copied();
+    let pick = |from_end: usize| order.len().checked_sub(1 + from_end).and_then(|i| order.get(i)).copied();
+    let chosen: Vec<usize> = match positional {
+        Some(Positional::RepliedMessage) => {
+            order.iter().copied().filter(|&i| reply_target.is_some() && pool[i].chain_depth == Some(0)).collect()
+        }
+        Some(Positional::Latest) => newest.into_iter().collect(),
+        Some(Positional::Previous) => pick(1).into_iter().collect(),
+        Some(Positional::Above) => {
+            let cut = ctx.cutoff.map(|(t, _)| t);
+            order.iter().rev().copied().find(|&i| cut.is_none_or(|t| pool[i].created_at < t)).into_iter().collect()
+        }
+        Some(Positional::CurrentTopicRecent) => order
+            .iter()
+            .rev()
+            .copied()
+            .find(|&i| pool[i].tier != Tier::Chat || ctx.topic.is_none())
+            .into_iter()
+            .collect(),
+        None => Vec::new(),
+    };
+    for i in chosen {
+        pool[i].add(cfg.positional_hint, R::PositionalHint);
+    }
+    let ordinal = match hints.ordinal {
+        Some(Ordinal::First) => order.first().copied(),
+        Some(Ordinal::Second) => order.get(1).copied(),
+        Some(Ordinal::Last) => newest,
+        None => None,
+    };
+    if let Some(i) = ordinal {
+        pool[i].add(cfg.ordinal_hint, R::OrdinalHint);
+    }
+}
