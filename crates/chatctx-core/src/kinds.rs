@@ -58,8 +58,12 @@ macro_rules! vocabulary {
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-                $name::parse(&s)
-                    .ok_or_else(|| $crate::__private::serde::de::Error::custom(format!("unknown {} {s:?}", stringify!($name))))
+                $name::parse(&s).ok_or_else(|| {
+                    $crate::__private::serde::de::Error::custom(format!(
+                        "expected one of {}, got {s:?}",
+                        $name::NAMES.join(", ")
+                    ))
+                })
             }
         }
 

@@ -23,16 +23,18 @@ pub struct Settings {
     pub resolver: ResolverSettings,
 }
 
-/// Which inbound items are recorded for the prompt (docs/protocol.md §5.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// Every inbound message and reaction, and every bot output. Cap 16.
-    Talkative,
-    /// Inbound items only when they triggered the bot, plus the bot's outputs. Cap 8.
-    #[default]
-    Smart,
-    /// As `smart`.
-    Strict,
+crate::vocabulary! {
+    /// Which inbound items are recorded for the prompt (docs/protocol.md §5.3).
+    #[derive(Default)]
+    Mode {
+        /// Every inbound message and reaction, and every bot output. Cap 16.
+        Talkative = "talkative",
+        /// Inbound items only when they triggered the bot, plus the bot's outputs. Cap 8.
+        #[default]
+        Smart = "smart",
+        /// As `smart`.
+        Strict = "strict",
+    }
 }
 
 impl Mode {
@@ -45,34 +47,40 @@ impl Mode {
     }
 }
 
-/// How prompt history is chosen from the eligible items.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Policy {
-    /// The selection of docs/protocol.md §6.3.
-    #[default]
-    Selection,
-    /// The newest 16 / 8 eligible items.
-    ModeCap,
+crate::vocabulary! {
+    /// How prompt history is chosen from the eligible items.
+    #[derive(Default)]
+    Policy {
+        /// The selection of docs/protocol.md §6.3.
+        #[default]
+        Selection = "selection",
+        /// The newest 16 / 8 eligible items.
+        ModeCap = "mode_cap",
+    }
 }
 
-/// Which items count as one conversation's history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Scope {
-    /// Items of the same forum topic (the whole chat where there are no topics).
-    #[default]
-    Topic,
-    /// Every item of the chat.
-    Chat,
+crate::vocabulary! {
+    /// Which items count as one conversation's history.
+    #[derive(Default)]
+    Scope {
+        /// Items of the same forum topic (the whole chat where there are no topics).
+        #[default]
+        Topic = "topic",
+        /// Every item of the chat.
+        Chat = "chat",
+    }
 }
 
-/// How history is rendered into the prompt (docs/protocol.md §5.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    /// One user message holding the `chat_history_context` JSON.
-    #[default]
-    Single,
-    /// One message per item.
-    PerItem,
+crate::vocabulary! {
+    /// How history is rendered into the prompt (docs/protocol.md §5.4).
+    #[derive(Default)]
+    Format {
+        /// One user message holding the `chat_history_context` JSON.
+        #[default]
+        Single = "single",
+        /// One message per item.
+        PerItem = "per_item",
+    }
 }
 
 /// `[history]`.
@@ -88,24 +96,28 @@ pub struct HistorySettings {
     pub format: Format,
 }
 
-/// What to keep when triage fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnTriageError {
-    /// Only the guaranteed recent items.
-    #[default]
-    RecentOnly,
-    /// Every older item.
-    KeepAll,
+crate::vocabulary! {
+    /// What to keep when triage fails.
+    #[derive(Default)]
+    OnTriageError {
+        /// Only the guaranteed recent items.
+        #[default]
+        RecentOnly = "recent_only",
+        /// Every older item.
+        KeepAll = "keep_all",
+    }
 }
 
-/// How older items are chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Selector {
-    /// Triage by a model.
-    #[default]
-    Model,
-    /// Deterministic lexical ranking.
-    Lexical,
+crate::vocabulary! {
+    /// How older items are chosen.
+    #[derive(Default)]
+    Selector {
+        /// Triage by a model.
+        #[default]
+        Model = "model",
+        /// Deterministic lexical ranking.
+        Lexical = "lexical",
+    }
 }
 
 /// `[conversation]`, names and defaults from the context-selection design (seed 001).

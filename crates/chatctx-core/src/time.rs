@@ -260,6 +260,21 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Span(i64);
 
+impl<'de> serde::Deserialize<'de> for Span {
+    /// `"90s"`, `"30m"`, `"2h"`, `"1d"`, combinations such as `"1h30m"`, or a whole number of seconds.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) => Span::parse(&s).map_err(serde::de::Error::custom),
+            serde_json::Value::Number(n) => n
+                .as_i64()
+                .filter(|n| *n >= 0)
+                .map(Span::from_secs)
+                .ok_or_else(|| serde::de::Error::custom("expected a non-negative whole number of seconds")),
+            v => Err(serde::de::Error::custom(format!("expected a duration such as \"2h\", got {v}"))),
+        }
+    }
+}
+
 impl Span {
     /// A span of `secs` seconds.
     pub const fn from_secs(secs: i64) -> Self {

@@ -1,0 +1,292 @@
+//! The configuration file's shape, one typed section per `[table]`: every key optional, read by serde, then
+//! laid over the defaults. A bad value is an error naming its key (`history.mode: expected one of …`); a key
+//! that is not here is reported as unknown by the caller, never silently dropped.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail, ensure};
+use chatctx_core::kinds::ObjectKind;
+use chatctx_core::settings::{Format, Mode, OnTriageError, Policy, Scope, Selector};
+use chatctx_core::time::Span;
+use serde::Deserialize;
+
+use super::{Config, Token};
+
+/// The whole file.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct File {
+    history: History,
+    conversation: Conversation,
+    llm: Llm,
+    objects: Objects,
+    state: State,
+    resolver: Resolver,
+    prompt: Prompt,
+    server: Server,
+    store: Store,
+}
+
+/// The sections a file may have.
+pub(super) const SECTIONS: &[&str] =
+    &["history", "conversation", "llm", "objects", "state", "resolver", "prompt", "server", "store"];
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct History {
+    mode: Option<Mode>,
+    policy: Option<Policy>,
+    scope: Option<Scope>,
+    format: Option<Format>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Conversation {
+    enabled: Option<bool>,
+    lookback_count: Option<usize>,
+    skip_selection_threshold: Option<usize>,
+    selection_model: Option<String>,
+    selection_timeout: Option<f64>,
+    use_selection: Option<bool>,
+    always_include_recent: Option<usize>,
+    context_truncation: Option<usize>,
+    context_recency_hours: Option<f64>,
+    context_min_messages: Option<usize>,
+    previous_tasks_count: Option<usize>,
+    cache_max_per_conversation: Option<usize>,
+    on_triage_error: Option<OnTriageError>,
+    selector: Option<Selector>,
+    lexical_keep: Option<usize>,
+    max_context_tokens: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Llm {
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    /// Role alias → model name.
+    models: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Objects {
+    max_per_chat: Option<usize>,
+    /// Per kind (`"media.image" = "1h"`), and `close_grace`.
+    ttl: BTreeMap<String, Span>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct State {
+    max_bytes: Option<usize>,
+    merge_depth: Option<u32>,
+    merge_depth_by_key: BTreeMap<String, u32>,
+    keep_revisions: Option<usize>,
+    /// A JSON Schema file, relative to the configuration file.
+    schema_file: Option<String>,
+}
+
+/// The resolver's weights (any number), windows (whole numbers, at most 1,000) and half-life.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Resolver {
+    exact_reply_target: Option<f64>,
+    in_reply_chain: Option<f64>,
+    same_topic: Option<f64>,
+    currently_active: Option<f64>,
+    kind_match: Option<f64>,
+    bot_created: Option<f64>,
+    owned_by_sender: Option<f64>,
+    not_owned: Option<f64>,
+    recency: Option<f64>,
+    touched_in_interaction: Option<f64>,
+    weak_scope_fallback: Option<f64>,
+    stale_penalty: Option<f64>,
+    positional_hint: Option<f64>,
+    ordinal_hint: Option<f64>,
+    typed_object: Option<f64>,
+    carrier_message: Option<f64>,
+    min_score: Option<f64>,
+    ambiguity_gap: Option<f64>,
+    recency_half_life: Option<Span>,
+    reply_chain_depth: Option<usize>,
+    scope_window: Option<usize>,
+    message_window: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Prompt {
+    system: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Server {
+    listen: Option<String>,
+    request_timeout: Option<Span>,
+    tokens: Vec<TokenEntry>,
+}
+
+/// A bearer token: the secret alone (every chat), or `{ token = "…", chats = [...] }`.
+struct TokenEntry(Token);
+
+impl<'de> Deserialize<'de> for TokenEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let chat = |v: toml::Value| match v {
+            toml::Value::String(s) => Ok(s),
+            toml::Value::Integer(n) => Ok(n.to_string()),
+            v => Err(D::Error::custom(format!("expected chat ids, got {v}"))),
+        };
+        match toml::Value::deserialize(d)? {
+            toml::Value::String(token) => Ok(Self(Token { token, chats: Vec::new() })),
+            toml::Value::Table(mut t) => {
+                let Some(toml::Value::String(token)) = t.remove("token") else {
+                    return Err(D::Error::custom("needs token = \"…\""));
+                };
+                let chats = match t.remove("chats") {
+                    None => Vec::new(),
+                    Some(toml::Value::Array(a)) => a.into_iter().map(chat).collect::<Result<_, _>>()?,
+                    Some(v) => return Err(D::Error::custom(format!("chats: expected a list of chat ids, got {v}"))),
+                };
+                if let Some(k) = t.keys().next() {
+                    return Err(D::Error::custom(format!("unknown key `{k}` (a token has `token` and `chats`)")));
+                }
+                Ok(Self(Token { token, chats }))
+            }
+            v => Err(D::Error::custom(format!("expected a token string or {{ token, chats }}, got {v}"))),
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Store {
+    url: Option<String>,
+    max_age: Option<Span>,
+    pool_size: Option<usize>,
+}
+
+/// Sets each `$field` of `$into` that the section `$from` names.
+macro_rules! lay {
+    ($from:expr => $into:expr; $($field:ident),+ $(,)?) => {$(
+        if let Some(v) = $from.$field {
+            $into.$field = v;
+        }
+    )+};
+}
+
+impl File {
+    /// The file laid over the defaults, checked; relative file names (`state.schema_file`) are taken from
+    /// `base`. Keys that name nothing (unknown TTL kinds) are added to `unknown`.
+    pub(super) fn apply(self, base: &Path, unknown: &mut Vec<String>) -> Result<Config> {
+        let mut c = Config::default();
+        lay!(self.history => c.core.history; mode, policy, scope, format);
+        self.conversation.apply(&mut c)?;
+        c.llm.base_url = self.llm.base_url;
+        c.llm.api_key_env = self.llm.api_key_env;
+        c.llm.models = self.llm.models;
+        self.objects.apply(&mut c, unknown)?;
+        self.state.apply(&mut c, base)?;
+        self.resolver.apply(&mut c)?;
+        lay!(self.prompt => c.core.prompt; system);
+        self.server.apply(&mut c)?;
+        lay!(self.store => c.store; url, max_age, pool_size);
+        ensure!(c.store.pool_size >= 1, "store.pool_size: must be at least 1");
+        Ok(c)
+    }
+}
+
+impl Conversation {
+    fn apply(self, c: &mut Config) -> Result<()> {
+        for (key, v) in
+            [("selection_timeout", self.selection_timeout), ("context_recency_hours", self.context_recency_hours)]
+        {
+            if let Some(x) = v {
+                ensure!(x >= 0.0 && x.is_finite(), "conversation.{key}: expected a non-negative number, got {x}");
+            }
+        }
+        let cv = &mut c.core.conversation;
+        lay!(self => cv;
+            enabled, lookback_count, skip_selection_threshold, selection_model, selection_timeout, use_selection,
+            always_include_recent, context_truncation, context_recency_hours, context_min_messages,
+            previous_tasks_count, cache_max_per_conversation, on_triage_error, selector, lexical_keep,
+            max_context_tokens);
+        ensure!(cv.cache_max_per_conversation >= 1, "conversation.cache_max_per_conversation: must be at least 1");
+        Ok(())
+    }
+}
+
+impl Objects {
+    fn apply(self, c: &mut Config, unknown: &mut Vec<String>) -> Result<()> {
+        if let Some(v) = self.max_per_chat {
+            ensure!(v >= 1, "objects.max_per_chat: must be at least 1");
+            c.core.objects.max_per_chat = v;
+        }
+        for (key, span) in self.ttl {
+            match ObjectKind::parse(&key) {
+                Some(kind) => c.core.objects.set_ttl(kind, span),
+                None if key == "close_grace" => c.core.objects.close_grace = span,
+                None => unknown.push(format!("objects.ttl.{key}")),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl State {
+    fn apply(self, c: &mut Config, base: &Path) -> Result<()> {
+        let st = &mut c.core.state;
+        lay!(self => st; max_bytes, merge_depth, keep_revisions);
+        st.merge_depth_by_key = self.merge_depth_by_key;
+        if let Some(file) = self.schema_file {
+            let path = base.join(&file);
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("state.schema_file: cannot read {}", path.display()))?;
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("state.schema_file: {} is not JSON", path.display()))?;
+            st.schema = Some(
+                chatctx_core::schema::Schema::new(v)
+                    .map_err(|e| anyhow::anyhow!("state.schema_file {}: {e}", path.display()))?,
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Resolver {
+    fn apply(self, c: &mut Config) -> Result<()> {
+        for (key, v) in [
+            ("reply_chain_depth", self.reply_chain_depth),
+            ("scope_window", self.scope_window),
+            ("message_window", self.message_window),
+        ] {
+            if v.is_some_and(|v| v > 1000) {
+                bail!("resolver.{key}: at most 1000 (it bounds the work of every call)");
+            }
+        }
+        let r = &mut c.core.resolver;
+        lay!(self => r;
+            exact_reply_target, in_reply_chain, same_topic, currently_active, kind_match, bot_created,
+            owned_by_sender, not_owned, recency, touched_in_interaction, weak_scope_fallback, stale_penalty,
+            positional_hint, ordinal_hint, typed_object, carrier_message, min_score, ambiguity_gap,
+            recency_half_life, reply_chain_depth, scope_window, message_window);
+        Ok(())
+    }
+}
+
+impl Server {
+    fn apply(self, c: &mut Config) -> Result<()> {
+        if let Some(t) = self.request_timeout {
+            ensure!(t.secs() >= 1, "server.request_timeout: at least 1s");
+        }
+        lay!(self => c.server; listen, request_timeout);
+        c.server.tokens = self.tokens.into_iter().map(|t| t.0).collect();
+        Ok(())
+    }
+}

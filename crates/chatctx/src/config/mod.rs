@@ -1,0 +1,293 @@
+//! Configuration (docs/protocol.md §8): built-in defaults < TOML file < `CHATCTX_SECTION__KEY` environment < CLI flags.
+//!
+//! The file and the environment are merged into one TOML table, then read into typed sections (`file`) and
+//! laid over the defaults. A key chatctx does not know is reported (with where it came from), never silently
+//! ignored; a known key with a bad value is an error naming the key.
+
+mod file;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use chatctx_core::settings::Settings;
+use chatctx_core::time::Span;
+use toml::{Table, Value};
+
+/// The environment prefix.
+pub const ENV_PREFIX: &str = "CHATCTX_";
+
+/// Everything chatctx is configured with.
+#[derive(Clone, Default)]
+pub struct Config {
+    /// What the engine uses.
+    pub core: Settings,
+    /// `[llm]`.
+    pub llm: LlmSettings,
+    /// `[server]`.
+    pub server: ServerSettings,
+    /// `[store]`.
+    pub store: StoreSettings,
+}
+
+/// `[llm]`: an OpenAI-compatible endpoint. Without `base_url` no model is configured.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct LlmSettings {
+    /// e.g. `http://127.0.0.1:11434/v1`.
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// Role alias → model name.
+    pub models: BTreeMap<String, String>,
+}
+
+/// One bearer token and the chats it may touch (all when empty).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token {
+    /// The secret.
+    pub token: String,
+    /// Allowed chats; empty = every chat.
+    pub chats: Vec<String>,
+}
+
+/// `[server]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerSettings {
+    /// Listen address.
+    pub listen: String,
+    /// Bearer tokens.
+    pub tokens: Vec<Token>,
+    /// How long a request may run before it is answered 503 `timeout` (not `/mcp` streams).
+    pub request_timeout: Span,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self { listen: "127.0.0.1:7878".to_owned(), tokens: Vec::new(), request_timeout: Span::from_secs(30) }
+    }
+}
+
+/// `[store]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreSettings {
+    /// `memory`, `sqlite://PATH` or `postgres://…`.
+    pub url: String,
+    /// History older than this is forgotten, in memory and in the store (`0` keeps everything).
+    pub max_age: Span,
+    /// PostgreSQL: the most connections one instance opens.
+    pub pool_size: usize,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        Self { url: "sqlite://chatctx.db".to_owned(), max_age: Span::from_secs(0), pool_size: 16 }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("core", &self.core)
+            .field("llm.base_url", &self.llm.base_url)
+            .field("llm.api_key_env", &self.llm.api_key_env)
+            .field("llm.models", &self.llm.models)
+            .field("server.listen", &self.server.listen)
+            .field("server.request_timeout", &self.server.request_timeout)
+            .field("server.tokens", &format_args!("[{} hidden]", self.server.tokens.len()))
+            .field("store.url", &redact_url(&self.store.url))
+            .field("store.max_age", &self.store.max_age)
+            .field("store.pool_size", &self.store.pool_size)
+            .finish()
+    }
+}
+
+/// A URL with any password replaced by `***`.
+/// `url` with its password (if any) replaced by `***`, for logs.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].find(':') {
+            Some(c) => format!("{}:***{}", &url[..s + 3 + c], &url[at..]),
+            None => url.to_owned(),
+        },
+        _ => url.to_owned(),
+    }
+}
+
+/// A loaded configuration and the unknown keys it contained.
+pub struct Loaded {
+    /// The settings.
+    pub config: Config,
+    /// One line per unknown key, naming it and where it came from.
+    pub warnings: Vec<String>,
+}
+
+/// Loads `file` (if any) and the `CHATCTX_…` variables of `env`.
+pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Loaded> {
+    let mut table = match file {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("cannot read config file {}", p.display()))?;
+            text.parse::<Table>().with_context(|| format!("config file {} is not valid TOML", p.display()))?
+        }
+        None => Table::new(),
+    };
+    let mut from_env = Vec::new();
+    for (name, raw) in env {
+        let Some(rest) = name.strip_prefix(ENV_PREFIX) else { continue };
+        if !rest.contains("__") {
+            continue; // CHATCTX_LOG and friends are not configuration keys.
+        }
+        let path: Vec<String> = rest.split("__").map(str::to_ascii_lowercase).collect();
+        set_path(&mut table, &path, env_value(&raw)).with_context(|| format!("environment variable {name}"))?;
+        from_env.push(path.join("."));
+    }
+    let mut warnings = Vec::new();
+    let base = file.and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let config = read(table, &base, &mut warnings)?;
+    for w in &mut warnings {
+        let key = w.split('`').nth(1).unwrap_or_default();
+        if from_env.iter().any(|e| e == key) {
+            w.push_str(" (from the environment)");
+        }
+    }
+    Ok(Loaded { config, warnings })
+}
+
+/// An environment value as TOML when it reads as a TOML value (`50`, `true`, `["a"]`), else as a string.
+fn env_value(raw: &str) -> Value {
+    format!("v = {raw}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(raw.to_owned()))
+}
+
+fn set_path(table: &mut Table, path: &[String], value: Value) -> Result<()> {
+    let Some((last, parents)) = path.split_last() else { bail!("empty key") };
+    let mut t = table;
+    for p in parents {
+        let entry = t.entry(p.clone()).or_insert_with(|| Value::Table(Table::new()));
+        t = match entry {
+            Value::Table(inner) => inner,
+            _ => bail!("`{p}` is not a section"),
+        };
+    }
+    // `objects.ttl` keys contain dots (`media.image`); in a variable name they are written with `_`.
+    let in_ttl = parents.len() == 2 && parents[0] == "objects" && parents[1] == "ttl";
+    let key = match last.strip_prefix("media_") {
+        Some(rest) if in_ttl => format!("media.{rest}"),
+        _ => last.clone(),
+    };
+    t.insert(key, value);
+    Ok(())
+}
+
+/// Reads the merged table into typed sections ([`file::File`]) laid over the defaults. Unknown sections and
+/// keys become warnings; relative file names (`state.schema_file`) are taken from `base`.
+fn read(root: Table, base: &Path, warnings: &mut Vec<String>) -> Result<Config> {
+    for name in file::SECTIONS {
+        if let Some(v) = root.get(*name).filter(|v| !v.is_table()) {
+            bail!("`{name}` must be a section, got {v}");
+        }
+    }
+    let mut unknown = Vec::new();
+    let mut note = |path: serde_ignored::Path<'_>| unknown.push(path.to_string());
+    let ignoring = serde_ignored::Deserializer::new(Value::Table(root), &mut note);
+    let typed: file::File = serde_path_to_error::deserialize(ignoring)
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.path(), e.inner().message()))?;
+    let config = typed.apply(base, &mut unknown)?;
+    for key in unknown {
+        let what = if key.contains('.') { "key" } else { "section or key" };
+        warnings.push(format!("unknown configuration {what} `{key}` is ignored"));
+    }
+    Ok(config)
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+    use chatctx_core::kinds::ObjectKind;
+    use chatctx_core::settings::{Mode, Policy};
+
+    fn load_str(toml: &str, env: &[(&str, &str)]) -> Result<Loaded> {
+        let dir = std::env::temp_dir().join(format!("chatctx-config-{}-{}", std::process::id(), toml.len()));
+        std::fs::write(&dir, toml)?;
+        let r = load(Some(&dir), env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let _ = std::fs::remove_file(&dir);
+        r
+    }
+
+    #[test]
+    fn defaults_match_the_spec() {
+        let l = load(None, Vec::new()).unwrap();
+        let c = &l.config.core;
+        assert_eq!(c.history.mode, Mode::Smart);
+        assert_eq!(c.history.policy, Policy::Selection);
+        assert_eq!(c.conversation.lookback_count, 25);
+        assert_eq!(c.conversation.cache_max_per_conversation, 200);
+        assert_eq!(c.objects.ttl(ObjectKind::Poll), Span::from_secs(86_400));
+        assert_eq!(c.objects.ttl(ObjectKind::MediaVoice), Span::from_secs(3600));
+        assert_eq!(c.state.max_bytes, 8192);
+        assert_eq!(l.config.server.listen, "127.0.0.1:7878");
+        assert!(l.warnings.is_empty());
+    }
+
+    #[test]
+    fn file_then_environment() {
+        let l = load_str(
+            "[history]\nmode = \"talkative\"\npolicy = \"mode_cap\"\n[conversation]\nlookback_count = 40\n[objects.ttl]\n\"media.image\" = \"3h\"\n",
+            &[("CHATCTX_CONVERSATION__LOOKBACK_COUNT", "50"), ("CHATCTX_OBJECTS__TTL__MEDIA_VIDEO", "90m"), ("CHATCTX_LOG", "debug")],
+        )
+        .unwrap();
+        let c = &l.config.core;
+        assert_eq!(c.history.mode, Mode::Talkative);
+        assert_eq!(c.history.policy, Policy::ModeCap);
+        assert_eq!(c.conversation.lookback_count, 50, "the environment wins over the file");
+        assert_eq!(c.objects.ttl(ObjectKind::MediaImage), Span::from_secs(3 * 3600));
+        assert_eq!(c.objects.ttl(ObjectKind::MediaVideo), Span::from_secs(90 * 60));
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    }
+
+    #[test]
+    fn unknown_keys_are_reported() {
+        let l = load_str("[history]\nmodee = \"smart\"\n[histroy]\nx = 1\n", &[("CHATCTX_CONVERSATION__LOOKBAK", "3")])
+            .unwrap();
+        let w = l.warnings.join("\n");
+        assert!(w.contains("`history.modee`"), "{w}");
+        assert!(w.contains("`histroy`"), "{w}");
+        assert!(w.contains("`conversation.lookbak` is ignored (from the environment)"), "{w}");
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        for (toml, needle) in [
+            ("[history]\nmode = \"chatty\"", "history.mode: expected one of talkative, smart, strict"),
+            ("[conversation]\nlookback_count = -1", "conversation.lookback_count"),
+            ("[conversation]\nselection_timeout = \"soon\"", "conversation.selection_timeout"),
+            ("[objects.ttl]\npoll = \"a day\"", "objects.ttl.poll"),
+            ("[server]\ntokens = [{ chats = [\"1\"] }]", "server.tokens[0]"),
+            ("history = 3", "`history` must be a section"),
+        ] {
+            let e = format!("{:#}", load_str(toml, &[]).err().unwrap());
+            assert!(e.contains(needle), "{toml}: {e}");
+        }
+    }
+
+    #[test]
+    fn secrets_stay_out_of_debug() {
+        let l = load_str("[server]\ntokens = [\"s3cret\", { token = \"t0p\", chats = [\"-100\"] }]\n[store]\nurl = \"postgres://u:pw@db/x\"\n", &[]).unwrap();
+        let d = format!("{:?}", l.config);
+        assert!(!d.contains("s3cret") && !d.contains("t0p") && !d.contains(":pw@"), "{d}");
+        assert_eq!(l.config.server.tokens[1].chats, ["-100"]);
+    }
+
+    #[test]
+    fn the_example_file_is_valid_and_complete() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../chatctx.example.toml");
+        let l = load(Some(&path), Vec::new()).unwrap();
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+        assert_eq!(l.config.core, Settings::default(), "the example documents the defaults");
+    }
+}
