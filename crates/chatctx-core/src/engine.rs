@@ -221,19 +221,8 @@ impl Engine {
             Some(p) => chat.people.intern(&channel, p),
             None => chat.people.anonymous(Anonymous::System),
         };
-        let Normalized { text, links, warnings } = {
-            let people = &chat.people;
-            let known = |u: &str| people.nickname_of(u);
-            if !entities.is_empty() {
-                normalize(&text, &entities, &channel, &known)
-            } else if channel != crate::event::DEFAULT_CHANNEL {
-                Normalized { text: normalize_plain(&text, &channel, &known), ..Normalized::default() }
-            } else {
-                Normalized { text, ..Normalized::default() }
-            }
-        };
+        let Normalized { text, links, warnings } = message_text(chat, &channel, text, &entities, &attachments);
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id} message {message_id}: {w}")));
-        let text = with_attachment_tags(text, &attachments);
         let item_kind = match kind {
             MessageKind::InboundUser => ItemKind::InboundUser,
             MessageKind::OutboundAgent => ItemKind::OutboundAgent,
@@ -244,51 +233,14 @@ impl Engine {
             (sender_ref.into_boxed_str(), q.text.into_boxed_str())
         });
 
-        // Objects carried by the message, with the derived ids of docs/protocol.md §3.6.
-        let created_by_bot = kind == MessageKind::OutboundAgent;
-        let by_user = sender.as_ref().map(|p| p.user_id.clone()).filter(|u| !u.is_empty());
-        let mut objects: Vec<Object> = Vec::with_capacity(attachments.len() + links.len());
-        let mut activations: Vec<(String, Activation)> = Vec::new();
-        let mut seen = [0u32; ObjectKind::ALL.len()];
-        let mut externals = Vec::new();
-        for a in attachments {
-            let n = &mut seen[a.kind as usize];
-            let id = a.object_id.unwrap_or_else(|| match *n {
-                0 => format!("{message_id}:{}", a.kind),
-                k => format!("{message_id}:{}:{k}", a.kind),
-            });
-            *n += 1;
-            if let Some(act) = a.activation {
-                activations.push((id.clone(), act));
-            }
-            if let Some(ext) = &a.external_id {
-                externals.push((ext.clone(), id.clone()));
-            }
-            objects.push(new_object(
-                id,
-                a.kind,
-                &message_id,
-                &topic_id,
-                a.label.as_deref(),
-                &by_user,
-                created_by_bot,
-                sent_at,
-                a.external_id,
-            ));
-        }
-        for (n, url) in links.iter().enumerate() {
-            objects.push(new_object(
-                format!("{message_id}:link:{n}"),
-                ObjectKind::Link,
-                &message_id,
-                &topic_id,
-                Some(url),
-                &by_user,
-                created_by_bot,
-                sent_at,
-                None,
-            ));
-        }
+        let carrier = Carrier {
+            message_id: &message_id,
+            topic_id: &topic_id,
+            by_user: sender.as_ref().map(|p| p.user_id.clone()).filter(|u| !u.is_empty()),
+            by_bot: kind == MessageKind::OutboundAgent,
+            at: sent_at,
+        };
+        let Carried { objects, activations, externals } = carrier.carried(attachments, &links);
 
         // An edit replaces the earlier copy in place: same position, same conversation.
         let (conv, seq, was_triggered) = match chat.remove_message(&message_id) {
@@ -385,19 +337,15 @@ impl Engine {
             }
             return;
         }
-        let by_user = spec.created_by_user_id.clone();
         let source = spec.source_message_id.clone().unwrap_or_default();
-        let mut obj = new_object(
-            spec.object_id,
-            spec.kind,
-            &source,
-            &spec.topic_id,
-            spec.title_or_label.as_deref(),
-            &by_user,
-            spec.created_by_bot,
+        let carrier = Carrier {
+            message_id: &source,
+            topic_id: &spec.topic_id,
+            by_user: spec.created_by_user_id.clone(),
+            by_bot: spec.created_by_bot,
             at,
-            None,
-        );
+        };
+        let mut obj = carrier.object(spec.object_id, spec.kind, spec.title_or_label.as_deref(), None);
         if spec.source_message_id.is_none() {
             obj.source_message_id = None;
         }
@@ -486,49 +434,97 @@ pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> 
         return None;
     }
     let label: String = item.text.chars().take(200).collect();
-    let mut o = new_object(
-        object_id.to_owned(),
-        kind,
-        mid,
-        &conv.topic.as_deref().map(str::to_owned),
-        Some(&label),
-        &None,
-        is_bot,
-        item.sent_at,
-        None,
-    );
-    o.created_by_user_id = None;
-    Some(o)
+    let topic = conv.topic.as_deref().map(str::to_owned);
+    let carrier = Carrier { message_id: mid, topic_id: &topic, by_user: None, by_bot: is_bot, at: item.sent_at };
+    Some(carrier.object(object_id.to_owned(), kind, Some(&label), None))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn new_object(
-    object_id: String,
-    kind: ObjectKind,
-    source: &str,
-    topic: &Option<String>,
-    label: Option<&str>,
-    by_user: &Option<String>,
+/// The message that carries objects: what each object it carries records about its source.
+struct Carrier<'a> {
+    message_id: &'a str,
+    topic_id: &'a Option<String>,
+    by_user: Option<String>,
     by_bot: bool,
     at: crate::time::Timestamp,
-    external_id: Option<String>,
-) -> Object {
-    Object {
-        object_id,
-        kind,
-        source_message_id: Some(source.to_owned()),
-        topic_id: topic.clone(),
-        title_or_label: label.map(short_label).filter(|l| !l.is_empty()),
-        created_by_user_id: by_user.clone(),
-        created_by_bot: by_bot,
-        created_at: at,
-        last_touched_at: at,
-        activation: None,
-        activated_at: None,
-        closed_at: None,
-        external_id,
-        activated_by: None,
+}
+
+/// The objects a message carries, the activations they arrive with, and the platform ids they are known by.
+struct Carried {
+    objects: Vec<Object>,
+    activations: Vec<(String, Activation)>,
+    externals: Vec<(String, String)>,
+}
+
+impl Carrier<'_> {
+    /// The objects of the message's attachments and links, with the derived ids of docs/protocol.md §3.6.
+    fn carried(&self, attachments: Vec<crate::event::Attachment>, links: &[String]) -> Carried {
+        let message_id = self.message_id;
+        let mut out = Carried {
+            objects: Vec::with_capacity(attachments.len() + links.len()),
+            activations: Vec::new(),
+            externals: Vec::new(),
+        };
+        let mut seen = [0u32; ObjectKind::ALL.len()];
+        for a in attachments {
+            let n = &mut seen[a.kind as usize];
+            let id = a.object_id.unwrap_or_else(|| match *n {
+                0 => format!("{message_id}:{}", a.kind),
+                k => format!("{message_id}:{}:{k}", a.kind),
+            });
+            *n += 1;
+            if let Some(act) = a.activation {
+                out.activations.push((id.clone(), act));
+            }
+            if let Some(ext) = &a.external_id {
+                out.externals.push((ext.clone(), id.clone()));
+            }
+            out.objects.push(self.object(id, a.kind, a.label.as_deref(), a.external_id));
+        }
+        for (n, url) in links.iter().enumerate() {
+            out.objects.push(self.object(format!("{message_id}:link:{n}"), ObjectKind::Link, Some(url), None));
+        }
+        out
     }
+
+    fn object(&self, object_id: String, kind: ObjectKind, label: Option<&str>, external_id: Option<String>) -> Object {
+        Object {
+            object_id,
+            kind,
+            source_message_id: Some(self.message_id.to_owned()),
+            topic_id: self.topic_id.clone(),
+            title_or_label: label.map(short_label).filter(|l| !l.is_empty()),
+            created_by_user_id: self.by_user.clone(),
+            created_by_bot: self.by_bot,
+            created_at: self.at,
+            last_touched_at: self.at,
+            activation: None,
+            activated_at: None,
+            closed_at: None,
+            external_id,
+            activated_by: None,
+        }
+    }
+}
+
+/// A message's stored text and the links in it: mentions replaced by entity (or, off Telegram, by plain
+/// `@username`), then one tag per attachment; and the warnings of a bad entity.
+fn message_text(
+    chat: &Chat,
+    channel: &str,
+    text: String,
+    entities: &[crate::event::Entity],
+    attachments: &[crate::event::Attachment],
+) -> Normalized {
+    let people = &chat.people;
+    let known = |u: &str| people.nickname_of(u);
+    let Normalized { text, links, warnings } = if !entities.is_empty() {
+        normalize(&text, entities, channel, &known)
+    } else if channel != crate::event::DEFAULT_CHANNEL {
+        Normalized { text: normalize_plain(&text, channel, &known), ..Normalized::default() }
+    } else {
+        Normalized { text, ..Normalized::default() }
+    };
+    Normalized { text: with_attachment_tags(text, attachments), links, warnings }
 }
 
 /// Prefixes the text with one tag per attachment (`[media.image: cat.jpg]`), so the model sees what a

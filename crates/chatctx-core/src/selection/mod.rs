@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::chat::{Chat, Conv, Item, Key};
 use crate::kinds::Origin;
 use crate::render::{PromptMessage, Role};
-use crate::settings::{OnTriageError, Policy, Scope, Selector, Settings};
+use crate::settings::{ConversationSettings, OnTriageError, Policy, Scope, Selector, Settings};
 
 /// How the history was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -204,12 +204,11 @@ pub(crate) fn select<'c>(
     let conv = &settings.conversation;
     let mode = settings.history.mode;
     let before = current.map(Item::key);
-    let empty = |method| Selected {
-        items: Vec::new(),
-        report: SelectionReport { method, considered: 0, kept: 0, forced: Vec::new() },
-    };
     if !conv.enabled {
-        return empty(SelectionMethod::All);
+        return Selected {
+            items: Vec::new(),
+            report: SelectionReport { method: SelectionMethod::All, considered: 0, kept: 0, forced: Vec::new() },
+        };
     }
     if settings.history.policy == Policy::ModeCap {
         let mut items = newest(chat, settings.history.scope, topic, before, mode.cap(), |i| i.eligible(mode));
@@ -221,12 +220,34 @@ pub(crate) fn select<'c>(
             report: SelectionReport { method: SelectionMethod::Cap, considered, kept, forced: Vec::new() },
         };
     }
+    let mut forced = Vec::new();
+    let list = lookback(chat, settings, topic, current, &mut forced);
+    let considered = list.len();
+    // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
+    let (mut chosen, method) = pick_older(chat, conv, list, current, triage, render_line);
+    let parent = keep_reply_parent(chat, current, &mut chosen, &mut forced);
+    if conv.max_context_tokens > 0 {
+        fit_budget(&mut chosen, conv.max_context_tokens as u64, current, parent);
+    }
+    let kept = chosen.len();
+    Selected { items: chosen, report: SelectionReport { method, considered, kept, forced } }
+}
 
-    // Background items leave interactive context; the newest few scheduled/briefing outputs come back.
+/// The eligible items of the lookback, oldest first: background items leave interactive context (the newest
+/// few scheduled/briefing outputs come back), and the recency window applies, measured from the newest item
+/// (not from now), keeping a minimum.
+fn lookback<'c>(
+    chat: &'c Chat,
+    settings: &Settings,
+    topic: Option<&str>,
+    current: Option<&'c Item>,
+    forced: &mut Vec<&'static str>,
+) -> Vec<&'c Item> {
+    let conv = &settings.conversation;
+    let mode = settings.history.mode;
     let parent_id = current.and_then(|c| c.reply_to.as_deref());
     let mut tasks_left = conv.previous_tasks_count;
-    let mut forced = Vec::new();
-    let mut list = newest(chat, settings.history.scope, topic, before, conv.lookback_count, |i| {
+    let mut list = newest(chat, settings.history.scope, topic, current.map(Item::key), conv.lookback_count, |i| {
         if !i.eligible(mode) {
             return false;
         }
@@ -243,7 +264,6 @@ pub(crate) fn select<'c>(
     if tasks_left < conv.previous_tasks_count {
         forced.push("previous_task");
     }
-    // The recency window, measured from the newest item (not from now), keeping a minimum.
     if conv.context_recency_hours > 0.0
         && let Some(newest) = list.first().map(|i| i.sent_at)
     {
@@ -252,98 +272,117 @@ pub(crate) fn select<'c>(
         let keep = list.iter().take_while(|i| i.sent_at.unix() >= cutoff).count().max(conv.context_min_messages);
         list.truncate(keep);
     }
-    let considered = list.len();
     list.reverse();
+    list
+}
 
-    // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
-    let (mut chosen, method): (Vec<&Item>, SelectionMethod) = if !conv.use_selection
-        || considered <= conv.skip_selection_threshold
-        || considered <= conv.always_include_recent
-    {
-        (list, SelectionMethod::All)
-    } else {
-        let split = considered - conv.always_include_recent;
-        let (older, recent) = list.split_at(split);
-        let picked: Result<Vec<usize>, SelectionMethod> = match conv.selector {
-            Selector::Lexical => Ok(lexical::rank(chat, older, current, conv.lexical_keep)),
-            Selector::Model => match triage.filter(|t| t.configured()) {
-                None => Err(SelectionMethod::FailOpen),
-                Some(t) => {
-                    let lines: Vec<String> = older.iter().map(|i| render_line(i)).collect();
-                    let request = TriageRequest {
-                        model: conv.selection_model.clone(),
-                        timeout_secs: conv.selection_timeout,
-                        messages: triage_prompt(&lines, current.map(render_line).as_deref()),
-                        count: older.len(),
-                    };
-                    match t.triage(&request) {
-                        Ok(ids) if ids.is_empty() => Err(SelectionMethod::RecentOnly),
-                        Ok(ids) => Ok(ids),
-                        Err(_) => Err(match conv.on_triage_error {
-                            OnTriageError::RecentOnly => SelectionMethod::RecentOnly,
-                            OnTriageError::KeepAll => SelectionMethod::FailOpen,
-                        }),
-                    }
-                }
-            },
-        };
-        let method = match (&picked, conv.selector) {
-            (Ok(_), Selector::Lexical) => SelectionMethod::Lexical,
-            (Ok(_), Selector::Model) => SelectionMethod::Triage,
-            (Err(m), _) => *m,
-        };
-        let mut chosen: Vec<&Item> = match picked {
-            Ok(mut ids) => {
-                ids.sort_unstable();
-                ids.dedup();
-                ids.into_iter().filter_map(|i| older.get(i).copied()).collect()
-            }
-            Err(SelectionMethod::FailOpen) => older.to_vec(),
-            Err(_) => Vec::new(),
-        };
-        chosen.extend_from_slice(recent);
-        (chosen, method)
+/// Keeps the recent items and chooses among the older ones (all, by the lexical selector, or by model
+/// triage), oldest first.
+fn pick_older<'c>(
+    chat: &'c Chat,
+    conv: &ConversationSettings,
+    list: Vec<&'c Item>,
+    current: Option<&'c Item>,
+    triage: Option<&dyn Triage>,
+    render_line: &dyn Fn(&Item) -> String,
+) -> (Vec<&'c Item>, SelectionMethod) {
+    let considered = list.len();
+    if !conv.use_selection || considered <= conv.skip_selection_threshold || considered <= conv.always_include_recent {
+        return (list, SelectionMethod::All);
+    }
+    let (older, recent) = list.split_at(considered - conv.always_include_recent);
+    let picked: Result<Vec<usize>, SelectionMethod> = match conv.selector {
+        Selector::Lexical => Ok(lexical::rank(chat, older, current, conv.lexical_keep)),
+        Selector::Model => ask_model(conv, older, current, triage, render_line),
     };
-
-    // The reply parent always comes along, even when triage dropped it or it lies outside the lookback.
-    let mut parent: Option<&Item> = None;
-    if let Some(pid) = parent_id
-        && let Some((_, p)) = chat.message(pid)
-        && before.is_none_or(|b| p.key() < b)
-    {
-        parent = Some(p);
-        if let Err(at) = chosen.binary_search_by_key(&p.key(), |i| i.key()) {
-            chosen.insert(at, p);
-            forced.push("reply_parent");
+    let method = match (&picked, conv.selector) {
+        (Ok(_), Selector::Lexical) => SelectionMethod::Lexical,
+        (Ok(_), Selector::Model) => SelectionMethod::Triage,
+        (Err(m), _) => *m,
+    };
+    let mut chosen: Vec<&Item> = match picked {
+        Ok(mut ids) => {
+            ids.sort_unstable();
+            ids.dedup();
+            ids.into_iter().filter_map(|i| older.get(i).copied()).collect()
         }
-    }
+        Err(SelectionMethod::FailOpen) => older.to_vec(),
+        Err(_) => Vec::new(),
+    };
+    chosen.extend_from_slice(recent);
+    (chosen, method)
+}
 
-    // The token budget drops the oldest selected items first, never the reply parent: one pass from the
-    // newest finds how far back the budget reaches.
-    if conv.max_context_tokens > 0 {
-        let budget = conv.max_context_tokens as u64;
-        let is_parent = |i: &Item| parent.is_some_and(|p| std::ptr::eq(i, p));
-        let mut total: u64 = current.map_or(0, |c| u64::from(c.tokens)) + parent.map_or(0, |p| u64::from(p.tokens));
-        let mut start = chosen.len();
-        while start > 0 {
-            let i = chosen[start - 1];
-            if !is_parent(i) {
-                if total + u64::from(i.tokens) > budget {
-                    break;
-                }
-                total += u64::from(i.tokens);
+/// Model triage of the older items: the positions it keeps, or the method that stands in for it (no model
+/// configured: fail open; an empty answer: recent only; an error: as `on_triage_error` says).
+fn ask_model(
+    conv: &ConversationSettings,
+    older: &[&Item],
+    current: Option<&Item>,
+    triage: Option<&dyn Triage>,
+    render_line: &dyn Fn(&Item) -> String,
+) -> Result<Vec<usize>, SelectionMethod> {
+    let Some(t) = triage.filter(|t| t.configured()) else { return Err(SelectionMethod::FailOpen) };
+    let lines: Vec<String> = older.iter().map(|i| render_line(i)).collect();
+    let request = TriageRequest {
+        model: conv.selection_model.clone(),
+        timeout_secs: conv.selection_timeout,
+        messages: triage_prompt(&lines, current.map(render_line).as_deref()),
+        count: older.len(),
+    };
+    match t.triage(&request) {
+        Ok(ids) if ids.is_empty() => Err(SelectionMethod::RecentOnly),
+        Ok(ids) => Ok(ids),
+        Err(_) => Err(match conv.on_triage_error {
+            OnTriageError::RecentOnly => SelectionMethod::RecentOnly,
+            OnTriageError::KeepAll => SelectionMethod::FailOpen,
+        }),
+    }
+}
+
+/// The reply parent always comes along, even when triage dropped it or it lies outside the lookback. Returns
+/// it, when there is one.
+fn keep_reply_parent<'c>(
+    chat: &'c Chat,
+    current: Option<&Item>,
+    chosen: &mut Vec<&'c Item>,
+    forced: &mut Vec<&'static str>,
+) -> Option<&'c Item> {
+    let before = current.map(Item::key);
+    let pid = current.and_then(|c| c.reply_to.as_deref())?;
+    let (_, p) = chat.message(pid)?;
+    if before.is_some_and(|b| p.key() >= b) {
+        return None;
+    }
+    if let Err(at) = chosen.binary_search_by_key(&p.key(), |i| i.key()) {
+        chosen.insert(at, p);
+        forced.push("reply_parent");
+    }
+    Some(p)
+}
+
+/// The token budget drops the oldest selected items first, never the reply parent: one pass from the newest
+/// finds how far back the budget reaches.
+fn fit_budget<'c>(chosen: &mut Vec<&'c Item>, budget: u64, current: Option<&Item>, parent: Option<&'c Item>) {
+    let is_parent = |i: &Item| parent.is_some_and(|p| std::ptr::eq(i, p));
+    let mut total: u64 = current.map_or(0, |c| u64::from(c.tokens)) + parent.map_or(0, |p| u64::from(p.tokens));
+    let mut start = chosen.len();
+    while start > 0 {
+        let i = chosen[start - 1];
+        if !is_parent(i) {
+            if total + u64::from(i.tokens) > budget {
+                break;
             }
-            start -= 1;
+            total += u64::from(i.tokens);
         }
-        // The parent, when it is older than the budget reaches, stays first.
-        let older_parent = parent.filter(|p| chosen[..start].binary_search_by_key(&p.key(), |i| i.key()).is_ok());
-        chosen.drain(..start);
-        if let Some(p) = older_parent {
-            chosen.insert(0, p);
-        }
+        start -= 1;
     }
-    let kept = chosen.len();
-    Selected { items: chosen, report: SelectionReport { method, considered, kept, forced } }
+    // The parent, when it is older than the budget reaches, stays first.
+    let older_parent = parent.filter(|p| chosen[..start].binary_search_by_key(&p.key(), |i| i.key()).is_ok());
+    chosen.drain(..start);
+    if let Some(p) = older_parent {
+        chosen.insert(0, p);
+    }
 }
 
 /// How many items before `before` in the scope pass `keep` (for the mode cap's report).
