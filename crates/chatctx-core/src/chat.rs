@@ -492,6 +492,7 @@ pub(crate) fn is_bot_reply(kind: ItemKind) -> bool {
     kind == ItemKind::OutboundAgent
 }
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use super::*;
 

@@ -25,7 +25,6 @@
 //! - `wire`: what the JSON Schema derive of the wire types expands to (hidden).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 mod chat;
 pub mod engine;

@@ -449,6 +449,7 @@ fn compact_if_needed(scope: &mut ScopeIndex, slots: &[Slot]) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use super::*;
     use crate::time::Span;

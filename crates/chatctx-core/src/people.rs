@@ -62,6 +62,7 @@ pub fn person_ref(channel: &str, p: &Person) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use super::*;
 

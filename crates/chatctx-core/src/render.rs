@@ -414,6 +414,7 @@ pub fn compact<T: Serialize>(v: &T) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use proptest::prelude::*;
 

@@ -405,6 +405,7 @@ pub struct RevisionDoc {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use serde_json::json;
 

@@ -122,7 +122,21 @@ fn validate(schema: &Value, v: &Value, path: &mut String) -> Result<(), String> 
         Value::Object(m) => m,
         _ => return Ok(()),
     };
-    let fail = |path: &str, why: String| Err(format!("at {}: {why}", here(path)));
+    scalar(m, v, path)?;
+    match v {
+        Value::Array(items) => array(m, items, path)?,
+        Value::Object(obj) => object(m, obj, path)?,
+        _ => {}
+    }
+    combined(m, v, path)
+}
+
+fn fail(path: &str, why: String) -> Result<(), String> {
+    Err(format!("at {}: {why}", here(path)))
+}
+
+/// `type`, `enum`, `const`, the numeric bounds and the string lengths.
+fn scalar(m: &Map<String, Value>, v: &Value, path: &str) -> Result<(), String> {
     if let Some(t) = m.get("type") {
         let ok = match t {
             Value::String(t) => has_type(v, t),
@@ -157,48 +171,59 @@ fn validate(schema: &Value, v: &Value, path: &mut String) -> Result<(), String> 
             return fail(path, format!("length {n} is out of bounds"));
         }
     }
-    if let Value::Array(items) = v {
-        let n = items.len() as f64;
-        if num(m, "minItems").is_some_and(|b| n < b) || num(m, "maxItems").is_some_and(|b| n > b) {
-            return fail(path, format!("{n} items is out of bounds"));
-        }
-        if let Some(item_schema) = m.get("items") {
-            for (i, item) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                validate(item_schema, item, path)?;
-                path.truncate(len);
-            }
-        }
+    Ok(())
+}
+
+/// `minItems`, `maxItems` and `items`.
+fn array(m: &Map<String, Value>, items: &[Value], path: &mut String) -> Result<(), String> {
+    let n = items.len() as f64;
+    if num(m, "minItems").is_some_and(|b| n < b) || num(m, "maxItems").is_some_and(|b| n > b) {
+        return fail(path, format!("{n} items is out of bounds"));
     }
-    if let Value::Object(obj) = v {
-        let n = obj.len() as f64;
-        if num(m, "minProperties").is_some_and(|b| n < b) || num(m, "maxProperties").is_some_and(|b| n > b) {
-            return fail(path, format!("{n} properties is out of bounds"));
-        }
-        if let Some(Value::Array(required)) = m.get("required") {
-            for r in required.iter().filter_map(Value::as_str) {
-                if !obj.contains_key(r) {
-                    let at = if path.is_empty() { r.to_owned() } else { format!("{path}.{r}") };
-                    return Err(format!("at {at}: is required"));
-                }
-            }
-        }
-        let props = m.get("properties").and_then(Value::as_object);
-        for (k, val) in obj {
+    if let Some(item_schema) = m.get("items") {
+        for (i, item) in items.iter().enumerate() {
             let len = path.len();
-            if !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(k);
-            match (props.and_then(|p| p.get(k)), m.get("additionalProperties")) {
-                (Some(s), _) => validate(s, val, path)?,
-                (None, Some(extra)) => validate(extra, val, path)?,
-                (None, None) => {}
-            }
+            path.push_str(&format!("[{i}]"));
+            validate(item_schema, item, path)?;
             path.truncate(len);
         }
     }
+    Ok(())
+}
+
+/// `minProperties`, `maxProperties`, `required`, `properties` and `additionalProperties`.
+fn object(m: &Map<String, Value>, obj: &Map<String, Value>, path: &mut String) -> Result<(), String> {
+    let n = obj.len() as f64;
+    if num(m, "minProperties").is_some_and(|b| n < b) || num(m, "maxProperties").is_some_and(|b| n > b) {
+        return fail(path, format!("{n} properties is out of bounds"));
+    }
+    if let Some(Value::Array(required)) = m.get("required") {
+        for r in required.iter().filter_map(Value::as_str) {
+            if !obj.contains_key(r) {
+                let at = if path.is_empty() { r.to_owned() } else { format!("{path}.{r}") };
+                return Err(format!("at {at}: is required"));
+            }
+        }
+    }
+    let props = m.get("properties").and_then(Value::as_object);
+    for (k, val) in obj {
+        let len = path.len();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(k);
+        match (props.and_then(|p| p.get(k)), m.get("additionalProperties")) {
+            (Some(s), _) => validate(s, val, path)?,
+            (None, Some(extra)) => validate(extra, val, path)?,
+            (None, None) => {}
+        }
+        path.truncate(len);
+    }
+    Ok(())
+}
+
+/// `allOf`, `anyOf`, `oneOf` and `not`.
+fn combined(m: &Map<String, Value>, v: &Value, path: &mut String) -> Result<(), String> {
     if let Some(Value::Array(all)) = m.get("allOf") {
         for s in all {
             validate(s, v, path)?;
@@ -224,6 +249,7 @@ fn validate(schema: &Value, v: &Value, path: &mut String) -> Result<(), String> 
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use serde_json::json;
 

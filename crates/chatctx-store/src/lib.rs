@@ -22,7 +22,6 @@
 //! Test helpers (scratch directories, test databases) are in `testing`, behind the `testing` feature.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 mod memory;
 #[cfg(feature = "postgres")]

@@ -210,6 +210,7 @@ impl SharedLog for SqliteStore {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use super::*;
 

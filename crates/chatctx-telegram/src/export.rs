@@ -8,9 +8,6 @@
 //! Forum topics: the export has no thread ids; a message replying to a `topic_created` service message is
 //! in that topic (and is not a reply), and a reply inherits its parent's topic.
 
-// `json!` expands to an internal `unwrap` on serializing plain strings and numbers, which cannot fail.
-#![allow(clippy::disallowed_methods)]
-
 use std::collections::HashMap;
 
 use chatctx_core::Timestamp;
@@ -70,6 +67,8 @@ fn peer(from_id: &str) -> Option<(String, bool)> {
     from_id.strip_prefix("chat").map(|id| (format!("-{id}"), true))
 }
 
+// `json!` expands to an internal `unwrap` on serializing plain strings and numbers, which cannot fail.
+#[allow(clippy::disallowed_methods)]
 /// Text and UTF-16 entities from the export's `text_entities` (or `text`, a string or a list of segments).
 fn text_and_entities(m: &Map<String, Value>) -> (String, Vec<Value>) {
     let segments: Vec<Value> = match (m.get("text_entities"), m.get("text")) {
@@ -155,7 +154,8 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
         out.warnings.push("a chat without an id was skipped".to_owned());
         return;
     };
-    let title = chat.get("name").and_then(Value::as_str).unwrap_or_default();
+    let exported =
+        Chat { id: &chat_id, kind: chat_type, title: chat.get("name").and_then(Value::as_str).unwrap_or_default() };
     let mut topics: HashMap<String, Option<String>> = HashMap::new();
     let messages = chat.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     for (i, m) in messages.iter().enumerate() {
@@ -178,75 +178,12 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
         let is_topic_start = is_service && m.get("action").and_then(Value::as_str) == Some("topic_created");
         let topic = if is_topic_start { Some(id.clone()) } else { topic };
         topics.insert(id.clone(), topic.clone());
-
-        let from_key = if is_service { "actor" } else { "from" };
-        let from_name = m.get(from_key).and_then(Value::as_str).filter(|s| !s.is_empty());
-        let from_id = m.get(&format!("{from_key}_id")).and_then(Value::as_str).and_then(peer);
+        let placed = Placed { id, date, topic, reply_to };
         if is_service {
-            out.events.push(Event::Message(MessageEvent {
-                channel: "telegram".to_owned(),
-                chat_id: chat_id.clone(),
-                chat_type: Some(chat_type.to_owned()),
-                topic_id: topic,
-                message_id: id,
-                reply_to_message_id: None,
-                kind: MessageKind::System,
-                sent_at: Timestamp::from_unix(date).unwrap_or_default(),
-                sender: from_id.map(|(uid, _)| Person {
-                    user_id: uid,
-                    display_name: from_name.map(str::to_owned),
-                    ..Person::default()
-                }),
-                text: service_text(m),
-                entities: Vec::new(),
-                quote: None,
-                attachments: Vec::new(),
-                origin: Origin::Interactive,
-                triggered_agent: false,
-                actions: Vec::new(),
-            }));
+            out.events.push(service_event(m, &exported, placed));
             continue;
         }
-        let (text, entities) = text_and_entities(m);
-        let mut msg = json!({"message_id": id, "date": date, "text": text, "entities": entities,
-                             "chat": {"id": chat_id, "type": chat_type, "title": title}});
-        match from_id {
-            Some((uid, true)) => msg["sender_chat"] = json!({"id": uid, "title": from_name}),
-            Some((uid, false)) => msg["from"] = json!({"id": uid, "first_name": from_name, "is_bot": false}),
-            None => {}
-        }
-        if let Some(t) = &topic {
-            msg["is_topic_message"] = json!(true);
-            msg["message_thread_id"] = json!(t);
-        }
-        if let Some(r) = &reply_to {
-            msg["reply_to_message"] = json!({"message_id": r});
-        }
-        if let Some(f) = m.get("forwarded_from").and_then(Value::as_str) {
-            msg["forward_sender_name"] = json!(f);
-        }
-        let file = json!({"file_name": m.get("file_name").cloned().unwrap_or(Value::Null),
-                          "mime_type": m.get("mime_type").cloned().unwrap_or(Value::Null)});
-        if m.contains_key("photo") {
-            msg["photo"] = json!([{}]);
-        }
-        match m.get("media_type").and_then(Value::as_str) {
-            Some("sticker") => msg["sticker"] = json!({"emoji": m.get("sticker_emoji")}),
-            Some("animation") => msg["animation"] = file,
-            Some("video_file") => msg["video"] = file,
-            Some("video_message") => msg["video_note"] = json!({}),
-            Some("voice_message") => msg["voice"] = json!({}),
-            Some("audio_file") => {
-                msg["audio"] =
-                    json!({"title": m.get("title"), "performer": m.get("performer"), "file_name": m.get("file_name")})
-            }
-            _ if m.contains_key("file") => msg["document"] = file,
-            _ => {}
-        }
-        if let Some(p) = m.get("poll").and_then(Value::as_object) {
-            msg["poll"] = json!({"question": p.get("question")});
-        }
-        let Value::Object(msg) = msg else { continue };
+        let Value::Object(msg) = as_bot_api(m, &exported, placed) else { continue };
         let mut warnings = Vec::new();
         match map_message(&msg, &format!("messages[{i}]"), bot, None, &mut warnings) {
             Ok(e) => out.events.push(Event::Message(e)),
@@ -254,4 +191,95 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
         }
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id}: {w}")));
     }
+}
+
+/// The exported chat, as Bot API messages name it.
+struct Chat<'a> {
+    id: &'a str,
+    kind: &'a str,
+    title: &'a str,
+}
+
+/// Where an exported message sits: its id and time, its topic and the message it replies to.
+struct Placed {
+    id: String,
+    date: i64,
+    topic: Option<String>,
+    reply_to: Option<String>,
+}
+
+/// The author of an exported message: its name and its id, and whether that id is a chat's.
+fn exported_author<'m>(m: &'m Map<String, Value>, key: &str) -> (Option<&'m str>, Option<(String, bool)>) {
+    let name = m.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+    (name, m.get(&format!("{key}_id")).and_then(Value::as_str).and_then(peer))
+}
+
+/// A service message as a `system` event, spoken by its actor.
+fn service_event(m: &Map<String, Value>, chat: &Chat<'_>, at: Placed) -> Event {
+    let (name, id) = exported_author(m, "actor");
+    Event::Message(MessageEvent {
+        channel: "telegram".to_owned(),
+        chat_id: chat.id.to_owned(),
+        chat_type: Some(chat.kind.to_owned()),
+        topic_id: at.topic,
+        message_id: at.id,
+        reply_to_message_id: None,
+        kind: MessageKind::System,
+        sent_at: Timestamp::from_unix(at.date).unwrap_or_default(),
+        sender: id.map(|(uid, _)| Person { user_id: uid, display_name: name.map(str::to_owned), ..Person::default() }),
+        text: service_text(m),
+        entities: Vec::new(),
+        quote: None,
+        attachments: Vec::new(),
+        origin: Origin::Interactive,
+        triggered_agent: false,
+        actions: Vec::new(),
+    })
+}
+
+/// An exported message rewritten as the Bot API message it was: ids in Bot API form, text segments back to
+/// text plus UTF-16 entities, media fields restored.
+// `json!` expands to an internal `unwrap` on serializing plain strings and numbers, which cannot fail.
+#[allow(clippy::disallowed_methods)]
+fn as_bot_api(m: &Map<String, Value>, chat: &Chat<'_>, at: Placed) -> Value {
+    let (text, entities) = text_and_entities(m);
+    let mut msg = json!({"message_id": at.id, "date": at.date, "text": text, "entities": entities,
+                         "chat": {"id": chat.id, "type": chat.kind, "title": chat.title}});
+    match exported_author(m, "from") {
+        (name, Some((uid, true))) => msg["sender_chat"] = json!({"id": uid, "title": name}),
+        (name, Some((uid, false))) => msg["from"] = json!({"id": uid, "first_name": name, "is_bot": false}),
+        (_, None) => {}
+    }
+    if let Some(t) = &at.topic {
+        msg["is_topic_message"] = json!(true);
+        msg["message_thread_id"] = json!(t);
+    }
+    if let Some(r) = &at.reply_to {
+        msg["reply_to_message"] = json!({"message_id": r});
+    }
+    if let Some(f) = m.get("forwarded_from").and_then(Value::as_str) {
+        msg["forward_sender_name"] = json!(f);
+    }
+    let file = json!({"file_name": m.get("file_name").cloned().unwrap_or(Value::Null),
+                      "mime_type": m.get("mime_type").cloned().unwrap_or(Value::Null)});
+    if m.contains_key("photo") {
+        msg["photo"] = json!([{}]);
+    }
+    match m.get("media_type").and_then(Value::as_str) {
+        Some("sticker") => msg["sticker"] = json!({"emoji": m.get("sticker_emoji")}),
+        Some("animation") => msg["animation"] = file,
+        Some("video_file") => msg["video"] = file,
+        Some("video_message") => msg["video_note"] = json!({}),
+        Some("voice_message") => msg["voice"] = json!({}),
+        Some("audio_file") => {
+            msg["audio"] =
+                json!({"title": m.get("title"), "performer": m.get("performer"), "file_name": m.get("file_name")})
+        }
+        _ if m.contains_key("file") => msg["document"] = file,
+        _ => {}
+    }
+    if let Some(p) = m.get("poll").and_then(Value::as_object) {
+        msg["poll"] = json!({"question": p.get("question")});
+    }
+    msg
 }

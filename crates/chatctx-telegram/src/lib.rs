@@ -9,7 +9,6 @@
 //! - [`export`]: a Telegram Desktop `result.json` to events.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod export;
 pub mod update;

@@ -451,52 +451,9 @@ pub fn map_message(
         Some(rid) => rid,
         None => None,
     };
-    let reply_author = match reply {
-        Some(r) => author(&Fields::new(r, &f.name("reply_to_message"), EV)).ok().flatten(),
-        None => None,
-    };
-    let quote = match f.obj("quote")? {
-        Some(q) => {
-            let text = q.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let sender = match (
-                &reply_author,
-                f.obj("external_reply")?.and_then(|e| e.get("origin")).and_then(Value::as_object),
-            ) {
-                (Some(p), _) => Some(p.clone()),
-                (None, Some(origin)) => origin_person(origin, &f.name("external_reply.origin"))?,
-                (None, None) => None,
-            };
-            (!text.is_empty()).then_some(Quote { sender, text })
-        }
-        None => None,
-    };
+    let quote = quote(&f, reply)?;
 
-    let (mut text, mut ents) = match f.str("text")? {
-        Some(t) => (t.to_owned(), entities(f.array("entities")?, &f.name("entities"), warnings)),
-        None => (
-            f.str("caption")?.unwrap_or_default().to_owned(),
-            entities(f.array("caption_entities")?, &f.name("caption_entities"), warnings),
-        ),
-    };
-    let attachments = attachments(&f, bot_authored)?;
-    let service = service_text(&f)?;
-    if let Some(s) = &service {
-        text = s.clone();
-        ents.clear();
-    } else if text.is_empty()
-        && attachments.is_empty()
-        && let Some(p) = placeholder(&f)?
-    {
-        text = p;
-    }
-    if let Some(from) = forward_name(&f)? {
-        let prefix = format!("[forwarded from {from}] ");
-        let shift = u32::try_from(prefix.encode_utf16().count()).unwrap_or(0);
-        for e in &mut ents {
-            e.offset = e.offset.saturating_add(shift);
-        }
-        text.insert_str(0, &prefix);
-    }
+    let Body { text, entities: ents, attachments, service } = body(&f, bot_authored, warnings)?;
 
     let kind = if service.is_some() {
         MessageKind::System
@@ -509,12 +466,7 @@ pub fn map_message(
         MessageKind::OutboundAgent => true,
         MessageKind::System => false,
         MessageKind::InboundUser => {
-            chat_type.as_deref() == Some("private")
-                || mentions_bot(&text, &ents, bot)
-                || reply.and_then(|r| r.get("from")).and_then(Value::as_object).is_some_and(|u| {
-                    let id = u.get("id").and_then(id_of).unwrap_or_default();
-                    bot.is(&id, u.get("username").and_then(Value::as_str))
-                })
+            chat_type.as_deref() == Some("private") || mentions_bot(&text, &ents, bot) || replies_to_bot(reply, bot)
         }
     });
     let sender = match (sender, kind) {
@@ -540,6 +492,73 @@ pub fn map_message(
         origin: Origin::Interactive,
         triggered_agent,
         actions: Vec::new(),
+    })
+}
+
+/// The quote a message makes, spoken by the replied message's author (or, for a reply to another chat, by the
+/// origin of that message).
+fn quote(f: &Fields<'_>, reply: Option<&Map<String, Value>>) -> Result<Option<Quote>, Error> {
+    let Some(q) = f.obj("quote")? else { return Ok(None) };
+    let reply_author = match reply {
+        Some(r) => author(&Fields::new(r, &f.name("reply_to_message"), EV)).ok().flatten(),
+        None => None,
+    };
+    let text = q.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let sender = match (reply_author, f.obj("external_reply")?.and_then(|e| e.get("origin")).and_then(Value::as_object))
+    {
+        (Some(p), _) => Some(p),
+        (None, Some(origin)) => origin_person(origin, &f.name("external_reply.origin"))?,
+        (None, None) => None,
+    };
+    Ok((!text.is_empty()).then_some(Quote { sender, text }))
+}
+
+/// What a message says and carries.
+struct Body {
+    text: String,
+    entities: Vec<chatctx_core::event::Entity>,
+    attachments: Vec<chatctx_core::event::Attachment>,
+    /// The description of a service message (the text then).
+    service: Option<String>,
+}
+
+/// The text (or caption) and its entities, the attachments, a service message's description or a placeholder
+/// for content that is neither text nor an object, and the `[forwarded from …]` prefix.
+fn body(f: &Fields<'_>, bot_authored: bool, warnings: &mut Vec<String>) -> Result<Body, Error> {
+    let (mut text, mut ents) = match f.str("text")? {
+        Some(t) => (t.to_owned(), entities(f.array("entities")?, &f.name("entities"), warnings)),
+        None => (
+            f.str("caption")?.unwrap_or_default().to_owned(),
+            entities(f.array("caption_entities")?, &f.name("caption_entities"), warnings),
+        ),
+    };
+    let attachments = attachments(f, bot_authored)?;
+    let service = service_text(f)?;
+    if let Some(s) = &service {
+        text = s.clone();
+        ents.clear();
+    } else if text.is_empty()
+        && attachments.is_empty()
+        && let Some(p) = placeholder(f)?
+    {
+        text = p;
+    }
+    if let Some(from) = forward_name(f)? {
+        let prefix = format!("[forwarded from {from}] ");
+        let shift = u32::try_from(prefix.encode_utf16().count()).unwrap_or(0);
+        for e in &mut ents {
+            e.offset = e.offset.saturating_add(shift);
+        }
+        text.insert_str(0, &prefix);
+    }
+    Ok(Body { text, entities: ents, attachments, service })
+}
+
+/// Whether the replied message is the bot's.
+fn replies_to_bot(reply: Option<&Map<String, Value>>, bot: &Bot) -> bool {
+    reply.and_then(|r| r.get("from")).and_then(Value::as_object).is_some_and(|u| {
+        let id = u.get("id").and_then(id_of).unwrap_or_default();
+        bot.is(&id, u.get("username").and_then(Value::as_str))
     })
 }
 

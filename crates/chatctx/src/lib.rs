@@ -16,7 +16,6 @@
 //! - [`triage`]: model triage over an OpenAI-compatible endpoint.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
-#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod auth;
 pub mod clock;

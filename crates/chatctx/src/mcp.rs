@@ -111,6 +111,7 @@ pub fn tools() -> Vec<Tool> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use super::*;
 

@@ -107,6 +107,7 @@ impl Metrics {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use super::*;
 

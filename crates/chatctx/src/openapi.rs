@@ -5,9 +5,6 @@
 //! generated from this document reads and writes what the server does. Each tool gets its own path
 //! (`/v1/tools/resolve_reference_target`, …) because one templated path could not give each tool its own body.
 
-// `json!` literals: static documents that cannot fail.
-#![allow(clippy::disallowed_methods)]
-
 use chatctx_core::tools::ToolCall;
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
@@ -25,6 +22,8 @@ fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
     g.subschema_for::<T>().to_value()
 }
 
+// `json!` on literals and our own values: a static document that cannot fail.
+#[allow(clippy::disallowed_methods)]
 fn error_responses(codes: &[(u16, &str)]) -> Map<String, Value> {
     let mut m = Map::new();
     for (status, what) in codes {
@@ -36,6 +35,8 @@ fn error_responses(codes: &[(u16, &str)]) -> Map<String, Value> {
     m
 }
 
+// `json!` on literals and our own values: a static document that cannot fail.
+#[allow(clippy::disallowed_methods)]
 fn operation(summary: &str, body: Option<Value>, ok: Value, errors: &[(u16, &str)]) -> Value {
     let mut responses = error_responses(errors);
     responses.insert("200".into(), json!({"description": "OK", "content": {"application/json": {"schema": ok}}}));
@@ -51,6 +52,8 @@ const FORBIDDEN: (u16, &str) = (403, "The token may not touch this chat (`forbid
 const BAD: (u16, &str) = (400, "Bad input; the code names the kind and the message names the field.");
 const TIMEOUT: (u16, &str) = (503, "Ran past server.request_timeout (`timeout`); retrying is safe.");
 
+// `json!` on literals and our own values: a static document that cannot fail.
+#[allow(clippy::disallowed_methods)]
 fn chat_path_params() -> Value {
     json!([
         {"name": "chat_id", "in": "path", "required": true, "schema": {"type": "string"}},
@@ -60,10 +63,42 @@ fn chat_path_params() -> Value {
 }
 
 /// The document.
+// `json!` on literals and our own values: a static document that cannot fail.
+#[allow(clippy::disallowed_methods)]
 pub fn document() -> Value {
     let mut g = generator();
     let mut paths = Map::new();
-    let report = schema_of::<crate::service::IngestReport>(&mut g);
+    ingest_paths(&mut g, &mut paths);
+    tool_paths(&mut g, &mut paths);
+    chat_paths(&mut g, &mut paths);
+    service_paths(&mut paths);
+    // Defines `Error`, which every error response refers to.
+    let _ = g.subschema_for::<chatctx_core::Error>();
+    let mut schemas = g.take_definitions(true);
+    schemas.insert(
+        "Event".into(),
+        json!({"type": "object", "required": ["type"], "properties": {
+            "type": {"enum": ["message", "reaction", "object", "activation", "telegram_update"]}},
+            "description": "An input event (docs/protocol.md, \"Events\"); the fields depend on its type."}),
+    );
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "chatctx", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "Conversation context for LLM chat bots: history, active objects, reference resolution, conversation state."},
+        "paths": paths,
+        "security": [{"bearer": []}],
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": schemas
+        }
+    })
+}
+
+/// `/v1/events` and `/v1/telegram/updates`.
+// `json!` on literals and our own values: a static document that cannot fail.
+#[allow(clippy::disallowed_methods)]
+fn ingest_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
+    let report = schema_of::<crate::service::IngestReport>(g);
     paths.insert(
         "/v1/events".into(),
         json!({"post": operation(
@@ -85,8 +120,14 @@ pub fn document() -> Value {
         {"name": "triggered_agent", "in": "query", "schema": {"type": "boolean"}}
     ]);
     paths.insert("/v1/telegram/updates".into(), json!({"post": telegram}));
+}
+
+/// `/v1/tools/{tool}`, one path per tool, and `/v1/scopes`.
+// `json!` on literals and our own values: a static document that cannot fail.
+#[allow(clippy::disallowed_methods)]
+fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let responses: Map<String, Value> =
-        ToolCall::response_schemas(&mut g).into_iter().map(|(name, s)| (name.to_owned(), s.to_value())).collect();
+        ToolCall::response_schemas(g).into_iter().map(|(name, s)| (name.to_owned(), s.to_value())).collect();
     for tool in ToolCall::schemas() {
         paths.insert(
             format!("/v1/tools/{}", tool.name),
@@ -114,6 +155,12 @@ pub fn document() -> Value {
             &[BAD, AUTH, FORBIDDEN],
         )}),
     );
+}
+
+/// `/v1/chats/{chat_id}` and what is stored for it.
+// `json!` on literals and our own values: a static document that cannot fail.
+#[allow(clippy::disallowed_methods)]
+fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let mut delete = operation(
         "Forget a chat completely, in memory and in the store.",
         None,
@@ -126,19 +173,25 @@ pub fn document() -> Value {
         (
             "history",
             "Every stored history item of the conversation.",
-            schema_of::<Vec<chatctx_core::ChatHistoryItem>>(&mut g),
+            schema_of::<Vec<chatctx_core::ChatHistoryItem>>(g),
         ),
-        ("objects", "Every object of the chat.", schema_of::<Vec<chatctx_core::objects::Object>>(&mut g)),
+        ("objects", "Every object of the chat.", schema_of::<Vec<chatctx_core::objects::Object>>(g)),
         (
             "scenario",
             "The conversation state with its kept revisions.",
-            schema_of::<chatctx_core::scenario::ScenarioState>(&mut g),
+            schema_of::<chatctx_core::scenario::ScenarioState>(g),
         ),
     ] {
         let mut op = operation(summary, None, schema, &[AUTH, FORBIDDEN, (404, "Unknown chat (`unknown_chat`).")]);
         op["parameters"] = chat_path_params();
         paths.insert(format!("/v1/chats/{{chat_id}}/{what}"), json!({"get": op}));
     }
+}
+
+/// The probes, the metrics, this document and `/mcp`.
+// `json!` on literals and our own values: a static document that cannot fail.
+#[allow(clippy::disallowed_methods)]
+fn service_paths(paths: &mut Map<String, Value>) {
     paths.insert(
         "/healthz".into(),
         json!({"get": {"summary": "Liveness.", "security": [], "responses": {"200": {"description": "ok"}}}}),
@@ -159,29 +212,10 @@ pub fn document() -> Value {
         "/mcp".into(),
         json!({"post": {"summary": "MCP streamable HTTP (JSON-RPC); the same tools as /v1/tools.", "responses": {"200": {"description": "JSON-RPC answer, as JSON or an event stream"}}}}),
     );
-    // Defines `Error`, which every error response refers to.
-    let _ = g.subschema_for::<chatctx_core::Error>();
-    let mut schemas = g.take_definitions(true);
-    schemas.insert(
-        "Event".into(),
-        json!({"type": "object", "required": ["type"], "properties": {
-            "type": {"enum": ["message", "reaction", "object", "activation", "telegram_update"]}},
-            "description": "An input event (docs/protocol.md, \"Events\"); the fields depend on its type."}),
-    );
-    json!({
-        "openapi": "3.1.0",
-        "info": {"title": "chatctx", "version": env!("CARGO_PKG_VERSION"),
-                 "description": "Conversation context for LLM chat bots: history, active objects, reference resolution, conversation state."},
-        "paths": paths,
-        "security": [{"bearer": []}],
-        "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": schemas
-        }
-    })
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 

@@ -177,6 +177,7 @@ pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: u
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use super::*;
 

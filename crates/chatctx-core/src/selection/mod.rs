@@ -392,6 +392,7 @@ fn count(chat: &Chat, scope: Scope, topic: Option<&str>, before: Option<Key>, ke
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
     use super::*;
 
