@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::request::{Request, Scope, ScopeUse};
+use super::request::{Request, Scope, ScopeUse, scoped_request};
 use crate::chat::{Chat, Item};
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
@@ -47,21 +47,7 @@ impl Request for GetChatHistoryContext {
         Ok(Self { scope: Scope::decode(&f, Self::SCOPE, defaults)?, now: f.time("now")? })
     }
 
-    fn scope(&self) -> &Scope {
-        &self.scope
-    }
-
-    fn scope_mut(&mut self) -> &mut Scope {
-        &mut self.scope
-    }
-
-    fn now(&self) -> Option<Timestamp> {
-        self.now
-    }
-
-    fn fill_now(&mut self, now: Timestamp) {
-        self.now.get_or_insert(now);
-    }
+    scoped_request!(now);
 }
 
 /// The rendered history: the `single` payload or the `per_item` messages.

@@ -13,7 +13,7 @@ use crate::kinds::{Activation, KindName, ObjectKind};
 use crate::objects::{Liveness, Object, short_label};
 use crate::time::Timestamp;
 use crate::tools::request::Id;
-use crate::tools::request::{Request, Scope, ScopeUse};
+use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
 use crate::tools::resolve::{Descriptor, Tier, kinds_field};
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
@@ -69,21 +69,7 @@ impl Request for ListActiveContextObjects {
         })
     }
 
-    fn scope(&self) -> &Scope {
-        &self.scope
-    }
-
-    fn scope_mut(&mut self) -> &mut Scope {
-        &mut self.scope
-    }
-
-    fn now(&self) -> Option<Timestamp> {
-        self.now
-    }
-
-    fn fill_now(&mut self, now: Timestamp) {
-        self.now.get_or_insert(now);
-    }
+    scoped_request!(now);
 }
 
 /// One listed object.

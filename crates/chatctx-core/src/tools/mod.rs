@@ -91,10 +91,7 @@ impl Engine {
     pub fn answer(&mut self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
         let at = call.now().unwrap_or(now);
         match call {
-            ToolCall::GetChatHistoryContext(req) if req.now.is_none() => {
-                let req = GetChatHistoryContext { now: Some(at), ..req.clone() };
-                self.get_chat_history_context(&req).map(|h| ToolResponse::History(Box::new(h)))
-            }
+            // History does not depend on the time: its `now` is only carried.
             ToolCall::GetChatHistoryContext(req) => {
                 self.get_chat_history_context(req).map(|h| ToolResponse::History(Box::new(h)))
             }

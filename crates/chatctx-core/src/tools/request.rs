@@ -127,3 +127,28 @@ pub trait Request: Sized + Serialize + JsonSchema {
     /// Sets the time where the request takes one and names none (so that a logged call means the same later).
     fn fill_now(&mut self, _now: Timestamp) {}
 }
+
+/// The [`Request`] methods that only hand out the request's `scope` field (and, with `now`, its `now` field).
+macro_rules! scoped_request {
+    () => {
+        fn scope(&self) -> &$crate::tools::request::Scope {
+            &self.scope
+        }
+
+        fn scope_mut(&mut self) -> &mut $crate::tools::request::Scope {
+            &mut self.scope
+        }
+    };
+    (now) => {
+        scoped_request!();
+
+        fn now(&self) -> Option<$crate::time::Timestamp> {
+            self.now
+        }
+
+        fn fill_now(&mut self, now: $crate::time::Timestamp) {
+            self.now.get_or_insert(now);
+        }
+    };
+}
+pub(crate) use scoped_request;

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::request::{Request, Scope, ScopeUse};
+use super::request::{Request, Scope, ScopeUse, scoped_request};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
 use crate::scenario::{Scenario, ScenarioState};
@@ -71,30 +71,6 @@ fn u64_field(f: &Fields<'_>, key: &str) -> Result<Option<u64>, Error> {
     }
 }
 
-/// The [`Request`] methods every state tool shares.
-macro_rules! scoped {
-    () => {
-        fn scope(&self) -> &Scope {
-            &self.scope
-        }
-
-        fn scope_mut(&mut self) -> &mut Scope {
-            &mut self.scope
-        }
-    };
-    (now) => {
-        scoped!();
-
-        fn now(&self) -> Option<Timestamp> {
-            self.now
-        }
-
-        fn fill_now(&mut self, now: Timestamp) {
-            self.now.get_or_insert(now);
-        }
-    };
-}
-
 impl Request for GetScenario {
     const NAME: &'static str = "get_scenario";
     const DESCRIPTION: &'static str = "The conversation's structured state: {revision, state, updated_at}.";
@@ -106,7 +82,7 @@ impl Request for GetScenario {
         Ok(Self { scope: Scope::decode(&f, STATE_SCOPE, defaults)?, revisions: f.bool("revisions")?.unwrap_or(false) })
     }
 
-    scoped!();
+    scoped_request!();
 }
 
 impl Request for UpdateScenario {
@@ -132,7 +108,7 @@ impl Request for UpdateScenario {
         })
     }
 
-    scoped!(now);
+    scoped_request!(now);
 }
 
 impl Request for RevertScenario {
@@ -151,7 +127,7 @@ impl Request for RevertScenario {
         })
     }
 
-    scoped!(now);
+    scoped_request!(now);
 }
 
 impl crate::engine::Engine {

@@ -23,7 +23,7 @@ use crate::objects::{Liveness, Object, short_label};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
 use crate::tools::request::Id;
-use crate::tools::request::{Request, Scope, ScopeUse};
+use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
 
 mod answer;
 mod pool;
@@ -206,21 +206,7 @@ impl Request for ResolveReferenceTarget {
         })
     }
 
-    fn scope(&self) -> &Scope {
-        &self.scope
-    }
-
-    fn scope_mut(&mut self) -> &mut Scope {
-        &mut self.scope
-    }
-
-    fn now(&self) -> Option<Timestamp> {
-        self.now
-    }
-
-    fn fill_now(&mut self, now: Timestamp) {
-        self.now.get_or_insert(now);
-    }
+    scoped_request!(now);
 }
 
 impl ResolveReferenceTarget {
