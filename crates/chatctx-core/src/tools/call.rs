@@ -46,6 +46,12 @@ impl ToolSchema {
         input.remove("description");
         if let Some(Value::Object(props)) = input.get_mut("properties") {
             props.retain(|k, _| T::SCOPE.reads.contains(&k.as_str()) || !is_scope_field(k));
+            // A required scope field is optional in the shared type; here it must be an id, never null.
+            for key in T::SCOPE.requires {
+                if let Some(Value::Object(field)) = props.get_mut(*key) {
+                    field.insert("type".to_owned(), Value::from(vec!["string", "integer"]));
+                }
+            }
         }
         let required = input.entry("required").or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(list) = required {
