@@ -15,6 +15,62 @@ pub struct Fields<'a> {
     code: ErrorCode,
 }
 
+/// The deepest nesting of arrays and objects in a JSON text (0 for a scalar), read without parsing: brackets
+/// inside strings do not count. Cheap enough to run over every input before it is parsed; on text that is not
+/// JSON the answer is meaningless but finite, and the parser refuses the text anyway.
+pub fn nesting(text: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The deepest nesting of arrays and objects in a parsed value (0 for a scalar), without recursion.
+pub fn value_nesting(v: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, at)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(at + 1);
+        stack.extend(children.map(|c| (c, at + 1)));
+    }
+    deepest
+}
+
+/// Refuses (`code`) a JSON input nested deeper than `max` levels of arrays and objects.
+pub fn check_nesting(depth: usize, max: usize, what: &str, code: ErrorCode) -> Result<(), Error> {
+    if depth > max {
+        return Err(Error::new(
+            code,
+            format!("{what} is nested {depth} levels deep; at most {max} are accepted (server.max_json_depth)"),
+        ));
+    }
+    Ok(())
+}
+
 /// Returns `v` as an object, or an error naming `what`.
 pub fn object<'a>(v: &'a Value, what: &str, code: ErrorCode) -> Result<&'a Map<String, Value>, Error> {
     v.as_object().ok_or_else(|| Error::new(code, format!("{what} must be a JSON object")))

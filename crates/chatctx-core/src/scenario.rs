@@ -194,6 +194,14 @@ impl Scenario {
         {
             return Err(conflict(e, self.revision));
         }
+        // Bounded before anything is merged: a state too deep to be stored and read back is never accepted.
+        let depth = 1 + patch.values().map(crate::json::value_nesting).max().unwrap_or(0);
+        if depth > settings.max_depth {
+            return Err(Error::new(
+                ErrorCode::InvalidPatch,
+                format!("the patch is nested {depth} levels deep, over state.max_depth ({})", settings.max_depth),
+            ));
+        }
         let mut delta = Delta::new();
         for (k, v) in patch {
             let old = self.state.get(k);

@@ -226,6 +226,8 @@ impl Default for ObjectSettings {
 pub struct StateSettings {
     /// Largest state, in bytes of compact JSON.
     pub max_bytes: usize,
+    /// Deepest nesting of objects and arrays in the state (the state object itself is level 1).
+    pub max_depth: usize,
     /// Merge depth (0 = unlimited).
     pub merge_depth: u32,
     /// Merge depth per top-level key.
@@ -238,7 +240,14 @@ pub struct StateSettings {
 
 impl Default for StateSettings {
     fn default() -> Self {
-        Self { max_bytes: 8192, merge_depth: 0, merge_depth_by_key: BTreeMap::new(), keep_revisions: 50, schema: None }
+        Self {
+            max_bytes: 8192,
+            max_depth: 32,
+            merge_depth: 0,
+            merge_depth_by_key: BTreeMap::new(),
+            keep_revisions: 50,
+            schema: None,
+        }
     }
 }
 

@@ -33,7 +33,7 @@ pub mod testing;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PgStore, create_database};
-pub use sqlite::SqliteStore;
+pub use sqlite::{DEFAULT_CHECK_TIME, Integrity, Salvaged, SqliteStore};
 
 use std::sync::Arc;
 
@@ -61,6 +61,9 @@ pub enum StoreError {
     /// A lock was poisoned by a panic elsewhere.
     #[error("the store is unusable after an earlier panic")]
     Poisoned,
+    /// The store is damaged, or a file is where a store should be that is not one.
+    #[error("{0}")]
+    Damaged(String),
 }
 
 /// A boxed future that may move between threads.
@@ -78,6 +81,11 @@ pub trait Store: Send + Sync {
     /// Checks that the store answers (for readiness probes). The embedded stores always do.
     fn ping(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+    /// Removes one operation (`chatctx store repair --drop-damaged` on a store that is repaired in place).
+    fn remove_op(&self, channel: &str, chat_id: &str, pos: u64) -> Result<(), StoreError> {
+        let _ = (channel, chat_id, pos);
+        Err(StoreError::Damaged("this store cannot remove single operations".to_owned()))
     }
 }
 
@@ -143,11 +151,13 @@ pub enum Opened {
 pub struct OpenOptions {
     /// PostgreSQL: the most connections this process holds.
     pub pool_size: usize,
+    /// SQLite: how long the integrity check at open may take (`None`: no check).
+    pub check_time: Option<std::time::Duration>,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        Self { pool_size: 16 }
+        Self { pool_size: 16, check_time: Some(DEFAULT_CHECK_TIME) }
     }
 }
 
@@ -163,9 +173,8 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Opened, String> {
         #[cfg(not(feature = "postgres"))]
         return Err("this build has no PostgreSQL support (cargo feature `postgres`)".to_owned());
     }
-    let _ = options;
     let path = url.strip_prefix("sqlite://").unwrap_or(url);
-    SqliteStore::open(std::path::Path::new(path))
+    SqliteStore::open_checked(std::path::Path::new(path), options.check_time)
         .map(|s| Opened::Local(Arc::new(s)))
         .map_err(|e| format!("cannot open {path}: {e}"))
 }

@@ -281,6 +281,17 @@ impl Store for PgStore {
             Ok(())
         })
     }
+
+    fn remove_op(&self, channel: &str, chat_id: &str, at: u64) -> Result<(), StoreError> {
+        self.block(async {
+            let sql = "DELETE FROM chatctx_ops WHERE channel = $1 AND chat_id = $2 AND pos = $3";
+            let at = at as i64;
+            let params: [(&(dyn ToSql + Sync), Type); 3] =
+                [(&channel, Type::TEXT), (&chat_id, Type::TEXT), (&at, Type::INT8)];
+            self.client().await?.execute_typed(sql, &params).await.map_err(db)?;
+            Ok(())
+        })
+    }
 }
 
 impl Log for PgStore {

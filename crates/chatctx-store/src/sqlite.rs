@@ -43,9 +43,62 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+/// What an integrity check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Integrity {
+    /// Every page checked is sound.
+    Sound,
+    /// The problems SQLite reported (the first hundred).
+    Damaged(Vec<String>),
+    /// The check ran out of time before it finished (nothing wrong was found in the part it read).
+    Unfinished,
+}
+
+/// What [`SqliteStore::salvage`] could read.
+#[derive(Debug)]
+pub struct Salvaged {
+    /// The operations with their positions, in the order written.
+    pub ops: Vec<(u64, Op)>,
+    /// Each chat's newest position as recorded.
+    pub heads: Vec<((String, String), u64)>,
+    /// Why reading stopped before the end, if it did.
+    pub stopped: Option<StoreError>,
+}
+
+/// How long the integrity check at open may take by default; a larger store is checked in part.
+pub const DEFAULT_CHECK_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl SqliteStore {
-    /// Opens (or creates) the database at `path` and brings its schema up to date.
+    /// Opens (or creates) the database at `path`, checks its integrity for at most [`DEFAULT_CHECK_TIME`], and
+    /// brings its schema up to date.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_checked(path, Some(DEFAULT_CHECK_TIME))
+    }
+
+    /// As [`SqliteStore::open`], checking integrity for at most `check` (`None`: not at all). A store that is
+    /// not a database, an empty file left where a store was, or a store whose check finds damage is refused.
+    pub fn open_checked(path: &Path, check: Option<std::time::Duration>) -> Result<Self, StoreError> {
+        refuse_empty(path)?;
+        let store = Self::open_unchecked(path)?;
+        if let Some(limit) = check {
+            match store.integrity(Some(limit))? {
+                Integrity::Sound => {}
+                Integrity::Unfinished => tracing_free_warning(limit),
+                Integrity::Damaged(problems) => {
+                    return Err(StoreError::Damaged(format!(
+                        "{} is damaged ({}); `chatctx store repair --drop-damaged` copies what can be read into a \
+                         new file and keeps this one beside it",
+                        path.display(),
+                        problems.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+                    )));
+                }
+            }
+        }
+        Ok(store)
+    }
+
+    /// Opens without the integrity check (for `chatctx store check` and `repair`, which report it themselves).
+    pub fn open_unchecked(path: &Path) -> Result<Self, StoreError> {
         let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit is on disk when it returns, so an acknowledged write survives a crash or power loss.
@@ -64,6 +117,126 @@ impl SqliteStore {
     fn conn(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
         self.conn.lock().map_err(|_| StoreError::Poisoned)
     }
+
+    /// SQLite's `quick_check` of every page, for at most `limit` (`None`: to the end).
+    pub fn integrity(&self, limit: Option<std::time::Duration>) -> Result<Integrity, StoreError> {
+        let conn = self.conn()?;
+        let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if let Some(limit) = limit {
+            let deadline = std::time::Instant::now() + limit;
+            let flag = stopped.clone();
+            conn.progress_handler(
+                10_000,
+                Some(move || {
+                    let late = std::time::Instant::now() > deadline;
+                    flag.store(late, std::sync::atomic::Ordering::Relaxed);
+                    late
+                }),
+            )?;
+        }
+        let found = (|| {
+            let mut stmt = conn.prepare("PRAGMA quick_check(100)")?;
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+            rows.collect::<Result<Vec<String>, _>>()
+        })();
+        conn.progress_handler(0, None::<fn() -> bool>)?;
+        match found {
+            Err(_) if stopped.load(std::sync::atomic::Ordering::Relaxed) => Ok(Integrity::Unfinished),
+            Err(e) if is_damage(&e) => Ok(Integrity::Damaged(vec![e.to_string()])),
+            Err(e) => Err(e.into()),
+            Ok(lines) if lines == ["ok"] => Ok(Integrity::Sound),
+            Ok(lines) => Ok(Integrity::Damaged(lines)),
+        }
+    }
+
+    /// Every operation that can still be read, in the order written, with each chat's newest position as
+    /// recorded (positions are never reused, so a repaired store keeps them). Reading stops at the first row
+    /// that cannot be read, keeping what was read before it.
+    pub fn salvage(&self) -> Salvaged {
+        let mut ops = Vec::new();
+        let mut heads = Vec::new();
+        let conn = match self.conn() {
+            Ok(c) => c,
+            Err(e) => return Salvaged { ops, heads, stopped: Some(e) },
+        };
+        let read_ops = (|| -> Result<(), StoreError> {
+            let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line FROM ops ORDER BY seq")?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let pos: i64 = row.get(2)?;
+                ops.push((pos as u64, Op { channel: row.get(0)?, chat_id: row.get(1)?, line: row.get(3)? }));
+            }
+            Ok(())
+        })();
+        let read_heads = (|| -> Result<(), StoreError> {
+            let mut stmt = conn.prepare("SELECT channel, chat_id, head FROM chats")?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let head: i64 = row.get(2)?;
+                heads.push(((row.get(0)?, row.get(1)?), head as u64));
+            }
+            Ok(())
+        })();
+        Salvaged { ops, heads, stopped: read_ops.err().or(read_heads.err()) }
+    }
+
+    /// Writes a new store at `path` (which must not exist) holding `ops` at their positions, with each chat's
+    /// newest position the larger of `heads` and its operations'.
+    pub fn write_fresh(path: &Path, ops: &[(u64, Op)], heads: &[((String, String), u64)]) -> Result<(), StoreError> {
+        if path.exists() {
+            return Err(StoreError::Damaged(format!("{} exists already", path.display())));
+        }
+        let store = Self::open_unchecked(path)?;
+        let mut conn = store.conn()?;
+        let tx = write(&mut conn)?;
+        let mut newest: std::collections::HashMap<(&str, &str), u64> = std::collections::HashMap::new();
+        for ((channel, chat), head) in heads {
+            newest.insert((channel, chat), *head);
+        }
+        {
+            let mut insert = tx.prepare("INSERT INTO ops (channel, chat_id, pos, line) VALUES (?1, ?2, ?3, ?4)")?;
+            for (pos, o) in ops {
+                insert.execute(params![o.channel, o.chat_id, *pos as i64, o.line])?;
+                let head = newest.entry((&o.channel, &o.chat_id)).or_default();
+                *head = (*head).max(*pos);
+            }
+            let mut chat = tx.prepare("INSERT INTO chats (channel, chat_id, head) VALUES (?1, ?2, ?3)")?;
+            for ((channel, chat_id), head) in newest {
+                chat.execute(params![channel, chat_id, head as i64])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// Whether a SQLite error says the file is damaged (rather than busy, full or unreadable).
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
+}
+
+/// An empty file where a store should be is refused: SQLite would take it for a new, empty store and the
+/// state it once held would be silently gone. (A store killed before its first checkpoint may have an empty
+/// main file and everything in its `-wal` file: that one opens.)
+fn refuse_empty(path: &Path) -> Result<(), StoreError> {
+    let empty = |p: &Path| std::fs::metadata(p).map(|m| m.len() == 0).ok();
+    let wal = path.with_file_name(format!("{}-wal", path.file_name().and_then(|n| n.to_str()).unwrap_or_default()));
+    if empty(path) == Some(true) && empty(&wal) != Some(false) {
+        return Err(StoreError::Damaged(format!(
+            "{} is an empty file (0 bytes), not a chatctx store: if the store was lost, restore it from a backup; \
+             to start a new store, remove the file",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The integrity check ran out of time: said on stderr, since this crate does not log.
+fn tracing_free_warning(limit: std::time::Duration) {
+    eprintln!(
+        "warning: the store's integrity check stopped after {limit:?} (store.check_timeout) with nothing wrong found \
+         so far; `chatctx store check` checks all of it"
+    );
 }
 
 fn write(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {

@@ -62,27 +62,45 @@ fn json_body<T: serde::Serialize>(v: &T) -> Response {
     }
 }
 
-/// The body, or `payload_too_large` / `invalid_request`.
-fn body(b: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    b.map_err(|r| match r {
+/// The body, or `payload_too_large` / `invalid_request`; a body nested deeper than `server.max_json_depth` is
+/// refused before it is parsed.
+fn body(app: &AppState, b: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    let bytes = b.map_err(|r| match r {
         BytesRejection::FailedToBufferBody(_) => {
             ApiError(Error::new(ErrorCode::PayloadTooLarge, format!("the body is over {MAX_BODY} bytes")))
         }
         other => ApiError(Error::invalid_request(other.body_text())),
-    })
+    })?;
+    let depth = chatctx_core::json::nesting(&bytes);
+    chatctx_core::json::check_nesting(depth, app.limits.max_json_depth, "the body", ErrorCode::InvalidRequest)?;
+    Ok(bytes)
 }
 
-/// One event, a JSON array of events, or JSON Lines. `single` when the body was one object.
-fn events_of(bytes: &[u8]) -> Result<(Vec<Value>, bool), Error> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Array(items)) => Ok((items, false)),
-        Ok(v) => Ok((vec![v], true)),
+/// One event, a JSON array of events, or JSON Lines. `single` when the body was one object. More than
+/// `max_items` inputs are refused before they are parsed.
+fn events_of(bytes: &[u8], max_items: usize) -> Result<(Vec<Value>, bool), Error> {
+    let too_many = || {
+        Error::new(
+            ErrorCode::PayloadTooLarge,
+            format!("more than {max_items} inputs in one request (server.max_batch_items): send them in batches"),
+        )
+    };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    match serde::Deserializer::deserialize_any(&mut de, Batch { max_items }).and_then(|b| de.end().map(|()| b)) {
+        Ok(Parsed::Many(items)) => Ok((items, false)),
+        Ok(Parsed::One(v)) => Ok((vec![v], true)),
+        Err(e) if e.to_string().starts_with(TOO_MANY) => Err(too_many()),
         Err(whole) => {
             let text = std::str::from_utf8(bytes).map_err(|_| Error::invalid_event("the body is not UTF-8"))?;
-            let mut out = Vec::new();
-            for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let lines: Vec<(usize, &str)> = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect();
+            if lines.len() > max_items {
+                return Err(too_many());
+            }
+            let single = text.lines().count() == 1;
+            let mut out = Vec::with_capacity(lines.len());
+            for (i, line) in lines {
                 out.push(serde_json::from_str(line).map_err(|e| {
-                    Error::invalid_event(if i == 0 && text.lines().count() == 1 {
+                    Error::invalid_event(if i == 0 && single {
                         format!("the body is not JSON: {whole}")
                     } else {
                         format!("line {} is not JSON: {e}", i + 1)
@@ -91,6 +109,65 @@ fn events_of(bytes: &[u8]) -> Result<(Vec<Value>, bool), Error> {
             }
             Ok((out, false))
         }
+    }
+}
+
+const TOO_MANY: &str = "too many inputs";
+
+/// Reads a body as one JSON value or an array of at most `max_items` values, stopping at the first one past.
+struct Batch {
+    max_items: usize,
+}
+
+enum Parsed {
+    One(Value),
+    Many(Vec<Value>),
+}
+
+impl<'de> serde::de::Visitor<'de> for Batch {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an event object or an array of events")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.max_items));
+        while let Some(v) = seq.next_element::<Value>()? {
+            if items.len() == self.max_items {
+                return Err(serde::de::Error::custom(TOO_MANY));
+            }
+            items.push(v);
+        }
+        Ok(Parsed::Many(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Parsed, A::Error> {
+        serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Parsed::One)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::from(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::from(v)))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::Null))
     }
 }
 
@@ -115,6 +192,26 @@ pub struct AppState {
     pub timeout: std::time::Duration,
     /// What `/metrics` reports.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// What one request may ask for.
+    pub limits: Limits,
+}
+
+/// What one request may ask for (`[server]`).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// `server.max_json_depth`.
+    pub max_json_depth: usize,
+    /// `server.max_batch_items`.
+    pub max_batch_items: usize,
+    /// `server.max_rejections`.
+    pub max_rejections: usize,
+}
+
+impl Limits {
+    /// The limits `[server]` sets.
+    pub fn of(s: &crate::config::ServerSettings) -> Self {
+        Self { max_json_depth: s.max_json_depth, max_batch_items: s.max_batch_items, max_rejections: s.max_rejections }
+    }
 }
 
 impl AppState {
@@ -126,6 +223,7 @@ impl AppState {
             stop: tokio_util::sync::CancellationToken::new(),
             timeout: std::time::Duration::from_secs(30),
             metrics: Arc::default(),
+            limits: Limits::of(&crate::config::ServerSettings::default()),
         }
     }
 }
@@ -150,7 +248,7 @@ async fn post_events(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
-    let (inputs, single) = events_of(&body(b)?)?;
+    let (inputs, single) = events_of(&body(&app, b)?, app.limits.max_batch_items)?;
     ingest(&app, a, inputs, single).await
 }
 
@@ -158,10 +256,11 @@ async fn post_events(
 /// batch gets the report.
 async fn ingest(app: &AppState, a: Access, inputs: Vec<Value>, single: bool) -> Result<Response, ApiError> {
     let svc = app.svc.clone();
-    let report = blocking(move || svc.ingest_for(&inputs, now(), &|ch, c| a.allows(ch, c))).await?;
+    let mut report = blocking(move || svc.ingest_for(&inputs, now(), &|ch, c| a.allows(ch, c))).await?;
     if single && let Some(r) = report.rejected.first() {
         return Err(ApiError(Error::new(r.code, r.message.clone())));
     }
+    report.cap_rejections(app.limits.max_rejections);
     Ok(json_body(&report))
 }
 
@@ -180,7 +279,7 @@ async fn post_telegram(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
-    let update: Value = serde_json::from_slice(&body(b)?)
+    let update: Value = serde_json::from_slice(&body(&app, b)?)
         .map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))?;
     let mut event = serde_json::Map::new();
     event.insert("type".into(), Value::from("telegram_update"));
@@ -206,7 +305,7 @@ async fn post_tool(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
-    let bytes = body(b)?;
+    let bytes = body(&app, b)?;
     let args: Value = if bytes.is_empty() {
         Value::Object(serde_json::Map::new())
     } else {
@@ -245,7 +344,7 @@ async fn post_scope(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
-    let req: ScopeRequest = serde_json::from_slice(&body(b)?)
+    let req: ScopeRequest = serde_json::from_slice(&body(&app, b)?)
         .map_err(|e| ApiError(Error::invalid_request(format!("not a scope request: {e}"))))?;
     let id = |v: &Value, field: &str| {
         chatctx_core::json::id_of(v)
@@ -375,7 +474,8 @@ pub fn router(app: AppState) -> Router {
         // rebinding page cannot send) the server may sit behind any host name.
         mcp_config = mcp_config.disable_allowed_hosts();
     }
-    let mcp_app = crate::mcp::Mcp::http(app.svc.clone(), app.auth.clone());
+    let mcp_app =
+        crate::mcp::Mcp::http(app.svc.clone(), app.auth.clone()).with_max_json_depth(app.limits.max_json_depth);
     let mcp =
         StreamableHttpService::new(move || Ok(mcp_app.clone()), Arc::new(LocalSessionManager::default()), mcp_config);
     let mcp =

@@ -26,6 +26,7 @@ pub mod logline;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+pub mod repair;
 pub mod replay;
 pub mod service;
 pub mod triage;

@@ -84,14 +84,38 @@ impl LogLine<'_> {
             LogLine::Import(doc) => serde_json::to_string(&ImportShape { import: doc }),
             LogLine::Forget => serde_json::to_string(&ForgetShape { forget: true }),
         };
-        written.map_err(|e| Error::new(ErrorCode::Internal, format!("a log line could not be written: {e}")))
+        let line =
+            written.map_err(|e| Error::new(ErrorCode::Internal, format!("a log line could not be written: {e}")))?;
+        // Nothing is stored that could not be read back: inputs are bounded far below this (server.max_json_depth,
+        // state.max_depth), so only an imported document could reach it.
+        let depth = chatctx_core::json::nesting(line.as_bytes());
+        if depth > READ_DEPTH {
+            let why = format!("it would be stored nested {depth} levels deep; at most {READ_DEPTH} can be read back");
+            return Err(Error::invalid_request(why));
+        }
+        Ok(line)
     }
 }
+
+/// The deepest nesting of arrays and objects a line may have to be read: twice what any input may have
+/// ([`crate::config::MAX_JSON_DEPTH`]), so that whatever a writer wraps around an input (an event in its line,
+/// a state in a snapshot's document) always reads back. serde_json's own limit (128) is lower than some lines
+/// the server may write, so lines are checked against this instead.
+pub const READ_DEPTH: usize = 2 * crate::config::MAX_JSON_DEPTH;
 
 impl LogLine<'static> {
     /// Reads one line (any version's).
     pub fn parse(line: &str) -> Result<Self, BadLine> {
-        let v: Value = serde_json::from_str(line)
+        let depth = chatctx_core::json::nesting(line.as_bytes());
+        if depth > READ_DEPTH {
+            let why = format!("the line is nested {depth} levels deep; at most {READ_DEPTH} can be read");
+            return Err(BadLine::line(Error::invalid_event(why)));
+        }
+        let mut de = serde_json::Deserializer::from_str(line);
+        // Bounded by the check above, at a depth whose recursion fits any thread's stack.
+        de.disable_recursion_limit();
+        let v = serde::Deserialize::deserialize(&mut de)
+            .and_then(|v: Value| de.end().map(|()| v))
             .map_err(|e| BadLine::line(Error::invalid_event(format!("the line is not valid JSON: {e}"))))?;
         Self::from_value(v)
     }

@@ -61,6 +61,11 @@ enum Command {
     /// The document moves a conversation between deployments or shares it: `chatctx import DOC.json` turns it
     /// back into a replay line, and importing then exporting gives the same document.
     Export(ExportArgs),
+    /// Check a store, or repair a damaged one (when `serve` refuses to start on it).
+    Store {
+        #[command(subcommand)]
+        action: StoreAction,
+    },
     /// Check configuration: report unknown keys and bad values, print the effective settings.
     Config {
         #[command(subcommand)]
@@ -131,6 +136,36 @@ struct ExportArgs {
 }
 
 #[derive(Subcommand)]
+enum StoreAction {
+    /// Check every page of the store (SQLite) and replay every logged operation; change nothing.
+    ///
+    /// Lists each operation that cannot be applied, by chat and position. Exits 0 when the store is sound,
+    /// 1 when something is wrong. The server is best stopped first: this reads the whole store.
+    Check(StoreArgs),
+    /// Keep everything that can be read and applied; drop the rest, listing each dropped operation.
+    ///
+    /// SQLite: what is kept is copied into a new file, and the damaged file is kept beside it as
+    /// FILE.damaged-<unix time>. PostgreSQL: the damaged rows are deleted. Stop the server first.
+    Repair {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Agree to drop what cannot be read or applied (required: a repair loses that data).
+        #[arg(long)]
+        drop_damaged: bool,
+    },
+}
+
+#[derive(Args)]
+struct StoreArgs {
+    /// Configuration file (for store.url and the settings the log is replayed with).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Store (overrides store.url): sqlite://PATH or postgres://….
+    #[arg(long)]
+    store: Option<String>,
+}
+
+#[derive(Subcommand)]
 enum ConfigAction {
     /// Validate a configuration file and the CHATCTX_* environment.
     Check {
@@ -150,6 +185,8 @@ fn main() -> ExitCode {
         Command::Import(a) => run_import(a),
         Command::Export(a) => run_export(a),
         Command::Config { action: ConfigAction::Check { config } } => check_config(config.as_deref()),
+        Command::Store { action: StoreAction::Check(a) } => check_store(a),
+        Command::Store { action: StoreAction::Repair { store, drop_damaged } } => repair_store(store, drop_damaged),
     };
     match result {
         Ok(code) => code,
@@ -206,12 +243,52 @@ fn load_config(path: Option<&Path>) -> Result<config::Config> {
 fn open_service(cfg: &chatctx::config::Config, store: Option<String>) -> Result<chatctx::service::Service> {
     let url = store.unwrap_or(cfg.store.url.clone());
     let shown = chatctx::config::redact_url(&url);
-    let options = chatctx_store::OpenOptions { pool_size: cfg.store.pool_size };
+    let options = cfg.store.open_options();
     let store = chatctx_store::open(&url, &options).map_err(|e| anyhow::anyhow!("store.url {shown}: {e}"))?;
     let started = std::time::Instant::now();
-    let (service, loaded) = chatctx::service::Service::open(cfg.core.clone(), cfg.llm.clone(), store)?;
+    let options = chatctx::service::Options { compact_after: cfg.store.compact_after };
+    let (service, loaded) = chatctx::service::Service::open_with(cfg.core.clone(), cfg.llm.clone(), store, options)?;
     tracing::info!("rebuilt {loaded} logged operations from {shown} in {:.2?}", started.elapsed());
     Ok(service)
+}
+
+fn check_store(a: StoreArgs) -> Result<ExitCode> {
+    let cfg = load_config(a.config.as_deref())?;
+    let url = a.store.unwrap_or(cfg.store.url.clone());
+    let report = chatctx::repair::check(&url, &cfg.store.open_options(), &cfg.core)?;
+    let mut out = io::stdout().lock();
+    for line in report.lines() {
+        writeln!(out, "{line}")?;
+    }
+    if report.sound() {
+        writeln!(out, "the store is sound")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "the store is damaged: `chatctx store repair --drop-damaged` keeps what can be read and applied")?;
+    Ok(ExitCode::from(1))
+}
+
+fn repair_store(a: StoreArgs, drop_damaged: bool) -> Result<ExitCode> {
+    if !drop_damaged {
+        anyhow::bail!(
+            "a repair drops every logged operation that cannot be read or applied; run `chatctx store check` to see \
+             which, then pass --drop-damaged to agree"
+        );
+    }
+    let cfg = load_config(a.config.as_deref())?;
+    let url = a.store.unwrap_or(cfg.store.url.clone());
+    let stamp = chatctx::clock::now().unix();
+    let repaired = chatctx::repair::repair(&url, &cfg.store.open_options(), &cfg.core, stamp)?;
+    let mut out = io::stdout().lock();
+    for line in repaired.report.lines() {
+        writeln!(out, "{line}")?;
+    }
+    let dropped = repaired.report.damaged.len();
+    writeln!(out, "kept {} operations, dropped {dropped}", repaired.kept)?;
+    if let Some(old) = &repaired.kept_old_at {
+        writeln!(out, "the damaged file is kept at {}", old.display())?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_serve(a: ServeArgs) -> Result<ExitCode> {
@@ -234,6 +311,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
             std::sync::Arc::new(chatctx::auth::Auth::new(tokens)),
         );
         app.timeout = std::time::Duration::from_secs(cfg.server.request_timeout.secs().unsigned_abs());
+        app.limits = chatctx::http::Limits::of(&cfg.server);
         if cfg.store.max_age.secs() > 0 {
             tokio::spawn(retention(app.svc.clone(), cfg.store.max_age));
         }
@@ -253,6 +331,7 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
     runtime.block_on(async move {
         use rmcp::ServiceExt;
         let server = chatctx::mcp::Mcp::local(std::sync::Arc::new(service))
+            .with_max_json_depth(cfg.server.max_json_depth)
             .serve(rmcp::transport::stdio())
             .await
             .context("MCP initialization failed")?;

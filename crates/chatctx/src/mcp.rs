@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
-use chatctx_core::Error;
 use chatctx_core::tools::ToolCall;
+use chatctx_core::{Error, ErrorCode};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation, ListToolsResult,
@@ -30,17 +30,24 @@ pub struct Mcp {
     svc: Arc<Service>,
     /// `None` over stdio: the local caller may touch everything.
     auth: Option<Arc<Auth>>,
+    /// `server.max_json_depth`, for tool arguments.
+    max_json_depth: usize,
 }
 
 impl Mcp {
     /// Over stdio: no credentials.
     pub fn local(svc: Arc<Service>) -> Self {
-        Self { svc, auth: None }
+        Self { svc, auth: None, max_json_depth: crate::config::ServerSettings::default().max_json_depth }
+    }
+
+    /// The same, with tool arguments nested at most `depth` levels deep (`server.max_json_depth`).
+    pub fn with_max_json_depth(self, depth: usize) -> Self {
+        Self { max_json_depth: depth, ..self }
     }
 
     /// Over HTTP: each call is checked against the request's bearer token.
     pub fn http(svc: Arc<Service>, auth: Arc<Auth>) -> Self {
-        Self { svc, auth: Some(auth) }
+        Self { auth: Some(auth), ..Self::local(svc) }
     }
 
     fn access(&self, ctx: &RequestContext<RoleServer>) -> Result<Access, Error> {
@@ -88,7 +95,16 @@ impl ServerHandler for Mcp {
             return Err(ErrorData::invalid_params(format!("unknown tool {tool:?}"), None));
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let call = match self.access(&context).and_then(|access| access.decode_call(&tool, &args)) {
+        let depth = chatctx_core::json::value_nesting(&args);
+        let call = match chatctx_core::json::check_nesting(
+            depth,
+            self.max_json_depth,
+            "the arguments",
+            ErrorCode::InvalidRequest,
+        )
+        .and_then(|()| self.access(&context))
+        .and_then(|access| access.decode_call(&tool, &args))
+        {
             Ok(call) => call,
             Err(e) => {
                 crate::replay::log_refused(&tool, &e);

@@ -146,30 +146,34 @@ impl crate::engine::Engine {
             return Err(Error::new(ErrorCode::InvalidPatch, "field `patch`: a merge patch must be a JSON object"));
         };
         let k = &req.scope;
+        let state = &self.settings().state;
+        // Checked on the scenario as it stands (an empty one for a chat never written), so that a call that
+        // changes nothing leaves no trace: not even an empty chat, which the log would not bring back.
+        let fresh = Scenario::default();
+        let current = self.chat(&k.channel, &k.chat_id).and_then(|c| c.scenarios.get(&k.topic_id)).unwrap_or(&fresh);
+        let Some(delta) = current.prepare(patch, req.expected_revision, state, state.schema.as_ref())? else {
+            return Ok(current.view(Some(false), false));
+        };
         let (settings, chat) = self.with_chat(&k.channel, &k.chat_id);
-        let state = &settings.state;
         let scenario = chat.scenarios.entry(k.topic_id.clone()).or_default();
-        match scenario.prepare(patch, req.expected_revision, state, state.schema.as_ref())? {
-            None => Ok(scenario.view(Some(false), false)),
-            Some(delta) => {
-                scenario.commit(delta, &req.patch, req.now.unwrap_or(now), state.keep_revisions);
-                Ok(scenario.view(Some(true), false))
-            }
-        }
+        scenario.commit(delta, &req.patch, req.now.unwrap_or(now), settings.state.keep_revisions);
+        Ok(scenario.view(Some(true), false))
     }
 
     /// `revert_scenario`: writes a kept revision's state back as a new revision.
     pub fn revert_scenario(&mut self, req: &RevertScenario, now: Timestamp) -> Result<ScenarioState, Error> {
         let k = &req.scope;
+        let state = &self.settings().state;
+        let fresh = Scenario::default();
+        let current = self.chat(&k.channel, &k.chat_id).and_then(|c| c.scenarios.get(&k.topic_id)).unwrap_or(&fresh);
+        let Some((delta, written)) =
+            current.prepare_revert(req.to_revision, req.expected_revision, state, state.schema.as_ref())?
+        else {
+            return Ok(current.view(Some(false), false));
+        };
         let (settings, chat) = self.with_chat(&k.channel, &k.chat_id);
-        let state = &settings.state;
         let scenario = chat.scenarios.entry(k.topic_id.clone()).or_default();
-        match scenario.prepare_revert(req.to_revision, req.expected_revision, state, state.schema.as_ref())? {
-            None => Ok(scenario.view(Some(false), false)),
-            Some((delta, written)) => {
-                scenario.commit(delta, &written, req.now.unwrap_or(now), state.keep_revisions);
-                Ok(scenario.view(Some(true), false))
-            }
-        }
+        scenario.commit(delta, &written, req.now.unwrap_or(now), settings.state.keep_revisions);
+        Ok(scenario.view(Some(true), false))
     }
 }

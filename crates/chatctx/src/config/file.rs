@@ -13,6 +13,10 @@ use serde::Deserialize;
 
 use super::{Config, Token};
 
+/// The deepest `server.max_json_depth` may be: well inside what the log reader accepts
+/// ([`crate::logline::READ_DEPTH`]), whatever a stored line wraps around the input.
+pub const MAX_JSON_DEPTH: usize = 256;
+
 /// The whole file.
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -83,6 +87,7 @@ struct Objects {
 #[serde(default)]
 struct State {
     max_bytes: Option<usize>,
+    max_depth: Option<usize>,
     merge_depth: Option<u32>,
     merge_depth_by_key: BTreeMap<String, u32>,
     keep_revisions: Option<usize>,
@@ -129,6 +134,12 @@ struct Prompt {
 struct Server {
     listen: Option<String>,
     request_timeout: Option<Span>,
+    header_read_timeout: Option<Span>,
+    max_connections: Option<usize>,
+    max_json_depth: Option<usize>,
+    max_batch_items: Option<usize>,
+    max_rejections: Option<usize>,
+    blocking_threads: Option<usize>,
     tokens: Vec<TokenEntry>,
 }
 
@@ -170,6 +181,8 @@ struct Store {
     url: Option<String>,
     max_age: Option<Span>,
     pool_size: Option<usize>,
+    check_timeout: Option<Span>,
+    compact_after: Option<u64>,
 }
 
 /// Sets each `$field` of `$into` that the section `$from` names.
@@ -196,7 +209,7 @@ impl File {
         self.resolver.apply(&mut c)?;
         lay!(self.prompt => c.core.prompt; system);
         self.server.apply(&mut c)?;
-        lay!(self.store => c.store; url, max_age, pool_size);
+        lay!(self.store => c.store; url, max_age, pool_size, check_timeout, compact_after);
         ensure!(c.store.pool_size >= 1, "store.pool_size: must be at least 1");
         Ok(c)
     }
@@ -242,7 +255,10 @@ impl Objects {
 impl State {
     fn apply(self, c: &mut Config, base: &Path) -> Result<()> {
         let st = &mut c.core.state;
-        lay!(self => st; max_bytes, merge_depth, keep_revisions);
+        if let Some(d) = self.max_depth {
+            ensure!((1..=MAX_JSON_DEPTH).contains(&d), "state.max_depth: between 1 and {MAX_JSON_DEPTH}");
+        }
+        lay!(self => st; max_bytes, max_depth, merge_depth, keep_revisions);
         st.merge_depth_by_key = self.merge_depth_by_key;
         if let Some(file) = self.schema_file {
             let path = base.join(&file);
@@ -282,10 +298,24 @@ impl Resolver {
 
 impl Server {
     fn apply(self, c: &mut Config) -> Result<()> {
-        if let Some(t) = self.request_timeout {
-            ensure!(t.secs() >= 1, "server.request_timeout: at least 1s");
+        for (key, t) in [("request_timeout", self.request_timeout), ("header_read_timeout", self.header_read_timeout)] {
+            if let Some(t) = t {
+                ensure!(t.secs() >= 1, "server.{key}: at least 1s");
+            }
         }
-        lay!(self => c.server; listen, request_timeout);
+        if let Some(d) = self.max_json_depth {
+            ensure!((8..=MAX_JSON_DEPTH).contains(&d), "server.max_json_depth: between 8 and {MAX_JSON_DEPTH}");
+        }
+        for (key, v) in [
+            ("max_connections", self.max_connections),
+            ("max_batch_items", self.max_batch_items),
+            ("blocking_threads", self.blocking_threads),
+        ] {
+            ensure!(v != Some(0), "server.{key}: must be at least 1");
+        }
+        lay!(self => c.server;
+            listen, request_timeout, header_read_timeout, max_connections, max_json_depth, max_batch_items,
+            max_rejections, blocking_threads);
         c.server.tokens = self.tokens.into_iter().map(|t| t.0).collect();
         Ok(())
     }

@@ -6,6 +6,8 @@
 
 mod file;
 
+pub use file::MAX_JSON_DEPTH;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
@@ -60,11 +62,33 @@ pub struct ServerSettings {
     pub tokens: Vec<Token>,
     /// How long a request may run before it is answered 503 `timeout` (not `/mcp` streams).
     pub request_timeout: Span,
+    /// How long a client may take to send a request's headers before its connection is closed.
+    pub header_read_timeout: Span,
+    /// Open connections at most; past it, new connections wait in the kernel's backlog.
+    pub max_connections: usize,
+    /// Deepest nesting of arrays and objects accepted in any JSON input (8–256).
+    pub max_json_depth: usize,
+    /// Inputs (events, updates) accepted in one ingest request.
+    pub max_batch_items: usize,
+    /// Rejections listed one by one in an ingest report; past it only their count is given.
+    pub max_rejections: usize,
+    /// Threads for blocking work (waiting on the disk, model triage); requests beyond it queue.
+    pub blocking_threads: usize,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        Self { listen: "127.0.0.1:7878".to_owned(), tokens: Vec::new(), request_timeout: Span::from_secs(30) }
+        Self {
+            listen: "127.0.0.1:7878".to_owned(),
+            tokens: Vec::new(),
+            request_timeout: Span::from_secs(30),
+            header_read_timeout: Span::from_secs(10),
+            max_connections: 1024,
+            max_json_depth: 64,
+            max_batch_items: 10_000,
+            max_rejections: 100,
+            blocking_threads: 16,
+        }
     }
 }
 
@@ -77,11 +101,33 @@ pub struct StoreSettings {
     pub max_age: Span,
     /// PostgreSQL: the most connections one instance opens.
     pub pool_size: usize,
+    /// SQLite: how long the integrity check at start may take (`0` skips it).
+    pub check_timeout: Span,
+    /// Operations a chat may log before its log is compacted into one snapshot (`0`: twice what one of its
+    /// conversations holds, at least 400).
+    pub compact_after: u64,
 }
 
 impl Default for StoreSettings {
     fn default() -> Self {
-        Self { url: "sqlite://chatctx.db".to_owned(), max_age: Span::from_secs(0), pool_size: 16 }
+        Self {
+            url: "sqlite://chatctx.db".to_owned(),
+            max_age: Span::from_secs(0),
+            pool_size: 16,
+            check_timeout: Span::from_secs(10),
+            compact_after: 0,
+        }
+    }
+}
+
+impl StoreSettings {
+    /// How the store is opened.
+    pub fn open_options(&self) -> chatctx_store::OpenOptions {
+        let secs = self.check_timeout.secs().unsigned_abs();
+        chatctx_store::OpenOptions {
+            pool_size: self.pool_size,
+            check_time: (secs > 0).then(|| std::time::Duration::from_secs(secs)),
+        }
     }
 }
 
@@ -94,10 +140,18 @@ impl fmt::Debug for Config {
             .field("llm.models", &self.llm.models)
             .field("server.listen", &self.server.listen)
             .field("server.request_timeout", &self.server.request_timeout)
+            .field("server.header_read_timeout", &self.server.header_read_timeout)
+            .field("server.max_connections", &self.server.max_connections)
+            .field("server.max_json_depth", &self.server.max_json_depth)
+            .field("server.max_batch_items", &self.server.max_batch_items)
+            .field("server.max_rejections", &self.server.max_rejections)
+            .field("server.blocking_threads", &self.server.blocking_threads)
             .field("server.tokens", &format_args!("[{} hidden]", self.server.tokens.len()))
             .field("store.url", &redact_url(&self.store.url))
             .field("store.max_age", &self.store.max_age)
             .field("store.pool_size", &self.store.pool_size)
+            .field("store.check_timeout", &self.store.check_timeout)
+            .field("store.compact_after", &self.store.compact_after)
             .finish()
     }
 }

@@ -15,10 +15,7 @@ use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, Settings, Timestamp};
 use chatctx_store::{Log, Op, StoreError};
 
-use super::{
-    ChatKey, IngestReport, Input, Rejection, import_line, internal, key, logged_line, op, rebuild, route,
-    snapshot_every,
-};
+use super::{ChatKey, IngestReport, Input, import_line, internal, key, logged_line, op, rebuild, route};
 use crate::triage::Answered;
 
 /// The engine, per chat how many operations were logged since its last snapshot, and the operations applied
@@ -54,6 +51,8 @@ pub(super) struct Local {
     settings: Settings,
     /// Installed in engines rebuilt after a failed write.
     triage: Option<Arc<Answered>>,
+    /// Operations a chat logs before its log is compacted.
+    every: u64,
 }
 
 impl Local {
@@ -62,10 +61,25 @@ impl Local {
         store: Arc<dyn Log>,
         settings: Settings,
         triage: Option<Arc<Answered>>,
+        every: u64,
     ) -> anyhow::Result<(Self, u64)> {
         let rebuilt = rebuild(&*store, &settings, triage.as_ref())?;
-        let inner = Inner { engine: rebuilt.engine, since_snapshot: HashMap::new(), pending: Vec::new(), queued: 0 };
-        Ok((Self { engine: Mutex::new(inner), commit: Mutex::default(), store, settings, triage }, rebuilt.read))
+        let mut due: Vec<ChatKey> =
+            rebuilt.since_snapshot.iter().filter(|(_, n)| **n >= every).map(|(k, _)| k.clone()).collect();
+        due.sort();
+        let inner =
+            Inner { engine: rebuilt.engine, since_snapshot: rebuilt.since_snapshot, pending: Vec::new(), queued: 0 };
+        let local = Self { engine: Mutex::new(inner), commit: Mutex::default(), store, settings, triage, every };
+        // Chats whose logs grew long over earlier runs are compacted now, so restarts stay fast however short
+        // each run is.
+        if !due.is_empty() {
+            let mut inner = local.lock()?;
+            for (channel, chat) in &due {
+                local.snapshot(&mut inner, channel, chat);
+            }
+            tracing::info!("compacted the logs of {} chats", due.len());
+        }
+        Ok((local, rebuilt.read))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
@@ -161,10 +175,10 @@ impl Local {
         }
     }
 
-    /// Counts written operations per chat and snapshots the chats past [`Service::snapshot_every`] that have
+    /// Counts written operations per chat and snapshots the chats past `store.compact_after` that have
     /// nothing queued (a snapshot of a chat with queued operations would be followed by them again).
     fn count_and_snapshot(&self, inner: &mut Inner, written: &[Op]) {
-        let every = snapshot_every(&self.settings);
+        let every = self.every;
         let mut due = Vec::new();
         for o in written.iter().filter(|o| !o.chat_id.is_empty()) {
             let n = inner.since_snapshot.entry((o.channel.clone(), o.chat_id.clone())).or_default();
@@ -216,7 +230,7 @@ impl Local {
                     ops.extend(logged);
                     report.accepted += 1;
                 }
-                Err(e) => report.rejected.push(Rejection { index, code: e.code, message: e.message }),
+                Err(e) => report.reject(index, e),
             }
         }
         self.persist(inner, ops)?;

@@ -55,8 +55,22 @@ pub struct Rejection {
 pub struct IngestReport {
     /// Inputs accepted (and durable).
     pub accepted: usize,
-    /// Each rejected input.
+    /// The rejected inputs, the first `server.max_rejections` of them.
     pub rejected: Vec<Rejection>,
+    /// How many inputs were rejected in all (more than `rejected` lists when the list was cut).
+    pub rejected_count: usize,
+}
+
+impl IngestReport {
+    fn reject(&mut self, index: usize, e: Error) {
+        self.rejected_count += 1;
+        self.rejected.push(Rejection { index, code: e.code, message: e.message });
+    }
+
+    /// Keeps the first `max` rejections listed (the count stays whole).
+    pub fn cap_rejections(&mut self, max: usize) {
+        self.rejected.truncate(max);
+    }
 }
 
 type ChatKey = (String, String);
@@ -73,6 +87,7 @@ pub struct Service {
 }
 
 /// How changes become durable: chosen once, from the store the service was opened on.
+#[allow(clippy::large_enum_variant)] // one per process
 enum Durability {
     /// A store this process alone writes.
     Local(local::Local),
@@ -92,31 +107,95 @@ fn new_engine(settings: &Settings, triage: Option<&Arc<Answered>>) -> Engine {
     engine
 }
 
-/// What [`rebuild`] makes: the engine, how many operations were read, and each chat's newest position.
+/// What [`rebuild`] makes: the engine, how many operations were read, each chat's newest position, and per
+/// chat how many operations were logged since its last snapshot (so compaction stays due across restarts).
 struct Rebuilt {
     engine: Engine,
     read: u64,
     heads: HashMap<ChatKey, u64>,
+    since_snapshot: HashMap<ChatKey, u64>,
 }
 
-/// Replays the store into a fresh engine.
+/// A logged operation that cannot be applied: startup stops on it rather than lose it quietly
+/// (`chatctx store check` lists them, `chatctx store repair --drop-damaged` drops them).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "logged operation {position} of chat {chat_id:?} ({channel}) cannot be applied: {why}; the store is damaged or \
+     was written by a newer chatctx. Nothing was changed. `chatctx store check` lists every such operation; \
+     `chatctx store repair --drop-damaged` removes them (see docs/operations.md)"
+)]
+pub struct Damaged {
+    /// Platform of the chat.
+    pub channel: String,
+    /// The chat.
+    pub chat_id: String,
+    /// The operation's position in the chat's log.
+    pub position: u64,
+    /// Why it cannot be applied.
+    pub why: String,
+}
+
+/// Replays the store into a fresh engine; stops at the first operation that cannot be applied.
 fn rebuild(store: &dyn Store, settings: &Settings, triage: Option<&Arc<Answered>>) -> anyhow::Result<Rebuilt> {
     let mut engine = new_engine(settings, triage);
     let mut heads = HashMap::new();
+    let mut since_snapshot: HashMap<ChatKey, u64> = HashMap::new();
     let mut newest = Timestamp::default();
-    let mut failed = 0u64;
+    let mut damaged = None;
     let read = store.load(&mut |pos, op| {
-        if let Err(e) = apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
-            tracing::debug!("logged operation {pos} of chat {} does not apply: {e}", op.chat_id);
-            failed += 1;
+        if damaged.is_some() {
+            return;
+        }
+        match apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
+            Ok(kind) => {
+                let count = since_snapshot.entry(key(&op.channel, &op.chat_id)).or_default();
+                *count = if kind == Applied::Snapshot { 0 } else { *count + 1 };
+            }
+            Err(e) => {
+                damaged = Some(Damaged {
+                    channel: op.channel.clone(),
+                    chat_id: op.chat_id.clone(),
+                    position: pos,
+                    why: e.message,
+                });
+            }
         }
         let head = heads.entry((op.channel, op.chat_id)).or_default();
         *head = pos.max(*head);
     })?;
-    if failed > 0 {
-        tracing::warn!("{failed} of {read} logged operations no longer apply and were skipped");
+    if let Some(d) = damaged {
+        return Err(d.into());
     }
-    Ok(Rebuilt { engine, read, heads })
+    Ok(Rebuilt { engine, read, heads, since_snapshot })
+}
+
+/// Every operation of `ops` (in the order written) that cannot be applied, replaying them all as a start
+/// would: what `chatctx store check` reports and `repair --drop-damaged` drops. An operation after a damaged
+/// one of the same chat is judged on the state without it, as the repaired store will hold.
+pub fn find_damaged(settings: &Settings, ops: &[(u64, Op)]) -> Vec<Damaged> {
+    let mut engine = Engine::new(settings.clone());
+    let mut newest = Timestamp::default();
+    let mut damaged = Vec::new();
+    for (pos, op) in ops {
+        if let Err(e) = apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
+            damaged.push(Damaged {
+                channel: op.channel.clone(),
+                chat_id: op.chat_id.clone(),
+                position: *pos,
+                why: e.message,
+            });
+        }
+    }
+    damaged
+}
+
+/// What kind of logged operation was applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Applied {
+    /// A change.
+    Change,
+    /// A document that stands for the chat's whole log before it (an import or a compaction).
+    Snapshot,
 }
 
 /// Applies one logged operation of a chat.
@@ -126,13 +205,14 @@ fn apply_logged(
     chat: &str,
     line: &str,
     newest: &mut Timestamp,
-) -> Result<(), Error> {
+) -> Result<Applied, Error> {
     match LogLine::parse(line).map_err(|bad| bad.error)? {
         LogLine::Forget => {
             engine.remove_chat(channel, chat);
-            Ok(())
+            Ok(Applied::Snapshot)
         }
-        line => replay::load_line(engine, line, newest),
+        line @ LogLine::Import(_) => replay::load_line(engine, line, newest).map(|()| Applied::Snapshot),
+        line => replay::load_line(engine, line, newest).map(|()| Applied::Change),
     }
 }
 
@@ -207,21 +287,43 @@ fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) ->
 /// Operations a chat may log before its log is replaced by a snapshot: twice what one of its conversations
 /// holds (at least 400), so the log stays proportional to the live state. With 1,000 chats and 1,000,000
 /// messages ingested, restart replays about 200,000 operations (docs/benchmarks.md).
-fn snapshot_every(settings: &Settings) -> u64 {
-    (settings.conversation.cache_max_per_conversation as u64 * 2).max(400)
+fn snapshot_every(settings: &Settings, options: &Options) -> u64 {
+    match options.compact_after {
+        0 => (settings.conversation.cache_max_per_conversation as u64 * 2).max(400),
+        n => n,
+    }
+}
+
+/// How the service keeps its store, beyond the engine's settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// `store.compact_after`: operations a chat may log before its log is replaced by a snapshot; 0 chooses
+    /// twice what one of its conversations holds, at least 400.
+    pub compact_after: u64,
 }
 
 impl Service {
     /// Opens the service on `store`, rebuilding the state it holds. Returns how many operations were replayed.
     pub fn open(settings: Settings, llm: LlmSettings, store: Opened) -> anyhow::Result<(Self, u64)> {
+        Self::open_with(settings, llm, store, Options::default())
+    }
+
+    /// As [`Service::open`], with `options`.
+    pub fn open_with(
+        settings: Settings,
+        llm: LlmSettings,
+        store: Opened,
+        options: Options,
+    ) -> anyhow::Result<(Self, u64)> {
+        let every = snapshot_every(&settings, &options);
         let triage = crate::triage::HttpTriage::from_settings(&llm)?.map(|t| Arc::new(Answered::new(t)));
         let (durability, read) = match store {
             Opened::Local(log) => {
-                let (local, read) = local::Local::open(log, settings, triage.clone())?;
+                let (local, read) = local::Local::open(log, settings, triage.clone(), every)?;
                 (Durability::Local(local), read)
             }
             Opened::Shared(log) => {
-                let (shared, read) = shared::Shared::open(log, settings, triage.clone())?;
+                let (shared, read) = shared::Shared::open(log, settings, triage.clone(), every)?;
                 (Durability::Shared(shared), read)
             }
         };

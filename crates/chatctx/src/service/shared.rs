@@ -18,10 +18,7 @@ use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
 use chatctx_store::{SharedLog, StoreError};
 
-use super::{
-    ChatKey, IngestReport, Input, Rejection, apply_logged, import_line, internal, key, logged_line, rebuild, route,
-    snapshot_every,
-};
+use super::{ChatKey, IngestReport, Input, apply_logged, import_line, internal, key, logged_line, rebuild, route};
 use crate::logline::LogLine;
 use crate::triage::Answered;
 
@@ -47,9 +44,10 @@ struct Inner {
 pub(super) struct Shared {
     engine: Mutex<Inner>,
     store: Arc<dyn SharedLog>,
-    settings: Settings,
     /// Per-chat write locks; lock order: write lock, then engine.
     writers: Vec<Mutex<()>>,
+    /// Operations a chat logs before its log is compacted.
+    every: u64,
 }
 
 impl Shared {
@@ -58,11 +56,13 @@ impl Shared {
         store: Arc<dyn SharedLog>,
         settings: Settings,
         triage: Option<Arc<Answered>>,
+        every: u64,
     ) -> anyhow::Result<(Self, u64)> {
         let rebuilt = rebuild(&*store, &settings, triage.as_ref())?;
-        let inner = Inner { engine: rebuilt.engine, since_snapshot: HashMap::new(), heads: rebuilt.heads };
+        // The counts carry over, so a chat's next write compacts its log when earlier runs made it long.
+        let inner = Inner { engine: rebuilt.engine, since_snapshot: rebuilt.since_snapshot, heads: rebuilt.heads };
         let writers = (0..WRITE_LOCKS).map(|_| Mutex::new(())).collect();
-        Ok((Self { engine: Mutex::new(inner), store, settings, writers }, rebuilt.read))
+        Ok((Self { engine: Mutex::new(inner), store, writers, every }, rebuilt.read))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
@@ -76,7 +76,7 @@ impl Shared {
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
         let mut report = IngestReport::default();
-        let mut reject = |index, e: Error| report.rejected.push(Rejection { index, code: e.code, message: e.message });
+        let mut reject = |index, e: Error| report.reject(index, e);
         // Inputs by chat, in a fixed chat order. An input that names no chat (an activation of a platform id
         // no one knows) changes nothing and is accepted as such.
         let mut by_chat: std::collections::BTreeMap<ChatKey, Vec<Routed>> = Default::default();
@@ -300,7 +300,7 @@ impl Shared {
     /// After a write to a shared store: the chat's new head, and compaction when its log grew long (with the
     /// chat's write lock still held, so the engine holds exactly the state at `head`).
     fn written(&self, channel: &str, chat: &str, head: u64, lines: &[String], replaces: bool) {
-        let every = snapshot_every(&self.settings);
+        let every = self.every;
         let snapshot = {
             let Ok(mut inner) = self.lock() else { return };
             inner.heads.insert(key(channel, chat), head);

@@ -99,7 +99,7 @@ fn routes_and_errors() {
     let post = |path: &str, body: String| c.post(format!("{}{path}", s.base)).body(body).send().unwrap();
     let ok = post("/v1/events", msg(1).to_string());
     assert_eq!(ok.status(), 200);
-    assert_eq!(ok.json_value(), json!({"accepted": 1, "rejected": []}));
+    assert_eq!(ok.json_value(), json!({"accepted": 1, "rejected": [], "rejected_count": 0}));
     // A JSON array and JSON Lines, with one bad event each: the rest is accepted, the bad one reported.
     let batch = post("/v1/events", json!([msg(2), {"type": "message"}, msg(3)]).to_string()).json_value();
     assert_eq!((batch["accepted"].as_u64(), batch["rejected"][0]["index"].as_u64()), (Some(2), Some(1)));
@@ -336,4 +336,43 @@ fn acknowledged_state_updates_survive_sigkill() {
         }
         drop(s); // SIGKILL right after the last answer
     }
+}
+
+/// What one request may ask for is bounded, and hitting a bound says which setting it is.
+#[test]
+fn request_limits_are_enforced_with_clear_errors() {
+    let s = start_with(
+        "memory",
+        &[
+            ("CHATCTX_SERVER__MAX_JSON_DEPTH", "16"),
+            ("CHATCTX_SERVER__MAX_BATCH_ITEMS", "50"),
+            ("CHATCTX_SERVER__MAX_REJECTIONS", "3"),
+        ],
+    );
+    let c = client();
+    let post = |path: &str, body: String| c.post(format!("{}{path}", s.base)).body(body).send().unwrap();
+    // Nesting: refused before it is parsed, on every JSON route, and nothing is stored.
+    let deep = (0..20).fold(json!(1), |v, _| json!([v]));
+    for path in ["/v1/events", "/v1/telegram/updates", "/v1/tools/update_scenario", "/v1/scopes"] {
+        let body = json!({"chat_id": "-1", "patch": {"a": deep}, "update_id": 1}).to_string();
+        let r = post(path, body);
+        assert_eq!(r.status(), 400, "{path}");
+        let e = r.json_value();
+        assert_eq!(e["code"], "invalid_request", "{path}");
+        assert!(e["message"].as_str().unwrap().contains("server.max_json_depth"), "{e}");
+    }
+    let state = c.get(format!("{}/v1/chats/-1/scenario", s.base)).send().unwrap().json_value();
+    assert_eq!(state["revision"], 0);
+    // Items per request: an array or JSON Lines past the cap is refused whole, before anything is applied.
+    let many: Vec<Value> = (1..=51).map(msg).collect();
+    let r = post("/v1/events", serde_json::to_string(&many).unwrap());
+    assert_eq!(r.status(), 413);
+    assert!(r.json_value()["message"].as_str().unwrap().contains("server.max_batch_items"));
+    let lines: String = many.iter().map(|m| format!("{m}\n")).collect();
+    assert_eq!(post("/v1/events", lines).status(), 413);
+    assert!(stored_ids(&c, &s.base).is_empty());
+    // Rejections: the first few listed, all counted.
+    let bad: Vec<Value> = (0..50).map(|_| json!({"type": "bogus"})).collect();
+    let report = post("/v1/events", serde_json::to_string(&bad).unwrap()).json_value();
+    assert_eq!((report["rejected"].as_array().unwrap().len(), report["rejected_count"].as_u64()), (3, Some(50)));
 }

@@ -1,0 +1,296 @@
+//! Nothing acknowledged is lost: deep inputs are bounded where they are accepted and whatever is stored reads
+//! back; compaction and restart give the state that was acknowledged; a damaged store stops startup and is
+//! checked and repaired by command; compaction stays due across short runs.
+
+use std::sync::Arc;
+
+use crate::{bin, call};
+use chatctx::config::LlmSettings;
+use chatctx::service::{Options, Service};
+use chatctx_core::{ErrorCode, Settings, Timestamp};
+use chatctx_store::{Log, MemoryStore, Op, Opened, SqliteStore, Store};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn now() -> Timestamp {
+    Timestamp::from_unix(1_770_000_500).unwrap()
+}
+
+fn settings() -> Settings {
+    let mut s = Settings::default();
+    s.history.mode = chatctx_core::settings::Mode::Talkative;
+    s.conversation.cache_max_per_conversation = 6;
+    s
+}
+
+fn open(store: &Opened, compact_after: u64) -> Service {
+    Service::open_with(settings(), LlmSettings::default(), store.clone(), Options { compact_after }).unwrap().0
+}
+
+fn message(chat: &str, id: u32, text: &str, reply: Option<u32>) -> Value {
+    let mut v = json!({"type": "message", "chat_id": chat, "message_id": id.to_string(), "kind": "inbound_user",
+        "sent_at": 1_770_000_000 + id, "sender": {"user_id": (id % 3).to_string(), "username": format!("u{}", id % 3)},
+        "text": text, "attachments": [{"kind": "media.image", "label": format!("{id}.png")}]});
+    if let Some(r) = reply {
+        v["reply_to_message_id"] = json!(r.to_string());
+    }
+    v
+}
+
+/// A value nested `depth` levels deep (1 = `{"k": 0}`).
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!(0), |inner, _| json!({ "k": inner }))
+}
+
+/// What a restart must give back: every chat's exported document.
+fn state(svc: &Service, chats: &[&str]) -> Vec<Option<String>> {
+    chats
+        .iter()
+        .map(|c| {
+            svc.read(|e| e.export_conversation("telegram", c).ok().map(|d| serde_json::to_string(&d).unwrap())).unwrap()
+        })
+        .collect()
+}
+
+fn ops_of(store: &dyn Store) -> Vec<(u64, Op)> {
+    let mut out = Vec::new();
+    store.load(&mut |pos, op| out.push((pos, op))).unwrap();
+    out
+}
+
+#[test]
+fn nesting_is_bounded_where_it_is_accepted_and_the_deepest_accepted_state_survives_compaction() {
+    let store = Opened::Local(Arc::new(MemoryStore::default()));
+    let svc = open(&store, 2);
+    let max = Settings::default().state.max_depth;
+    // The patch object is level 1: a value nested max - 1 deep under a key is the deepest state accepted.
+    let deep = call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"a": nested(max)}}), now());
+    let err = deep.unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidPatch);
+    assert!(err.message.contains("state.max_depth"), "{}", err.message);
+    call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"a": nested(max - 1)}}), now()).unwrap();
+    // Two more operations: the chat's log is compacted into a snapshot holding the deep state.
+    svc.ingest(&[message("-1", 1, "one", None), message("-1", 2, "two", None)], now()).unwrap();
+    let before = state(&svc, &["-1"]);
+    drop(svc);
+    let Opened::Local(log) = &store else { unreachable!() };
+    let lines = ops_of(&**log);
+    assert!(lines.iter().any(|(_, o)| o.line.starts_with("{\"import\"")), "compacted: {lines:?}");
+    let again = open(&store, 2);
+    assert_eq!(state(&again, &["-1"]), before);
+}
+
+#[test]
+fn every_line_the_reader_is_given_up_to_twice_the_largest_input_reads() {
+    use chatctx::logline::{LogLine, READ_DEPTH};
+    let call_line = |depth: usize| {
+        json!({"call": "update_scenario", "args": {"chat_id": "-1", "patch": {"a": nested(depth)}, "now": 1}})
+            .to_string()
+    };
+    // Deeper than serde_json's own limit (128), and still read, on a thread with a small stack.
+    let line = call_line(READ_DEPTH - 4);
+    let read = std::thread::Builder::new().stack_size(1 << 20).spawn(move || LogLine::parse(&line).is_ok());
+    assert!(read.unwrap().join().unwrap());
+    let too_deep = LogLine::parse(&call_line(READ_DEPTH + 1)).unwrap_err();
+    assert!(too_deep.error.message.contains("levels deep"), "{}", too_deep.error.message);
+}
+
+/// One acknowledged operation of the property test.
+#[derive(Debug, Clone)]
+enum Step {
+    Message { chat: usize, reply: bool, text: u8 },
+    Patch { chat: usize, key: u8, depth: usize, delete: bool },
+    Resolve { chat: usize },
+    Delete { chat: usize },
+    Restart,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (0..3usize, any::<bool>(), any::<u8>()).prop_map(|(chat, reply, text)| Step::Message { chat, reply, text }),
+        3 => (0..3usize, 0..4u8, 0..31usize, any::<bool>())
+            .prop_map(|(chat, key, depth, delete)| Step::Patch { chat, key, depth, delete }),
+        2 => (0..3usize).prop_map(|chat| Step::Resolve { chat }),
+        1 => (0..3usize).prop_map(|chat| Step::Delete { chat }),
+        1 => Just(Step::Restart),
+    ]
+}
+
+const CHATS: [&str; 3] = ["-1", "-2", "-3"];
+
+fn apply(svc: &Service, s: &Step, id: &mut u32) {
+    match s {
+        Step::Message { chat, reply, text } => {
+            *id += 1;
+            let reply = reply.then(|| id.saturating_sub(2)).filter(|r| *r > 0);
+            let text = format!("message {text} about the {} one", ["photo", "poll", "link"][*text as usize % 3]);
+            let report = svc.ingest(&[message(CHATS[*chat], *id, &text, reply)], now()).unwrap();
+            assert_eq!(report.accepted, 1, "{report:?}");
+        }
+        Step::Patch { chat, key, depth, delete } => {
+            let v = if *delete { Value::Null } else { nested(*depth) };
+            let patch = json!({ format!("k{key}"): v });
+            call(svc, "update_scenario", &json!({"chat_id": CHATS[*chat], "patch": patch}), now()).unwrap();
+        }
+        Step::Resolve { chat } => {
+            let args = json!({"chat_id": CHATS[*chat], "reference_text": "this photo", "current_message_id": id.to_string(),
+                              "record": true});
+            let _ = call(svc, "resolve_reference_target", &args, now());
+        }
+        Step::Delete { chat } => {
+            svc.delete_chat("telegram", CHATS[*chat]).unwrap();
+        }
+        Step::Restart => {}
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random acknowledged operations, with compaction every few operations and restarts in between: the
+    /// state after a restart is the state that was acknowledged, byte for byte.
+    #[test]
+    fn acknowledged_operations_survive_compaction_and_restart(
+        steps in prop::collection::vec(step(), 1..60),
+        compact_after in 1u64..12,
+    ) {
+        let store = Opened::Local(Arc::new(MemoryStore::default()));
+        let mut svc = open(&store, compact_after);
+        let mut id = 0;
+        for s in &steps {
+            if matches!(s, Step::Restart) {
+                let before = state(&svc, &CHATS);
+                drop(svc);
+                svc = open(&store, compact_after);
+                prop_assert_eq!(state(&svc, &CHATS), before);
+            } else {
+                apply(&svc, s, &mut id);
+            }
+        }
+        let before = state(&svc, &CHATS);
+        drop(svc);
+        prop_assert_eq!(state(&open(&store, compact_after), &CHATS), before);
+    }
+}
+
+#[test]
+fn compaction_stays_due_across_short_runs() {
+    let store = Opened::Local(Arc::new(MemoryStore::default()));
+    let Opened::Local(log) = &store else { unreachable!() };
+    let mut id = 0;
+    // Each run logs 30 operations, under the threshold of 50; three runs make 90.
+    for _ in 0..3 {
+        let svc = open(&store, 50);
+        for _ in 0..30 {
+            id += 1;
+            svc.ingest(&[message("-1", id, "hello", None)], now()).unwrap();
+        }
+    }
+    let lines = ops_of(&**log);
+    assert!(lines.len() < 50, "compacted at the start of a run: {} lines left", lines.len());
+    assert!(lines[0].1.line.starts_with("{\"import\""));
+}
+
+fn sqlite(path: &std::path::Path) -> Opened {
+    chatctx_store::open(&format!("sqlite://{}", path.display()), &Default::default()).unwrap()
+}
+
+fn open_err(path: &std::path::Path) -> String {
+    match chatctx_store::open(&format!("sqlite://{}", path.display()), &Default::default()) {
+        Err(e) => e,
+        Ok(store) => match Service::open(settings(), LlmSettings::default(), store) {
+            Err(e) => format!("{e:#}"),
+            Ok(_) => panic!("a damaged store opened"),
+        },
+    }
+}
+
+fn store_command(args: &[&str]) -> (i32, String) {
+    let out = bin().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn a_line_that_cannot_be_applied_stops_startup_until_it_is_repaired() {
+    let dir = chatctx_store::testing::Scratch::new("durability-bad-line");
+    let path = dir.file("chatctx.db");
+    {
+        let svc = open(&sqlite(&path), 0);
+        svc.ingest(&[message("-1", 1, "one", None), message("-2", 2, "two", None)], now()).unwrap();
+        let store = SqliteStore::open(&path).unwrap();
+        let bad = Op { channel: "telegram".into(), chat_id: "-2".into(), line: "{\"event\": {\"type\": \"mess".into() };
+        store.append(&[bad]).unwrap();
+        svc.ingest(&[message("-2", 3, "three", None)], now()).unwrap();
+    }
+    let why = open_err(&path);
+    assert!(why.contains("logged operation 2 of chat \"-2\""), "{why}");
+    assert!(why.contains("chatctx store repair --drop-damaged"), "{why}");
+    let url = format!("sqlite://{}", path.display());
+    let (code, out) = store_command(&["store", "check", "--store", &url]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("1 operations cannot be applied") && out.contains("chat \"-2\" (telegram) position 2"),
+        "{out}"
+    );
+    let (code, out) = store_command(&["store", "repair", "--store", &url]);
+    assert_eq!(code, 2, "a repair needs --drop-damaged: {out}");
+    let (code, out) = store_command(&["store", "repair", "--drop-damaged", "--store", &url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("kept 3 operations, dropped 1"), "{out}");
+    let svc = open(&sqlite(&path), 0);
+    let ids = svc.read(|e| e.history("telegram", "-2", None)).unwrap().unwrap();
+    assert_eq!(ids.iter().filter_map(|i| i.message_id.clone()).collect::<Vec<_>>(), ["2", "3"]);
+    // Positions are never reused: the next operation of chat -2 goes after the dropped one.
+    drop(svc);
+    let (code, out) = store_command(&["store", "check", "--store", &url]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn an_empty_store_file_is_refused() {
+    let dir = chatctx_store::testing::Scratch::new("durability-empty");
+    let path = dir.file("chatctx.db");
+    std::fs::write(&path, b"").unwrap();
+    let why = open_err(&path);
+    assert!(why.contains("empty file (0 bytes)"), "{why}");
+    // A new store (no file yet) opens.
+    let fresh = dir.file("new.db");
+    open(&sqlite(&fresh), 0);
+}
+
+#[test]
+fn damaged_index_pages_are_found_at_open_and_repaired() {
+    let dir = chatctx_store::testing::Scratch::new("durability-pages");
+    let path = dir.file("chatctx.db");
+    {
+        let svc = open(&sqlite(&path), 0);
+        let batch: Vec<Value> =
+            (1..=400).map(|i| message(&format!("-{}", i % 7 + 1), i, "a longer text to fill pages", None)).collect();
+        svc.ingest(&batch, now()).unwrap();
+    }
+    let (root, page_size): (i64, i64) = {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE").unwrap();
+        let root =
+            conn.query_row("SELECT rootpage FROM sqlite_master WHERE name = 'ops_by_pos'", [], |r| r.get(0)).unwrap();
+        (root, conn.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap())
+    };
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = ((root - 1) * page_size) as usize;
+    for (i, b) in bytes[at..at + page_size as usize].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(97).wrapping_add(13);
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let why = open_err(&path);
+    assert!(why.contains("is damaged"), "{why}");
+    let url = format!("sqlite://{}", path.display());
+    let (code, out) = store_command(&["store", "repair", "--drop-damaged", "--store", &url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("kept 400 operations, dropped 0"), "{out}");
+    let svc = open(&sqlite(&path), 0);
+    assert_eq!(svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap().len(), 6);
+    svc.ingest(&[message("-1", 401, "after the repair", None)], now()).unwrap();
+}
