@@ -468,7 +468,12 @@ static OPENAPI: std::sync::LazyLock<Value> = std::sync::LazyLock::new(crate::ope
 
 /// The routes.
 pub fn router(app: AppState) -> Router {
-    let mut mcp_config = StreamableHttpServerConfig::default().with_cancellation_token(app.stop.child_token());
+    // Stateless: every MCP request stands alone, so no client can make the server hold per-session memory
+    // (each session kept ~100 KB until it idled out); tool calls need nothing from a session.
+    let mut mcp_config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(app.stop.child_token())
+        .with_legacy_session_mode(false)
+        .with_json_response(true);
     if app.auth.required() {
         // Host validation guards an open local server against DNS rebinding; with bearer tokens (which a
         // rebinding page cannot send) the server may sit behind any host name.
@@ -553,19 +558,86 @@ async fn mcp_auth(
     Ok(next.run(req).await)
 }
 
-/// Serves `router` on `listener` until `shutdown` resolves, then finishes the requests under way.
+/// What a connection may hold (`[server]`).
+#[derive(Debug, Clone, Copy)]
+pub struct Connections {
+    /// `server.max_connections`: open connections at most; past it, new ones wait in the kernel's backlog.
+    pub max: usize,
+    /// `server.header_read_timeout`: how long a client may take to send a request's headers.
+    pub header_read_timeout: std::time::Duration,
+}
+
+impl Connections {
+    /// The limits `[server]` sets.
+    pub fn of(s: &crate::config::ServerSettings) -> Self {
+        Self {
+            max: s.max_connections,
+            header_read_timeout: std::time::Duration::from_secs(s.header_read_timeout.secs().unsigned_abs()),
+        }
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then finishes the requests under way. At most
+/// `limits.max` connections are open at once; one that does not send its headers in time is closed.
 pub async fn run(
     listener: tokio::net::TcpListener,
     app: AppState,
+    limits: Connections,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let stop = app.stop.clone();
-    axum::serve(listener, router(app))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.cancel();
-        })
-        .await
+    let service = hyper_util::service::TowerToHyperService::new(router(app));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.map_err(std::io::Error::other)?,
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors or a connection reset before it was accepted: wait a moment
+                    // rather than spin; connections already open go on.
+                    tracing::warn!("accepting a connection failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service.clone());
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
+    }
+    stop.cancel();
+    // Requests under way finish; a connection that will not close is left behind after a while.
+    if tokio::time::timeout(std::time::Duration::from_secs(10), graceful.shutdown()).await.is_err() {
+        tracing::warn!("some connections were still open 10 s after shutdown began");
+    }
+    Ok(())
+}
+
+/// Raises the process's soft limit of open files to its hard limit (a server holds one per connection), and
+/// returns the soft limit now in force.
+pub fn raise_open_files() -> u64 {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        limit.current = limit.maximum;
+        if let Err(e) = setrlimit(Resource::Nofile, limit) {
+            tracing::warn!("could not raise the open-files limit: {e}");
+        }
+    }
+    getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

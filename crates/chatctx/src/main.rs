@@ -296,8 +296,22 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
     let listen = a.listen.unwrap_or(cfg.server.listen.clone());
     let tokens = cfg.server.tokens.clone();
     let service = open_service(&cfg, a.store)?;
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(cfg.server.blocking_threads)
+        .build()
+        .context("cannot start the runtime")?;
+    let mut connections = chatctx::http::Connections::of(&cfg.server);
+    let open_files = chatctx::http::raise_open_files();
+    // Room for the store, the log and the listener beside the connections.
+    let room = usize::try_from(open_files.saturating_sub(64)).unwrap_or(usize::MAX).max(1);
+    if connections.max > room {
+        tracing::warn!(
+            "server.max_connections is {} but the process may open {open_files} files: at most {room} connections",
+            connections.max
+        );
+        connections.max = room;
+    }
     runtime.block_on(async move {
         let listener =
             tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("cannot listen on {listen}"))?;
@@ -315,7 +329,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         if cfg.store.max_age.secs() > 0 {
             tokio::spawn(retention(app.svc.clone(), cfg.store.max_age));
         }
-        chatctx::http::run(listener, app, shutdown_signal()).await?;
+        chatctx::http::run(listener, app, connections, shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok::<_, anyhow::Error>(())
     })?;

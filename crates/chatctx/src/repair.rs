@@ -67,10 +67,7 @@ fn sqlite_path(url: &str) -> Option<&Path> {
 }
 
 /// Reads a store for checking: every readable operation, the chats' newest positions, and the report so far.
-fn read(
-    url: &str,
-    options: &chatctx_store::OpenOptions,
-) -> Result<(Salvaged, Report)> {
+fn read(url: &str, options: &chatctx_store::OpenOptions) -> Result<(Salvaged, Report)> {
     let mut report = Report::default();
     match sqlite_path(url) {
         Some(path) => {

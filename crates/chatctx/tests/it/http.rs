@@ -376,3 +376,76 @@ fn request_limits_are_enforced_with_clear_errors() {
     let report = post("/v1/events", serde_json::to_string(&bad).unwrap()).json_value();
     assert_eq!((report["rejected"].as_array().unwrap().len(), report["rejected_count"].as_u64()), (3, Some(50)));
 }
+
+/// Slow clients cannot hold the server: a connection that does not finish its headers is closed after
+/// `server.header_read_timeout`, at most `server.max_connections` are open, and the open-files limit is raised.
+#[test]
+fn slow_clients_cannot_hold_the_server() {
+    use std::io::{Read, Write};
+    let s = start_with(
+        "memory",
+        &[("CHATCTX_SERVER__HEADER_READ_TIMEOUT", "1s"), ("CHATCTX_SERVER__MAX_CONNECTIONS", "4")],
+    );
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    // Eight connections that start a request and never finish its headers: twice the cap.
+    let mut slow: Vec<std::net::TcpStream> = (0..8)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(&addr).unwrap();
+            c.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ").unwrap();
+            c
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let r = client().get(format!("{}/healthz", s.base)).send().unwrap();
+    assert_eq!(r.status(), 200);
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(8), "served after {waited:?}");
+    // The slow ones were closed by the server.
+    let mut closed = 0;
+    for c in &mut slow {
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = [0u8; 256];
+        match c.read(&mut buf) {
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            // End of stream, a 408 answer, or a reset: the server let go of it.
+            _ => closed += 1,
+        }
+    }
+    assert_eq!(closed, 8);
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", s.child.id())).unwrap();
+    let line = limits.lines().find(|l| l.starts_with("Max open files")).unwrap().to_owned();
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(numbers[0], numbers[1], "soft limit raised to the hard one: {line}");
+}
+
+/// MCP over HTTP keeps no session: `initialize` leaves nothing behind for a client to pile up.
+#[test]
+fn mcp_over_http_keeps_no_sessions() {
+    let s = start("memory");
+    let c = client();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}});
+    for _ in 0..3 {
+        let r = c
+            .post(format!("{}/mcp", s.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(init.to_string())
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert!(r.headers().get("mcp-session-id").is_none(), "{:?}", r.headers());
+    }
+    // A tool call needs no session.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let r = c
+        .post(format!("{}/mcp", s.base))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(list.to_string())
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.text().unwrap().contains("resolve_reference_target"));
+}
