@@ -99,6 +99,13 @@ pub trait Log: Store {
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError>;
     /// Replaces a chat's operations with `ops`, appended at its next positions.
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError>;
+    /// Calls `each` with every operation of one chat and its position, in order (to reload that chat alone).
+    fn load_chat(&self, channel: &str, chat_id: &str, each: &mut dyn FnMut(u64, String)) -> Result<(), StoreError>;
+    /// Checks that the store takes writes now, with a write that changes nothing chatctx reads (readiness,
+    /// after a write failed). The memory store always does.
+    fn probe_write(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// A log several processes write at once (PostgreSQL): each chat's operations are numbered, a process reads

@@ -58,6 +58,10 @@ impl Store for MemoryStore {
 }
 
 impl LogStore for MemoryStore {
+    fn load_chat(&self, channel: &str, chat_id: &str, each: &mut dyn FnMut(u64, String)) -> Result<(), StoreError> {
+        SharedLog::since(self, channel, chat_id, 0, each)
+    }
+
     fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
         let mut log = self.log()?;
         for ((channel, chat), lines) in by_chat(ops) {

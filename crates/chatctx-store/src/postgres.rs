@@ -295,6 +295,10 @@ impl Store for PgStore {
 }
 
 impl Log for PgStore {
+    fn load_chat(&self, channel: &str, chat_id: &str, each: &mut dyn FnMut(u64, String)) -> Result<(), StoreError> {
+        SharedLog::since(self, channel, chat_id, 0, each)
+    }
+
     fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
         self.block(async {
             let mut client = self.client().await?;

@@ -30,6 +30,8 @@ const MIGRATIONS: &[&str] = &[
      INSERT INTO chats (channel, chat_id, head) SELECT channel, chat_id, max(seq) FROM ops GROUP BY channel, chat_id;
      DROP INDEX ops_by_chat;
      CREATE UNIQUE INDEX ops_by_pos ON ops (channel, chat_id, pos);",
+    // 3: one row rewritten by the readiness probe after a write failed, to learn whether writes work again.
+    "CREATE TABLE probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL);",
 ];
 
 /// SQLite, one file, WAL journal, full synchronous commits.
@@ -287,6 +289,18 @@ impl Store for SqliteStore {
 }
 
 impl Log for SqliteStore {
+    fn load_chat(&self, channel: &str, chat_id: &str, each: &mut dyn FnMut(u64, String)) -> Result<(), StoreError> {
+        SharedLog::since(self, channel, chat_id, 0, each)
+    }
+
+    fn probe_write(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let tx = write(&mut conn)?;
+        tx.execute("INSERT OR REPLACE INTO probe (id, at) VALUES (1, unixepoch())", [])?;
+        tx.commit()?;
+        Ok(())
+    }
+
     fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
         let mut conn = self.conn()?;
         let tx = write(&mut conn)?;

@@ -75,3 +75,72 @@ pub fn test_pgbouncer_url(name: &str) -> Option<String> {
     let slash = at + direct[at..].find('/').expect("the URL names a database");
     Some(format!("{}{bouncer}{}", &direct[..at], &direct[slash..]))
 }
+
+/// A log over another that refuses every write while told to, as a full disk would (fault injection).
+pub struct Faulty {
+    inner: std::sync::Arc<dyn crate::Log>,
+    failing: std::sync::atomic::AtomicBool,
+    refused: std::sync::atomic::AtomicU64,
+}
+
+impl Faulty {
+    /// Over `inner`, taking writes until [`Faulty::fail`] says otherwise.
+    pub fn new(inner: std::sync::Arc<dyn crate::Log>) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self { inner, failing: false.into(), refused: 0.into() })
+    }
+
+    /// Refuse writes (`true`) or take them again.
+    pub fn fail(&self, on: bool) {
+        self.failing.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How many writes were refused.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn check(&self) -> Result<(), crate::StoreError> {
+        if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+            self.refused.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            return Err(crate::StoreError::Damaged("injected fault: no space left on device".to_owned()));
+        }
+        Ok(())
+    }
+}
+
+impl crate::Store for Faulty {
+    fn load(&self, each: &mut dyn FnMut(u64, crate::Op)) -> Result<u64, crate::StoreError> {
+        self.inner.load(each)
+    }
+}
+
+impl crate::Log for Faulty {
+    fn append(&self, ops: &[crate::Op]) -> Result<(), crate::StoreError> {
+        self.check()?;
+        self.inner.append(ops)
+    }
+
+    fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, crate::StoreError> {
+        self.check()?;
+        self.inner.delete_chat(channel, chat_id)
+    }
+
+    fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[crate::Op]) -> Result<(), crate::StoreError> {
+        self.check()?;
+        self.inner.rewrite_chat(channel, chat_id, ops)
+    }
+
+    fn load_chat(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        each: &mut dyn FnMut(u64, String),
+    ) -> Result<(), crate::StoreError> {
+        self.inner.load_chat(channel, chat_id, each)
+    }
+
+    fn probe_write(&self) -> Result<(), crate::StoreError> {
+        self.check()?;
+        self.inner.probe_write()
+    }
+}

@@ -3,9 +3,10 @@
 //! A writer applies its change to the engine and queues its log lines under the engine lock, then waits on the
 //! commit lock. Whoever holds the commit lock writes everything queued so far in one transaction (one fsync),
 //! so concurrent writers share a sync instead of queueing behind one each, and the engine is never locked
-//! during disk I/O. A writer answers only once its lines are durable. If a write fails, the engine is rebuilt
-//! from the store (dropping every change not yet durable) and each writer whose change was dropped gets
-//! `internal`. Readers may see a change a moment before it is durable.
+//! during disk I/O. A writer answers only once its lines are durable. If a write fails (a full disk), every
+//! change not yet durable is undone by reloading just the chats it touched from the store, each writer whose
+//! change was dropped gets `internal`, and readiness reports the store as refusing writes until a write (or
+//! the readiness probe's own write) succeeds again. Readers may see a change a moment before it is durable.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,7 +16,7 @@ use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, Settings, Timestamp};
 use chatctx_store::{Log, Op, StoreError};
 
-use super::{ChatKey, IngestReport, Input, import_line, internal, key, logged_line, op, rebuild, route};
+use super::{ChatKey, IngestReport, Input, apply_logged, import_line, internal, key, logged_line, op, rebuild, route};
 use crate::triage::Answered;
 
 /// The engine, per chat how many operations were logged since its last snapshot, and the operations applied
@@ -53,6 +54,8 @@ pub(super) struct Local {
     triage: Option<Arc<Answered>>,
     /// Operations a chat logs before its log is compacted.
     every: u64,
+    /// Why the store refused the latest write, until one succeeds again (readiness).
+    failing: Mutex<Option<String>>,
 }
 
 impl Local {
@@ -69,7 +72,15 @@ impl Local {
         due.sort();
         let inner =
             Inner { engine: rebuilt.engine, since_snapshot: rebuilt.since_snapshot, pending: Vec::new(), queued: 0 };
-        let local = Self { engine: Mutex::new(inner), commit: Mutex::default(), store, settings, triage, every };
+        let local = Self {
+            engine: Mutex::new(inner),
+            commit: Mutex::default(),
+            store,
+            settings,
+            triage,
+            every,
+            failing: Mutex::new(None),
+        };
         // Chats whose logs grew long over earlier runs are compacted now, so restarts stay fast however short
         // each run is.
         if !due.is_empty() {
@@ -123,13 +134,14 @@ impl Local {
             };
             match self.store.append(&batch) {
                 Ok(()) => {
+                    self.note_success();
                     c.settled = upto;
                     let mut inner = self.lock()?;
                     self.count_and_snapshot(&mut inner, &batch);
                 }
                 Err(e) => {
                     let mut inner = self.lock()?;
-                    self.drop_unwritten(&mut c, &mut inner, &e);
+                    self.drop_unwritten(&mut c, &mut inner, &batch, &e);
                 }
             }
         }
@@ -139,20 +151,58 @@ impl Local {
         Ok(())
     }
 
-    /// After a failed write: rebuilds the engine from the store, dropping every queued operation, and
-    /// records their numbers as failed for the writers waiting on them.
-    fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, e: &dyn std::fmt::Display) {
-        tracing::error!("store append failed: {e}; rebuilding from the store");
-        match rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
-            Ok(fresh) => inner.engine = fresh.engine,
-            Err(r) => tracing::error!("rebuild failed too: {r}"),
-        }
+    /// After a failed write: every queued operation is dropped (their writers get an error), and the chats
+    /// they touched are reloaded from the store alone, so the engine again holds exactly what is durable.
+    /// Other chats, and readers, are not held up by a rebuild of everything.
+    fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, batch: &[Op], e: &dyn std::fmt::Display) {
+        tracing::error!("store append failed: {e}; the changes not yet stored are undone");
+        self.note_failure(e);
+        let mut chats: Vec<ChatKey> = batch.iter().chain(&inner.pending).map(|o| key(&o.channel, &o.chat_id)).collect();
+        chats.sort();
+        chats.dedup();
         inner.pending.clear();
+        if let Err(r) = self.reload(inner, &chats) {
+            tracing::error!("reloading {} chats failed ({r}); rebuilding everything from the store", chats.len());
+            match rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
+                Ok(fresh) => inner.engine = fresh.engine,
+                Err(r) => tracing::error!("rebuild failed too: {r}"),
+            }
+        }
         c.failed.push_back((c.settled + 1, inner.queued));
         if c.failed.len() > 64 {
             c.failed.pop_front();
         }
         c.settled = inner.queued;
+    }
+
+    /// Replaces `chats` in the engine with what the store holds for them.
+    fn reload(&self, inner: &mut Inner, chats: &[ChatKey]) -> Result<(), Error> {
+        for (channel, chat) in chats {
+            let mut lines = Vec::new();
+            self.store.load_chat(channel, chat, &mut |_, line| lines.push(line)).map_err(internal)?;
+            inner.engine.remove_chat(channel, chat);
+            let mut newest = Timestamp::default();
+            for line in &lines {
+                apply_logged(&mut inner.engine, channel, chat, line, &mut newest)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Remembers that the store refused a write: readiness says so until a write succeeds again.
+    fn note_failure(&self, e: &dyn std::fmt::Display) {
+        if let Ok(mut f) = self.failing.lock() {
+            *f = Some(e.to_string());
+        }
+    }
+
+    fn note_success(&self) {
+        if let Ok(mut f) = self.failing.lock()
+            && f.is_some()
+        {
+            tracing::info!("the store takes writes again");
+            *f = None;
+        }
     }
 
     /// Writes whatever is queued, with both locks held: for the operations that replace a chat's log, which
@@ -164,12 +214,13 @@ impl Local {
         let batch = std::mem::take(&mut inner.pending);
         match self.store.append(&batch) {
             Ok(()) => {
+                self.note_success();
                 c.settled = inner.queued;
                 self.count_and_snapshot(inner, &batch);
                 Ok(())
             }
             Err(e) => {
-                self.drop_unwritten(c, inner, &e);
+                self.drop_unwritten(c, inner, &batch, &e);
                 Err(internal(format!("earlier changes could not be stored: {e}")))
             }
         }
@@ -266,7 +317,10 @@ impl Local {
         inner.engine.import_document(doc)?;
         // The document is the chat's whole state: it replaces the chat's log.
         if let Err(e) = self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
-            if let Ok(fresh) = rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
+            self.note_failure(&e);
+            if self.reload(&mut inner, &[key(channel, chat)]).is_err()
+                && let Ok(fresh) = rebuild(&*self.store, &self.settings, self.triage.as_ref())
+            {
                 inner.engine = fresh.engine;
             }
             return Err(internal(format!("the import could not be stored: {e}")));
@@ -299,8 +353,17 @@ impl Local {
         Ok(inner.engine.remove_chat(channel, chat_id) || deleted > 0)
     }
 
+    /// Whether the store takes writes: after a refused write, a probe write tells whether it does again.
     pub(super) fn ping(&self) -> Result<(), StoreError> {
-        self.store.ping()
+        self.store.ping()?;
+        let failing = self.failing.lock().map_err(|_| StoreError::Poisoned)?.clone();
+        if let Some(why) = failing {
+            self.store
+                .probe_write()
+                .map_err(|e| StoreError::Damaged(format!("the store refuses writes ({why}); probing again: {e}")))?;
+            self.note_success();
+        }
+        Ok(())
     }
 
     pub(super) fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {

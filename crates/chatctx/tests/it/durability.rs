@@ -294,3 +294,101 @@ fn damaged_index_pages_are_found_at_open_and_repaired() {
     assert_eq!(svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap().len(), 6);
     svc.ingest(&[message("-1", 401, "after the repair", None)], now()).unwrap();
 }
+
+/// The store refuses writes (a full disk) again and again in the middle of a concurrent load: afterwards every
+/// acknowledged write is present, no refused one is, reads were answered throughout, and readiness followed
+/// the store.
+#[test]
+fn a_store_that_refuses_writes_mid_load_loses_nothing_acknowledged() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = chatctx_store::testing::Scratch::new("durability-faults");
+    let path = dir.file("chatctx.db");
+    let sqlite: Arc<dyn Log> = Arc::new(SqliteStore::open(&path).unwrap());
+    let faulty = chatctx_store::testing::Faulty::new(sqlite);
+    let mut s = settings();
+    s.conversation.cache_max_per_conversation = 100_000;
+    let svc = Arc::new(
+        Service::open_with(s.clone(), LlmSettings::default(), Opened::Local(faulty.clone()), Options::default())
+            .unwrap()
+            .0,
+    );
+    let done = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..4u32)
+        .map(|w| {
+            let svc = svc.clone();
+            std::thread::spawn(move || {
+                let mut outcome = Vec::new();
+                for i in 0..150u32 {
+                    let id = w * 1000 + i + 1;
+                    let chat = format!("-{}", id % 3 + 1);
+                    let acked =
+                        matches!(svc.ingest(&[message(&chat, id, "load", None)], now()), Ok(r) if r.accepted == 1);
+                    outcome.push((chat, id.to_string(), acked));
+                }
+                outcome
+            })
+        })
+        .collect();
+    let reader = {
+        let (svc, done) = (svc.clone(), done.clone());
+        std::thread::spawn(move || {
+            let (mut reads, mut slowest) = (0u32, std::time::Duration::ZERO);
+            while !done.load(Ordering::SeqCst) {
+                let started = std::time::Instant::now();
+                svc.read(|e| e.history("telegram", "-1", None).map(|h| h.len())).unwrap().ok();
+                slowest = slowest.max(started.elapsed());
+                reads += 1;
+            }
+            (reads, slowest)
+        })
+    };
+    let toggler = {
+        let (faulty, done) = (faulty.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut on = false;
+            while !done.load(Ordering::SeqCst) {
+                on = !on;
+                faulty.fail(on);
+                std::thread::sleep(std::time::Duration::from_millis(if on { 3 } else { 7 }));
+            }
+            faulty.fail(false);
+        })
+    };
+    let outcome: Vec<(String, String, bool)> = writers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+    done.store(true, Ordering::SeqCst);
+    toggler.join().unwrap();
+    let (reads, slowest) = reader.join().unwrap();
+    assert!(faulty.refused() > 0, "faults were injected");
+    let acked = outcome.iter().filter(|o| o.2).count();
+    assert!(acked > 0 && acked < outcome.len(), "some writes were acknowledged and some refused: {acked}");
+    assert!(reads > 100, "reads went on: {reads}");
+    assert!(slowest < std::time::Duration::from_secs(2), "no read waited on a rebuild: {slowest:?}");
+    let present = |svc: &Service| -> std::collections::HashSet<(String, String)> {
+        CHATS
+            .iter()
+            .flat_map(|c| {
+                let items = svc.read(|e| e.history("telegram", c, None)).unwrap().unwrap_or_default();
+                items.into_iter().filter_map(|i| i.message_id.map(|m| ((*c).to_owned(), m))).collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let check = |held: &std::collections::HashSet<(String, String)>, when: &str| {
+        for (chat, id, ack) in &outcome {
+            assert_eq!(held.contains(&(chat.clone(), id.clone())), *ack, "message {id} of {chat} {when}");
+        }
+    };
+    check(&present(&svc), "while running");
+    // Readiness follows the store: refused while it refuses writes, ready again once it takes them.
+    faulty.fail(true);
+    assert!(svc.ingest(&[message("-1", 9999, "refused", None)], now()).is_err());
+    assert!(svc.store_reachable().is_err());
+    faulty.fail(false);
+    svc.store_reachable().unwrap();
+    drop(svc);
+    let again = Service::open_with(s, LlmSettings::default(), sqlite_at(&path), Options::default()).unwrap().0;
+    check(&present(&again), "after a restart");
+}
+
+fn sqlite_at(path: &std::path::Path) -> Opened {
+    Opened::Local(Arc::new(SqliteStore::open(path).unwrap()))
+}

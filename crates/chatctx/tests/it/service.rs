@@ -230,6 +230,14 @@ impl chatctx_store::Log for Flaky {
     ) -> Result<(), chatctx_store::StoreError> {
         self.inner.rewrite_chat(channel, chat_id, ops)
     }
+    fn load_chat(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        each: &mut dyn FnMut(u64, String),
+    ) -> Result<(), chatctx_store::StoreError> {
+        chatctx_store::Log::load_chat(&*self.inner, channel, chat_id, each)
+    }
 }
 
 impl chatctx_store::SharedLog for Flaky {
