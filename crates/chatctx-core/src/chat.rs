@@ -93,6 +93,33 @@ impl People {
         idx
     }
 
+    /// How many profiles are held.
+    pub(crate) fn len(&self) -> usize {
+        self.profiles.len()
+    }
+
+    /// Keeps the profiles `used` marks, in order; returns each old index's new one (`u32::MAX` for dropped).
+    /// The lookups are rebuilt as pushing the kept profiles in order would make them.
+    fn retain(&mut self, used: &[bool]) -> Vec<u32> {
+        let roles: Vec<(Box<str>, u32)> =
+            self.by_user.iter().filter(|(k, _)| k.starts_with('\u{0}')).map(|(k, v)| (k.clone(), *v)).collect();
+        let old = std::mem::take(&mut self.profiles);
+        self.by_user.clear();
+        self.by_username.clear();
+        let mut remap = vec![u32::MAX; old.len()];
+        for (i, p) in old.into_iter().enumerate() {
+            if used.get(i).copied().unwrap_or(false) {
+                remap[i] = self.push(p);
+            }
+        }
+        for (role, i) in roles {
+            if let Some(&new) = remap.get(i as usize).filter(|n| **n != u32::MAX) {
+                self.by_user.insert(role, new);
+            }
+        }
+        remap
+    }
+
     /// The profile for a speaker the event did not name.
     pub(crate) fn anonymous(&mut self, who: Anonymous) -> u32 {
         let (key, nick, is_bot) = match who {
@@ -309,6 +336,25 @@ pub(crate) struct Chat {
 }
 
 impl Chat {
+    /// Makes room in the people table before a speaker is added: once it holds `max` profiles, those no kept
+    /// item refers to (people whose items were evicted, the old names of renamed people) are dropped. Keyed on
+    /// the table alone, so a replayed or imported chat drops the same profiles at the same moment.
+    pub(crate) fn make_room_for_people(&mut self, max: usize) {
+        if self.people.len() < max {
+            return;
+        }
+        let mut used = vec![false; self.people.len()];
+        for item in self.convs.iter().flat_map(|c| c.items.iter()) {
+            if let Some(u) = used.get_mut(item.sender as usize) {
+                *u = true;
+            }
+        }
+        let remap = self.people.retain(&used);
+        for item in self.convs.iter_mut().flat_map(|c| c.items.iter_mut()) {
+            item.sender = remap.get(item.sender as usize).copied().unwrap_or(u32::MAX);
+        }
+    }
+
     /// The conversation of `topic`, created on first use.
     pub(crate) fn conv_for(&mut self, topic: Option<&str>) -> u32 {
         if let Some(i) = self.conv_index(topic) {

@@ -212,6 +212,7 @@ impl Engine {
         let (settings, chat) = self.with_chat(&channel, &chat_id);
         let cap = settings.conversation.cache_max_per_conversation;
         let (max_objects, object_settings) = (settings.objects.max_per_chat, &settings.objects);
+        chat.make_room_for_people(settings.conversation.max_people);
         if let Some(t) = chat_type
             && chat.chat_type.as_deref() != Some(t.as_str())
         {
@@ -291,7 +292,9 @@ impl Engine {
 
     fn apply_reaction(&mut self, r: ReactionEvent) {
         let cap = self.settings.conversation.cache_max_per_conversation;
+        let max_people = self.settings.conversation.max_people;
         let chat = self.chat_mut(&r.channel, &r.chat_id);
+        chat.make_room_for_people(max_people);
         let topic = match r.topic_id {
             Some(t) => Some(t),
             None => chat.message(&r.message_id).and_then(|(c, _)| c.topic.as_deref().map(str::to_owned)),

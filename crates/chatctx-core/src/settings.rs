@@ -147,6 +147,8 @@ pub struct ConversationSettings {
     pub previous_tasks_count: usize,
     /// Messages kept per conversation (per topic, or per chat without topics).
     pub cache_max_per_conversation: usize,
+    /// Speaker profiles one chat keeps; past it, those no kept item refers to are dropped.
+    pub max_people: usize,
     /// What to keep when triage fails.
     pub on_triage_error: OnTriageError,
     /// Model triage or lexical ranking.
@@ -172,6 +174,7 @@ impl Default for ConversationSettings {
             context_min_messages: 10,
             previous_tasks_count: 3,
             cache_max_per_conversation: 200,
+            max_people: 10_000,
             on_triage_error: OnTriageError::RecentOnly,
             selector: Selector::Model,
             lexical_keep: 10,

@@ -60,6 +60,7 @@ struct Conversation {
     context_min_messages: Option<usize>,
     previous_tasks_count: Option<usize>,
     cache_max_per_conversation: Option<usize>,
+    max_people: Option<usize>,
     on_triage_error: Option<OnTriageError>,
     selector: Option<Selector>,
     lexical_keep: Option<usize>,
@@ -228,9 +229,10 @@ impl Conversation {
         lay!(self => cv;
             enabled, lookback_count, skip_selection_threshold, selection_model, selection_timeout, use_selection,
             always_include_recent, context_truncation, context_recency_hours, context_min_messages,
-            previous_tasks_count, cache_max_per_conversation, on_triage_error, selector, lexical_keep,
+            previous_tasks_count, cache_max_per_conversation, max_people, on_triage_error, selector, lexical_keep,
             max_context_tokens);
         ensure!(cv.cache_max_per_conversation >= 1, "conversation.cache_max_per_conversation: must be at least 1");
+        ensure!(cv.max_people >= 16, "conversation.max_people: must be at least 16");
         Ok(())
     }
 }

@@ -392,3 +392,35 @@ fn a_store_that_refuses_writes_mid_load_loses_nothing_acknowledged() {
 fn sqlite_at(path: &std::path::Path) -> Opened {
     Opened::Local(Arc::new(SqliteStore::open(path).unwrap()))
 }
+
+/// Senders that come and go (and rename) do not grow a chat's people table without bound; the kept items
+/// keep their speakers, and a restart (through compaction) gives the same table.
+#[test]
+fn the_people_table_is_bounded() {
+    let mut s = settings();
+    s.conversation.max_people = 16;
+    let store = Opened::Local(Arc::new(MemoryStore::default()));
+    let svc =
+        Service::open_with(s.clone(), LlmSettings::default(), store.clone(), Options { compact_after: 7 }).unwrap().0;
+    for id in 1..=500u32 {
+        // Every other message comes from one person under a new name; the rest from new people.
+        let (user, name) = if id % 2 == 0 {
+            ("7".to_owned(), format!("Name {id}"))
+        } else {
+            (format!("u{id}"), format!("Person {id}"))
+        };
+        let mut m = message("-1", id, "hi", None);
+        m["sender"] = json!({"user_id": user, "display_name": name});
+        svc.ingest(&[m], now()).unwrap();
+    }
+    let doc: Value = serde_json::from_str(state(&svc, &["-1"])[0].as_deref().unwrap()).unwrap();
+    let people = doc["people"].as_array().unwrap().len();
+    assert!(people <= 16, "{people} profiles kept");
+    let history = svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap();
+    let speakers: Vec<String> = history.iter().map(|i| i.sender.nickname.clone()).collect();
+    assert_eq!(speakers, ["Person 495", "Name 496", "Person 497", "Name 498", "Person 499", "Name 500"]);
+    let before = state(&svc, &["-1"]);
+    drop(svc);
+    let again = Service::open_with(s, LlmSettings::default(), store, Options { compact_after: 7 }).unwrap().0;
+    assert_eq!(state(&again, &["-1"]), before);
+}
