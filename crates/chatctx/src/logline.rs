@@ -103,20 +103,25 @@ impl LogLine<'_> {
 /// the server may write, so lines are checked against this instead.
 pub const READ_DEPTH: usize = 2 * crate::config::MAX_JSON_DEPTH;
 
+/// Parses JSON that chatctx wrote (a log line, an exported document) as deep as [`READ_DEPTH`]: what any
+/// writer of chatctx's may produce. The error says what is wrong, to follow "the line …" or "the file …".
+pub fn read_json(text: &str) -> Result<Value, String> {
+    let depth = chatctx_core::json::nesting(text.as_bytes());
+    if depth > READ_DEPTH {
+        return Err(format!("is nested {depth} levels deep; at most {READ_DEPTH} can be read"));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    // Bounded by the check above, at a depth whose recursion fits any thread's stack.
+    de.disable_recursion_limit();
+    serde::Deserialize::deserialize(&mut de)
+        .and_then(|v: Value| de.end().map(|()| v))
+        .map_err(|e| format!("is not valid JSON: {e}"))
+}
+
 impl LogLine<'static> {
     /// Reads one line (any version's).
     pub fn parse(line: &str) -> Result<Self, BadLine> {
-        let depth = chatctx_core::json::nesting(line.as_bytes());
-        if depth > READ_DEPTH {
-            let why = format!("the line is nested {depth} levels deep; at most {READ_DEPTH} can be read");
-            return Err(BadLine::line(Error::invalid_event(why)));
-        }
-        let mut de = serde_json::Deserializer::from_str(line);
-        // Bounded by the check above, at a depth whose recursion fits any thread's stack.
-        de.disable_recursion_limit();
-        let v = serde::Deserialize::deserialize(&mut de)
-            .and_then(|v: Value| de.end().map(|()| v))
-            .map_err(|e| BadLine::line(Error::invalid_event(format!("the line is not valid JSON: {e}"))))?;
+        let v = read_json(line).map_err(|why| BadLine::line(Error::invalid_event(format!("the line {why}"))))?;
         Self::from_value(v)
     }
 

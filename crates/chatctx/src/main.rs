@@ -431,8 +431,8 @@ fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
 
 fn run_import(a: ImportArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
-    let root: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", a.file.display()))?;
+    // As deep as anything chatctx writes (an exported document holds the state).
+    let root = chatctx::logline::read_json(&text).map_err(|why| anyhow::anyhow!("{} {why}", a.file.display()))?;
     if root.get("format").and_then(serde_json::Value::as_str) == Some(chatctx_core::transfer::FORMAT) {
         // A conversation document: check that it loads, then hand it to replay as one line.
         Engine::new(Default::default()).import_conversation(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;

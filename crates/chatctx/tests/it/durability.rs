@@ -424,3 +424,32 @@ fn the_people_table_is_bounded() {
     let again = Service::open_with(s, LlmSettings::default(), store, Options { compact_after: 7 }).unwrap().0;
     assert_eq!(state(&again, &["-1"]), before);
 }
+
+/// The readers are at least as permissive as the writers: a state as deep as the configuration allows
+/// (deeper than serde_json's default limit) goes through replay, export, import and replay again.
+#[test]
+fn the_deepest_allowed_state_goes_through_export_and_import() {
+    let dir = chatctx_store::testing::Scratch::new("durability-deep-export");
+    let cfg = dir.file("deep.toml");
+    std::fs::write(&cfg, "[state]\nmax_depth = 200\nmax_bytes = 100000\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let replay = format!(
+        "{}\n",
+        json!({"call": "update_scenario", "args": {"chat_id": "-1", "patch": {"a": nested(199)}, "now": 1_770_000_000}})
+    );
+    let file = dir.file("deep.jsonl");
+    std::fs::write(&file, &replay).unwrap();
+    let out = crate::run_with_stdin(&["replay", "-c", cfg, file.to_str().unwrap()], "");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"changed\":true"), "{out:?}");
+    let out = crate::run_with_stdin(&["export", "--chat", "-1", "-c", cfg, file.to_str().unwrap()], "");
+    assert!(out.status.success(), "{out:?}");
+    let doc = dir.file("doc.json");
+    std::fs::write(&doc, &out.stdout).unwrap();
+    let imported = crate::run_with_stdin(&["import", doc.to_str().unwrap()], "");
+    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
+    let lines = String::from_utf8_lossy(&imported.stdout).into_owned()
+        + &json!({"call": "get_scenario", "args": {"chat_id": "-1"}}).to_string();
+    let out = crate::run_with_stdin(&["replay", "-c", cfg], &lines);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"revision\":1") && !text.contains("error"), "{text}");
+}
