@@ -206,7 +206,11 @@ thread_local! {
 /// Inputs the fuzzer once found a problem with (none yet): kept so that they stay fixed.
 #[test]
 fn regressions() {
-    for v in [json!({"type": "telegram_update", "update": {"message": {"chat": {"id": []}}}})] {
-        exercise(&v);
+    let found = [
+        json!({"type": "telegram_update", "update": {"message": {"chat": {"id": []}}}}),
+        json!({"name": "x", "type": "personal_chat", "id": 1, "messages": [{"id": 1, "type": "message", "text": [[]]}]}),
+    ];
+    for v in &found {
+        exercise(v);
     }
 }
