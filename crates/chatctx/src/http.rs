@@ -256,7 +256,8 @@ async fn post_events(
 /// batch gets the report.
 async fn ingest(app: &AppState, a: Access, inputs: Vec<Value>, single: bool) -> Result<Response, ApiError> {
     let svc = app.svc.clone();
-    let mut report = blocking(move || svc.ingest_for(&inputs, now(), &|ch, c| a.allows(ch, c))).await?;
+    let allowed = Arc::new(move |ch: &str, c: &str| a.allows(ch, c));
+    let mut report = svc.ingest_async(inputs, now(), allowed).await?;
     if single && let Some(r) = report.rejected.first() {
         return Err(ApiError(Error::new(r.code, r.message.clone())));
     }

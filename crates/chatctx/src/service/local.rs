@@ -56,6 +56,30 @@ pub(super) struct Local {
     every: u64,
     /// Why the store refused the latest write, until one succeeds again (readiness).
     failing: Mutex<Option<String>>,
+    /// What is settled, for writers that wait without a thread of their own ([`Local::durable`]).
+    settled: tokio::sync::watch::Sender<Settled>,
+    /// Whether a writer is writing the queue for the async waiters (at most one at a time).
+    writing: std::sync::atomic::AtomicBool,
+}
+
+/// What the commit lock last settled, as async waiters see it.
+#[derive(Debug, Clone, Default)]
+struct Settled {
+    upto: u64,
+    failed: std::collections::VecDeque<(u64, u64)>,
+}
+
+impl Settled {
+    /// The fate of operation `n`, once settled.
+    fn outcome(&self, n: u64) -> Option<Result<(), Error>> {
+        if self.upto < n {
+            return None;
+        }
+        if self.failed.iter().any(|(lo, hi)| (*lo..=*hi).contains(&n)) {
+            return Some(Err(internal("the change could not be stored")));
+        }
+        Some(Ok(()))
+    }
 }
 
 impl Local {
@@ -80,6 +104,8 @@ impl Local {
             triage,
             every,
             failing: Mutex::new(None),
+            settled: tokio::sync::watch::Sender::new(Settled::default()),
+            writing: false.into(),
         };
         // Chats whose logs grew long over earlier runs are compacted now, so restarts stay fast however short
         // each run is.
@@ -101,16 +127,6 @@ impl Local {
         self.commit.lock().map_err(|_| internal("the writer is unusable after an earlier panic"))
     }
 
-    /// Queues `ops` (already applied to the engine held by `inner`), releases the engine and returns once
-    /// they are durable, writing them itself along with everything else queued unless another writer already
-    /// has. Then snapshots the chats whose logs grew long.
-    fn persist(&self, inner: MutexGuard<'_, Inner>, ops: Vec<Op>) -> Result<(), Error> {
-        match Self::queue(inner, ops) {
-            Some(ticket) => self.wait_durable(ticket),
-            None => Ok(()),
-        }
-    }
-
     /// Queues `ops` (already applied to the engine held by `inner`) and releases the engine. The ticket to
     /// wait on, if there was anything to write.
     fn queue(mut inner: MutexGuard<'_, Inner>, ops: Vec<Op>) -> Option<Ticket> {
@@ -125,30 +141,75 @@ impl Local {
     /// Returns once the operations of `ticket` are durable (writing them, with everything else queued, unless
     /// another writer already has), or refuses if their write failed. Blocks on disk I/O.
     pub(super) fn wait_durable(&self, ticket: Ticket) -> Result<(), Error> {
-        let mine = ticket.0;
         let mut c = self.commit_lock()?;
-        if c.settled < mine {
-            let (batch, upto) = {
+        if c.settled < ticket.0 {
+            self.write_queued(&mut c)?;
+        }
+        Settled { upto: c.settled, failed: c.failed.clone() }.outcome(ticket.0).unwrap_or(Ok(()))
+    }
+
+    /// Writes everything queued, with the commit lock held, and tells the async waiters.
+    fn write_queued(&self, c: &mut Commit) -> Result<(), Error> {
+        let (batch, upto) = {
+            let mut inner = self.lock()?;
+            (std::mem::take(&mut inner.pending), inner.queued)
+        };
+        match self.store.append(&batch) {
+            Ok(()) => {
+                self.note_success();
+                c.settled = upto;
                 let mut inner = self.lock()?;
-                (std::mem::take(&mut inner.pending), inner.queued)
-            };
-            match self.store.append(&batch) {
-                Ok(()) => {
-                    self.note_success();
-                    c.settled = upto;
-                    let mut inner = self.lock()?;
-                    self.count_and_snapshot(&mut inner, &batch);
-                }
-                Err(e) => {
-                    let mut inner = self.lock()?;
-                    self.drop_unwritten(&mut c, &mut inner, &batch, &e);
-                }
+                self.count_and_snapshot(&mut inner, &batch);
+            }
+            Err(e) => {
+                let mut inner = self.lock()?;
+                self.drop_unwritten(c, &mut inner, &batch, &e);
             }
         }
-        if c.failed.iter().any(|(lo, hi)| (*lo..=*hi).contains(&mine)) {
-            return Err(internal("the change could not be stored"));
-        }
+        self.publish(c);
         Ok(())
+    }
+
+    fn publish(&self, c: &Commit) {
+        self.settled.send_replace(Settled { upto: c.settled, failed: c.failed.clone() });
+    }
+
+    /// [`Local::wait_durable`] for async callers, without a thread per waiter: one waiter at a time writes
+    /// the whole queue on a blocking thread (so a write takes in every change queued meanwhile) and the rest
+    /// wait for it to say what it settled.
+    pub(super) async fn durable(this: &Arc<super::Service>, ticket: Ticket) -> Result<(), Error> {
+        let Some(local) = this.local() else { return Ok(()) };
+        let mut settled = local.settled.subscribe();
+        loop {
+            if let Some(outcome) = settled.borrow_and_update().outcome(ticket.0) {
+                return outcome;
+            }
+            if !local.writing.swap(true, std::sync::atomic::Ordering::AcqRel) {
+                let svc = this.clone();
+                let wrote = tokio::task::spawn_blocking(move || {
+                    let Some(local) = svc.local() else { return Ok(()) };
+                    let result = local.commit_lock().and_then(|mut c| {
+                        // Cleared before the outcome is published, so a waiter woken by it can lead the next write.
+                        let written = if c.settled < local.queued_upto() { local.write_queued(&mut c) } else { Ok(()) };
+                        local.writing.store(false, std::sync::atomic::Ordering::Release);
+                        local.publish(&c);
+                        written
+                    });
+                    local.writing.store(false, std::sync::atomic::Ordering::Release);
+                    result
+                })
+                .await;
+                wrote.map_err(|e| internal(format!("the write did not finish: {e}")))??;
+                continue;
+            }
+            if settled.changed().await.is_err() {
+                return Err(internal("the writer stopped"));
+            }
+        }
+    }
+
+    fn queued_upto(&self) -> u64 {
+        self.lock().map(|i| i.queued).unwrap_or(0)
     }
 
     /// After a failed write: every queued operation is dropped (their writers get an error), and the chats
@@ -212,7 +273,7 @@ impl Local {
             return Ok(());
         }
         let batch = std::mem::take(&mut inner.pending);
-        match self.store.append(&batch) {
+        let written = match self.store.append(&batch) {
             Ok(()) => {
                 self.note_success();
                 c.settled = inner.queued;
@@ -223,7 +284,9 @@ impl Local {
                 self.drop_unwritten(c, inner, &batch, &e);
                 Err(internal(format!("earlier changes could not be stored: {e}")))
             }
-        }
+        };
+        self.publish(c);
+        written
     }
 
     /// Counts written operations per chat and snapshots the chats past `store.compact_after` that have
@@ -266,6 +329,20 @@ impl Local {
         decoded: Vec<Input>,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
+        let (report, ticket) = self.ingest_queued(decoded, allowed)?;
+        if let Some(t) = ticket {
+            self.wait_durable(t)?;
+        }
+        Ok(report)
+    }
+
+    /// The first half of [`Local::ingest`], which never touches the disk: the report, and the ticket to wait
+    /// on before giving it when anything was accepted.
+    pub(super) fn ingest_queued(
+        &self,
+        decoded: Vec<Input>,
+        allowed: &dyn Fn(&str, &str) -> bool,
+    ) -> Result<(IngestReport, Option<Ticket>), Error> {
         let mut report = IngestReport::default();
         let mut inner = self.lock()?;
         let engine = &mut inner.engine;
@@ -284,8 +361,7 @@ impl Local {
                 Err(e) => report.reject(index, e),
             }
         }
-        self.persist(inner, ops)?;
-        Ok(report)
+        Ok((report, Self::queue(inner, ops)))
     }
 
     /// Answers a call, durably.

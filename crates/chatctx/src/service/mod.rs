@@ -284,6 +284,13 @@ fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) ->
     Ok((events, ops))
 }
 
+/// Which chats (channel, chat id) a credential may write, shared with the thread that applies its inputs.
+pub type Allowed = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// Ingest batches up to this many inputs are applied on the async caller's thread (microseconds each); larger
+/// ones on a blocking thread.
+const INLINE_INPUTS: usize = 16;
+
 /// Operations a chat may log before its log is replaced by a snapshot: twice what one of its conversations
 /// holds (at least 400), so the log stays proportional to the live state. With 1,000 chats and 1,000,000
 /// messages ingested, restart replays about 200,000 operations (docs/benchmarks.md).
@@ -343,19 +350,23 @@ impl Service {
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
-        // Decoding (JSON, the Telegram mapping) needs no state: it is done before taking the engine.
-        let decoded: Vec<Input> = inputs
+        let decoded = Self::decode_inputs(inputs, now);
+        match &self.durability {
+            Durability::Local(l) => l.ingest(decoded, allowed),
+            Durability::Shared(s) => s.ingest(decoded, allowed),
+        }
+    }
+
+    /// Decoding (JSON, the Telegram mapping) needs no state: it is done before taking the engine.
+    fn decode_inputs(inputs: &[Value], now: Timestamp) -> Vec<Input> {
+        inputs
             .iter()
             .map(|v| {
                 let d = ingest::decode(v, now)?;
                 let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
                 Ok((d.events, logged))
             })
-            .collect();
-        match &self.durability {
-            Durability::Local(l) => l.ingest(decoded, allowed),
-            Durability::Shared(s) => s.ingest(decoded, allowed),
-        }
+            .collect()
     }
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
@@ -412,21 +423,43 @@ impl Service {
             },
             Durability::Local(local) => match local.call_queued(&call, now) {
                 Ok((answer, None)) => Ok(answer),
-                Ok((answer, Some(ticket))) => {
-                    let svc = self.clone();
-                    tokio::task::spawn_blocking(move || match &svc.durability {
-                        Durability::Local(local) => local.wait_durable(ticket),
-                        Durability::Shared(_) => Ok(()),
-                    })
-                    .await
-                    .map_err(unfinished)
-                    .and_then(|durable| durable.map(|()| answer))
-                }
+                Ok((answer, Some(ticket))) => local::Local::durable(self, ticket).await.map(|()| answer),
                 Err(e) => Err(e),
             },
         };
         replay::log_call(&call, &result);
         result
+    }
+
+    /// [`Service::ingest_for`] for async front ends: on a local store the inputs are applied on the caller's
+    /// thread (a large batch on a blocking one) and the wait for the disk takes no thread of its own, so a
+    /// burst of writers shares few threads and each write takes in everything queued meanwhile.
+    pub async fn ingest_async(
+        self: &Arc<Self>,
+        inputs: Vec<Value>,
+        now: Timestamp,
+        allowed: Allowed,
+    ) -> Result<IngestReport, Error> {
+        let unfinished = |e: tokio::task::JoinError| internal(format!("the ingest did not finish: {e}"));
+        if self.local().is_none() || inputs.len() > INLINE_INPUTS {
+            let svc = self.clone();
+            return tokio::task::spawn_blocking(move || svc.ingest_for(&inputs, now, &*allowed))
+                .await
+                .map_err(unfinished)?;
+        }
+        let Some(local) = self.local() else { return Err(internal("no local store")) };
+        let (report, ticket) = local.ingest_queued(Self::decode_inputs(&inputs, now), &*allowed)?;
+        if let Some(t) = ticket {
+            local::Local::durable(self, t).await?;
+        }
+        Ok(report)
+    }
+
+    fn local(&self) -> Option<&local::Local> {
+        match &self.durability {
+            Durability::Local(l) => Some(l),
+            Durability::Shared(_) => None,
+        }
     }
 
     /// Loads a conversation document (replacing that chat) durably.

@@ -453,3 +453,70 @@ fn the_deepest_allowed_state_goes_through_export_and_import() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"revision\":1") && !text.contains("error"), "{text}");
 }
+
+/// The same through the async path the server uses (writers waiting without a thread each, one of them
+/// writing the queue): acknowledged writes are there after a restart, refused ones are not.
+#[test]
+fn async_writers_lose_nothing_acknowledged_when_the_store_refuses_writes() {
+    let dir = chatctx_store::testing::Scratch::new("durability-async-faults");
+    let path = dir.file("chatctx.db");
+    let sqlite: Arc<dyn Log> = Arc::new(SqliteStore::open(&path).unwrap());
+    let faulty = chatctx_store::testing::Faulty::new(sqlite);
+    let mut s = settings();
+    s.conversation.cache_max_per_conversation = 100_000;
+    let svc = Arc::new(
+        Service::open_with(s.clone(), LlmSettings::default(), Opened::Local(faulty.clone()), Options::default())
+            .unwrap()
+            .0,
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let outcome: Vec<(String, String, bool)> = runtime.block_on(async {
+        let toggler = {
+            let faulty = faulty.clone();
+            tokio::spawn(async move {
+                for i in 0..60 {
+                    faulty.fail(i % 2 == 1);
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                faulty.fail(false);
+            })
+        };
+        let tasks: Vec<_> = (0..64u32)
+            .map(|w| {
+                let svc = svc.clone();
+                tokio::spawn(async move {
+                    let mut out = Vec::new();
+                    for i in 0..10u32 {
+                        let id = w * 100 + i + 1;
+                        let chat = format!("-{}", id % 3 + 1);
+                        let allowed: chatctx::service::Allowed = Arc::new(|_, _| true);
+                        let r = svc.ingest_async(vec![message(&chat, id, "load", None)], now(), allowed).await;
+                        out.push((chat, id.to_string(), matches!(r, Ok(r) if r.accepted == 1)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        toggler.await.unwrap();
+        all
+    });
+    assert!(faulty.refused() > 0);
+    let acked = outcome.iter().filter(|o| o.2).count();
+    assert!(acked > 0, "some writes were acknowledged");
+    drop(runtime);
+    drop(svc);
+    let again = Service::open_with(s, LlmSettings::default(), sqlite_at(&path), Options::default()).unwrap().0;
+    for (chat, id, ack) in &outcome {
+        let held = again.read(|e| e.history("telegram", chat, None)).unwrap().unwrap_or_default();
+        assert_eq!(held.iter().any(|i| i.message_id.as_deref() == Some(id)), *ack, "message {id} of {chat}");
+    }
+}
