@@ -301,17 +301,7 @@ fn damaged_index_pages_are_found_at_open_and_repaired() {
 #[test]
 fn a_store_that_refuses_writes_mid_load_loses_nothing_acknowledged() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let dir = chatctx_store::testing::Scratch::new("durability-faults");
-    let path = dir.file("chatctx.db");
-    let sqlite: Arc<dyn Log> = Arc::new(SqliteStore::open(&path).unwrap());
-    let faulty = chatctx_store::testing::Faulty::new(sqlite);
-    let mut s = settings();
-    s.conversation.cache_max_per_conversation = 100_000;
-    let svc = Arc::new(
-        Service::open_with(s.clone(), LlmSettings::default(), Opened::Local(faulty.clone()), Options::default())
-            .unwrap()
-            .0,
-    );
+    let FaultyService { dir: _dir, path, faulty, settings: s, svc } = faulty_service("durability-faults");
     let done = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..4u32)
         .map(|w| {
@@ -389,6 +379,28 @@ fn a_store_that_refuses_writes_mid_load_loses_nothing_acknowledged() {
     check(&present(&again), "after a restart");
 }
 
+/// A service on an SQLite store behind [`chatctx_store::testing::Faulty`], keeping every message.
+struct FaultyService {
+    dir: chatctx_store::testing::Scratch,
+    path: std::path::PathBuf,
+    faulty: Arc<chatctx_store::testing::Faulty>,
+    settings: Settings,
+    svc: Arc<Service>,
+}
+
+fn faulty_service(name: &str) -> FaultyService {
+    let dir = chatctx_store::testing::Scratch::new(name);
+    let path = dir.file("chatctx.db");
+    let sqlite: Arc<dyn Log> = Arc::new(SqliteStore::open(&path).unwrap());
+    let faulty = chatctx_store::testing::Faulty::new(sqlite);
+    let mut settings = settings();
+    settings.conversation.cache_max_per_conversation = 100_000;
+    let opened = Opened::Local(faulty.clone());
+    let svc =
+        Arc::new(Service::open_with(settings.clone(), LlmSettings::default(), opened, Options::default()).unwrap().0);
+    FaultyService { dir, path, faulty, settings, svc }
+}
+
 fn sqlite_at(path: &std::path::Path) -> Opened {
     Opened::Local(Arc::new(SqliteStore::open(path).unwrap()))
 }
@@ -458,17 +470,7 @@ fn the_deepest_allowed_state_goes_through_export_and_import() {
 /// writing the queue): acknowledged writes are there after a restart, refused ones are not.
 #[test]
 fn async_writers_lose_nothing_acknowledged_when_the_store_refuses_writes() {
-    let dir = chatctx_store::testing::Scratch::new("durability-async-faults");
-    let path = dir.file("chatctx.db");
-    let sqlite: Arc<dyn Log> = Arc::new(SqliteStore::open(&path).unwrap());
-    let faulty = chatctx_store::testing::Faulty::new(sqlite);
-    let mut s = settings();
-    s.conversation.cache_max_per_conversation = 100_000;
-    let svc = Arc::new(
-        Service::open_with(s.clone(), LlmSettings::default(), Opened::Local(faulty.clone()), Options::default())
-            .unwrap()
-            .0,
-    );
+    let FaultyService { dir: _dir, path, faulty, settings: s, svc } = faulty_service("durability-async-faults");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(2)
