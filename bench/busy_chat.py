@@ -10,7 +10,8 @@ port = sys.argv[1]
 
 
 def post(body):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/events", data=json.dumps(body).encode(), method="POST")
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/events", data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
     urllib.request.urlopen(req).read()
 
 

@@ -21,6 +21,9 @@ use crate::settings::{Scope, Settings};
 pub struct Applied {
     /// Things that could not be applied in full, for the log (never message text).
     pub warnings: Vec<String>,
+    /// Whether a stored message was replaced (an edit): its earlier text is still in the store's log until
+    /// the chat's log is compacted.
+    pub edited: bool,
 }
 
 /// `(channel, chat_id, object_id)` of an object known by a platform id.
@@ -174,7 +177,9 @@ impl Engine {
         }
         let mut out = Applied::default();
         for e in events {
-            out.warnings.extend(self.apply_checked(e).warnings);
+            let one = self.apply_checked(e);
+            out.warnings.extend(one.warnings);
+            out.edited |= one.edited;
         }
         Ok(out)
     }
@@ -245,7 +250,10 @@ impl Engine {
 
         // An edit replaces the earlier copy in place: same position, same conversation.
         let (conv, seq, was_triggered) = match chat.remove_message(&message_id) {
-            Some((conv, old)) => (conv, old.seq, old.triggered),
+            Some((conv, old)) => {
+                out.edited = true;
+                (conv, old.seq, old.triggered)
+            }
             None => {
                 let seq = chat.next_seq;
                 chat.next_seq += 1;

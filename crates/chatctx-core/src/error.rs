@@ -37,6 +37,14 @@ pub enum ErrorCode {
     /// The request ran past `server.request_timeout` (an extension of docs/protocol.md §9; HTTP 503). Writes are
     /// idempotent, so retrying is safe.
     Timeout,
+    /// A request body that is not JSON by its `Content-Type` (HTTP 415).
+    UnsupportedMediaType,
+    /// A `Host` or `Origin` the server does not answer for (`server.allowed_hosts`; HTTP 403).
+    ForbiddenHost,
+    /// A route that does not take this method (HTTP 405).
+    MethodNotAllowed,
+    /// A request line or headers over the server's limits (HTTP 414 or 431).
+    RequestTooLarge,
 }
 
 impl ErrorCode {
@@ -55,6 +63,10 @@ impl ErrorCode {
             Self::ForbiddenScope => "forbidden_scope",
             Self::Internal => "internal",
             Self::Timeout => "timeout",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::ForbiddenHost => "forbidden_host",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::RequestTooLarge => "request_too_large",
         }
     }
 }

@@ -106,6 +106,7 @@ impl<'a> Fields<'a> {
     pub fn id(&self, key: &str) -> Result<Option<String>, Error> {
         match self.get(key) {
             None => Ok(None),
+            Some(Value::String(s)) if s.len() > MAX_ID_BYTES => Err(self.err(key, TOO_LONG)),
             Some(v) => id_of(v).map(Some).ok_or_else(|| self.err(key, "expected a non-empty string or integer id")),
         }
     }
@@ -156,7 +157,10 @@ impl<'a> Fields<'a> {
 
     /// The `channel` field: the platform, `telegram` when absent or empty.
     pub fn channel(&self) -> Result<String, Error> {
-        Ok(self.str("channel")?.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned())
+        match self.str("channel")? {
+            Some(s) if s.len() > MAX_ID_BYTES => Err(self.err("channel", TOO_LONG)),
+            c => Ok(c.filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL).to_owned()),
+        }
     }
 
     /// An optional time: RFC 3339 with any offset, or integer Unix seconds.
@@ -222,10 +226,15 @@ pub fn channel_of(v: &Value) -> &str {
     v.get("channel").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL)
 }
 
-/// An id from a JSON value: a non-empty string, or an integer stringified.
+/// The longest id (chat, channel, topic, message, user, object) accepted, in bytes.
+pub const MAX_ID_BYTES: usize = 256;
+
+const TOO_LONG: &str = "is longer than 256 bytes";
+
+/// An id from a JSON value: a non-empty string of at most [`MAX_ID_BYTES`], or an integer stringified.
 pub fn id_of(v: &Value) -> Option<String> {
     match v {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::String(s) if !s.is_empty() && s.len() <= MAX_ID_BYTES => Some(s.clone()),
         Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
         _ => None,
     }

@@ -105,6 +105,9 @@ impl SqliteStore {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit is on disk when it returns, so an acknowledged write survives a crash or power loss.
         conn.pragma_update(None, "synchronous", "FULL")?;
+        // Deleted rows are overwritten, not just unlinked: a forgotten chat's text leaves the file
+        // (and `forget` checkpoints the WAL, where the old pages would otherwise linger).
+        conn.pragma_update(None, "secure_delete", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let applied: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -212,6 +215,15 @@ impl SqliteStore {
     }
 }
 
+/// After rows were deleted (a forgotten chat, a compacted or expired log): copies the WAL into the database,
+/// where `secure_delete` has zeroed the freed space, and truncates the WAL, so the deleted text is in neither
+/// file. A checkpoint that cannot finish now (a reader holds an old snapshot) is not an error: the next one
+/// does it.
+fn scrub(conn: &Connection) -> Result<(), StoreError> {
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    Ok(())
+}
+
 /// Whether a SQLite error says the file is damaged (rather than busy, full or unreadable).
 fn is_damage(e: &rusqlite::Error) -> bool {
     matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase))
@@ -316,6 +328,7 @@ impl Log for SqliteStore {
         let tx = write(&mut conn)?;
         let n = delete(&tx, channel, chat_id)?;
         tx.commit()?;
+        scrub(&conn)?;
         Ok(n)
     }
 
@@ -326,6 +339,7 @@ impl Log for SqliteStore {
         let lines: Vec<&str> = ops.iter().map(|o| o.line.as_str()).collect();
         push(&tx, channel, chat_id, &lines)?;
         tx.commit()?;
+        scrub(&conn)?;
         Ok(())
     }
 }

@@ -71,7 +71,36 @@ impl Access {
             _ => ToolCall::decode(tool, args)?,
         };
         let scope = call.scope();
-        if self.allows(&scope.channel, &scope.chat_id) { Ok(call) } else { Err(forbidden(&scope.chat_id)) }
+        if !self.allows(&scope.channel, &scope.chat_id) {
+            return Err(forbidden(&scope.chat_id));
+        }
+        self.topic(scope.topic_id.as_deref())?;
+        Ok(call)
+    }
+
+    /// The topic a read may look at: a bound scope issued for a topic is pinned to it (no topic asked for
+    /// means its topic; another topic is `forbidden_scope`); other credentials get what they ask for.
+    pub fn topic(&self, asked: Option<&str>) -> Result<Option<String>, Error> {
+        match self {
+            Access::Bound(Bound { topic_id: Some(pinned), .. }) => match asked {
+                None => Ok(Some(pinned.clone())),
+                Some(t) if t == pinned => Ok(Some(pinned.clone())),
+                Some(t) => Err(Error::new(
+                    ErrorCode::ForbiddenScope,
+                    format!("this scope is pinned to topic {pinned:?}, not {t:?}"),
+                )),
+            },
+            _ => Ok(asked.map(str::to_owned)),
+        }
+    }
+
+    /// Refuses what a bound scope may not do (`what`: "ingest events", "delete a chat", …): a scope is a
+    /// capability for a model to call the tools and read its own chat, not a credential of the bot.
+    pub fn not_a_scope(&self, what: &str) -> Result<(), Error> {
+        match self {
+            Access::Bound(_) => Err(Error::new(ErrorCode::ForbiddenScope, format!("a bound scope may not {what}"))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -95,6 +124,11 @@ pub struct Auth {
     rng: SystemRandom,
 }
 
+/// The token of an `Authorization: Bearer …` header, whatever the case of the scheme.
+fn bearer_token(header: &str) -> Option<&str> {
+    header.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")).map(|(_, t)| t.trim())
+}
+
 /// Compares secrets in time that does not depend on where they differ.
 fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -115,7 +149,8 @@ impl Auth {
     pub fn check(&self, header: Option<&str>, now: Timestamp) -> Result<Access, Error> {
         let unauthorized =
             || Error::new(ErrorCode::Unauthorized, "a valid `Authorization: Bearer <token>` is required");
-        let Some(token) = header.and_then(|h| h.strip_prefix("Bearer ")).map(str::trim) else {
+        // The scheme is case-insensitive (RFC 7235): `Bearer`, `bearer`, `BEARER`.
+        let Some(token) = header.and_then(bearer_token) else {
             return if self.tokens.is_empty() { Ok(Access::Open) } else { Err(unauthorized()) };
         };
         if let Some(t) = self.tokens.iter().find(|t| same(&t.token, token)) {
@@ -134,7 +169,8 @@ impl Auth {
 
     /// Issues a bound scope; `access` must be allowed to touch its chat (a bound scope cannot issue another).
     pub fn issue(&self, access: &Access, bound: Bound, now: Timestamp) -> Result<String, Error> {
-        if matches!(access, Access::Bound(_)) || !access.allows(&bound.channel, &bound.chat_id) {
+        access.not_a_scope("issue scopes")?;
+        if !access.allows(&bound.channel, &bound.chat_id) {
             return Err(forbidden(&bound.chat_id));
         }
         let mut bytes = [0u8; 24];

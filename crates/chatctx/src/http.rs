@@ -45,6 +45,10 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorCode::Timeout => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode::ForbiddenHost => StatusCode::FORBIDDEN,
+        ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::RequestTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
         _ => StatusCode::BAD_REQUEST,
     }
 }
@@ -79,6 +83,9 @@ fn body(app: &AppState, b: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiEr
 /// One event, a JSON array of events, or JSON Lines. `single` when the body was one object. More than
 /// `max_items` inputs are refused before they are parsed.
 fn events_of(bytes: &[u8], max_items: usize) -> Result<(Vec<Value>, bool), Error> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::invalid_event("the body is empty: send an event, an array of events or JSON Lines"));
+    }
     let too_many = || {
         Error::new(
             ErrorCode::PayloadTooLarge,
@@ -194,6 +201,10 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// What one request may ask for.
     pub limits: Limits,
+    /// The hosts the server answers for.
+    pub hosts: Arc<crate::guard::Hosts>,
+    /// `server.public_metrics`.
+    pub public_metrics: bool,
 }
 
 /// What one request may ask for (`[server]`).
@@ -224,6 +235,8 @@ impl AppState {
             timeout: std::time::Duration::from_secs(30),
             metrics: Arc::default(),
             limits: Limits::of(&crate::config::ServerSettings::default()),
+            hosts: Arc::new(crate::guard::Hosts::new(&[], "127.0.0.1:0")),
+            public_metrics: false,
         }
     }
 }
@@ -248,6 +261,7 @@ async fn post_events(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
+    a.not_a_scope("ingest events")?;
     let (inputs, single) = events_of(&body(&app, b)?, app.limits.max_batch_items)?;
     ingest(&app, a, inputs, single).await
 }
@@ -280,6 +294,7 @@ async fn post_telegram(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
+    a.not_a_scope("ingest updates")?;
     let update: Value = serde_json::from_slice(&body(&app, b)?)
         .map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))?;
     let mut event = serde_json::Map::new();
@@ -401,10 +416,25 @@ struct ChannelQuery {
 }
 
 /// The channel a chat route names (default `telegram`), once the credentials may touch the chat.
-fn chat_channel(app: &AppState, headers: &HeaderMap, chat_id: &str, q: &ChannelQuery) -> Result<String, ApiError> {
+/// What a chat route may touch: the channel, and the topic a read looks at (a bound scope's own, when pinned).
+fn chat_route(
+    app: &AppState,
+    headers: &HeaderMap,
+    chat_id: &str,
+    q: &ChannelQuery,
+) -> Result<(Access, String, Option<String>), ApiError> {
     let channel = q.channel.clone().filter(|c| !c.is_empty()).unwrap_or_else(|| DEFAULT_CHANNEL.to_owned());
-    allowed(&access(app, headers)?, &channel, chat_id)?;
-    Ok(channel)
+    for (what, v) in
+        [("chat id", chat_id), ("channel", channel.as_str()), ("topic_id", q.topic_id.as_deref().unwrap_or(""))]
+    {
+        if v.len() > chatctx_core::json::MAX_ID_BYTES {
+            return Err(ApiError(Error::invalid_request(format!("the {what} is longer than 256 bytes"))));
+        }
+    }
+    let a = access(app, headers)?;
+    allowed(&a, &channel, chat_id)?;
+    let topic = a.topic(q.topic_id.as_deref())?;
+    Ok((a, channel, topic))
 }
 
 async fn delete_chat(
@@ -413,7 +443,8 @@ async fn delete_chat(
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
-    let channel = chat_channel(&app, &headers, &chat_id, &q)?;
+    let (a, channel, _) = chat_route(&app, &headers, &chat_id, &q)?;
+    a.not_a_scope("delete a chat")?;
     let svc = app.svc.clone();
     let deleted = blocking(move || svc.delete_chat(&channel, &chat_id)).await?;
     Ok(json_body(&Deleted { deleted }))
@@ -425,8 +456,8 @@ async fn get_history(
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
-    let channel = chat_channel(&app, &headers, &chat_id, &q)?;
-    read_chat(&app, channel, chat_id, move |e, channel, chat| e.history(channel, chat, q.topic_id.as_deref())).await
+    let (_, channel, topic) = chat_route(&app, &headers, &chat_id, &q)?;
+    read_chat(&app, channel, chat_id, move |e, channel, chat| e.history(channel, chat, topic.as_deref())).await
 }
 
 /// Answers a read of one chat: off the async threads, since a shared store is asked for news first.
@@ -447,8 +478,16 @@ async fn get_objects(
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
-    let channel = chat_channel(&app, &headers, &chat_id, &q)?;
-    read_chat(&app, channel, chat_id, |e, channel, chat| e.objects(channel, chat)).await
+    let (a, channel, topic) = chat_route(&app, &headers, &chat_id, &q)?;
+    let pinned = matches!(a, Access::Bound(Bound { topic_id: Some(_), .. }));
+    read_chat(&app, channel, chat_id, move |e, channel, chat| {
+        // A scope pinned to a topic sees the objects of its topic only.
+        e.objects(channel, chat).map(|all| match (pinned, topic) {
+            (true, Some(t)) => all.into_iter().filter(|o| o.topic_id.as_deref() == Some(t.as_str())).collect(),
+            _ => all,
+        })
+    })
+    .await
 }
 
 async fn get_scenario(
@@ -457,8 +496,8 @@ async fn get_scenario(
     Path(chat_id): Path<String>,
     Query(q): Query<ChannelQuery>,
 ) -> Result<Response, ApiError> {
-    let channel = chat_channel(&app, &headers, &chat_id, &q)?;
-    let scope = Scope { channel, topic_id: q.topic_id, ..Scope::chat(chat_id) };
+    let (_, channel, topic) = chat_route(&app, &headers, &chat_id, &q)?;
+    let scope = Scope { channel, topic_id: topic, ..Scope::chat(chat_id) };
     let call = ToolCall::GetScenario(GetScenario { scope, revisions: true });
     let answer = app.svc.call_logged(call, now()).await?;
     Ok(json_body(&answer))
@@ -470,16 +509,13 @@ static OPENAPI: std::sync::LazyLock<Value> = std::sync::LazyLock::new(crate::ope
 /// The routes.
 pub fn router(app: AppState) -> Router {
     // Stateless: every MCP request stands alone, so no client can make the server hold per-session memory
-    // (each session kept ~100 KB until it idled out); tool calls need nothing from a session.
-    let mut mcp_config = StreamableHttpServerConfig::default()
+    // (each session kept ~100 KB until it idled out); tool calls need nothing from a session. Hosts are
+    // checked for every route alike (`guard`), so rmcp's own check is off.
+    let mcp_config = StreamableHttpServerConfig::default()
         .with_cancellation_token(app.stop.child_token())
         .with_legacy_session_mode(false)
-        .with_json_response(true);
-    if app.auth.required() {
-        // Host validation guards an open local server against DNS rebinding; with bearer tokens (which a
-        // rebinding page cannot send) the server may sit behind any host name.
-        mcp_config = mcp_config.disable_allowed_hosts();
-    }
+        .with_json_response(true)
+        .disable_allowed_hosts();
     let mcp_app =
         crate::mcp::Mcp::http(app.svc.clone(), app.auth.clone()).with_max_json_depth(app.limits.max_json_depth);
     let mcp =
@@ -497,14 +533,38 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/chats/{chat_id}/scenario", get(get_scenario))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
-        .route("/openapi.json", get(|| async { json_body(&*OPENAPI) }))
-        .route("/metrics", get(|State(app): State<AppState>| async move { app.metrics.render() }))
+        .route("/openapi.json", get(openapi))
+        .route("/metrics", get(metrics))
         .fallback(|| async { ApiError(Error::new(ErrorCode::UnknownTool, "no such route")) })
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(app.clone(), time_limit))
         .with_state(app.clone())
         .merge(mcp)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), guarded))
         .layer(axum::middleware::from_fn_with_state(app, observe))
+}
+
+/// `/openapi.json`: with tokens configured, for token holders only.
+async fn openapi(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    access(&app, &headers)?;
+    Ok(json_body(&*OPENAPI))
+}
+
+/// `/metrics`: with tokens configured, for token holders only, unless `server.public_metrics`.
+async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<String, ApiError> {
+    if !app.public_metrics {
+        access(&app, &headers)?;
+    }
+    Ok(app.metrics.render())
+}
+
+/// The checks every request passes first ([`crate::guard`]), and the documented error shape for every error.
+async fn guarded(State(app): State<AppState>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if let Some(refused) = crate::guard::check(&app.hosts, req.method(), req.uri().path(), uri_len, req.headers()) {
+        return refused;
+    }
+    crate::guard::json_errors(next.run(req).await).await
 }
 
 /// Answers 503 `timeout` when a request runs past `server.request_timeout`. The work under way is not

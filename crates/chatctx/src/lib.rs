@@ -20,6 +20,7 @@
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod guard;
 pub mod http;
 pub mod ingest;
 pub mod logline;

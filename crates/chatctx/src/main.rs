@@ -205,9 +205,13 @@ fn init_logging() {
         "error" => tracing::Level::ERROR,
         _ => tracing::Level::INFO,
     };
-    // rmcp narrates every session at info; its lines show only when chatctx's own debug lines do.
-    let rmcp = if level >= tracing::Level::DEBUG { level } else { tracing::Level::WARN };
-    let filter = tracing_subscriber::filter::Targets::new().with_default(level).with_target("rmcp", rmcp);
+    // chatctx's own lines never carry message text, state or tool arguments (docs/protocol.md, "Logs"); other
+    // crates' may (rmcp prints whole MCP messages at debug), so they are kept to warnings and errors whatever
+    // the level.
+    let others = level.min(tracing::Level::WARN);
+    let filter = ["chatctx", "chatctx_core", "chatctx_store", "chatctx_telegram"]
+        .into_iter()
+        .fold(tracing_subscriber::filter::Targets::new().with_default(others), |f, t| f.with_target(t, level));
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(|| LogWriter)
         .with_ansi(io::stderr().is_terminal())
@@ -326,6 +330,8 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         );
         app.timeout = std::time::Duration::from_secs(cfg.server.request_timeout.secs().unsigned_abs());
         app.limits = chatctx::http::Limits::of(&cfg.server);
+        app.hosts = std::sync::Arc::new(chatctx::guard::Hosts::new(&cfg.server.allowed_hosts, &addr.to_string()));
+        app.public_metrics = cfg.server.public_metrics;
         if cfg.store.max_age.secs() > 0 {
             tokio::spawn(retention(app.svc.clone(), cfg.store.max_age));
         }

@@ -92,7 +92,7 @@ pub fn run(engine: &mut Engine, input: impl BufRead, mut output: impl Write) -> 
 /// Applies one replay line to `engine` without writing an answer: how a server rebuilds its state from its
 /// log. `newest` is the running "now" for calls without one.
 pub fn load_line(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp) -> Result<(), Error> {
-    match apply(engine, line, newest) {
+    match apply(engine, line, newest, false) {
         Step::Accepted | Step::Answered(_, Ok(_)) => Ok(()),
         Step::Rejected(e) | Step::Answered(_, Err(e)) | Step::Refused(_, e) => Err(e),
     }
@@ -111,7 +111,7 @@ fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp) -> Step {
         Ok(LogLine::Forget) => {
             Step::Rejected(Error::invalid_event("a `forget` line belongs to a store's log: it names no chat"))
         }
-        Ok(line) => apply(engine, line, newest),
+        Ok(line) => apply(engine, line, newest, true),
         Err(BadLine { call: Some(name), error }) => {
             log_refused(&name, &error);
             Step::Refused(name, error)
@@ -121,7 +121,9 @@ fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp) -> Step {
 }
 
 /// Applies one line. A `forget` line is the caller's to apply (it names no chat of its own).
-fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp) -> Step {
+/// `narrate`: log each call's line (a replay run does; a server rebuilding its state from its log does not,
+/// or every stored operation would print a line at start).
+fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp, narrate: bool) -> Step {
     match line {
         // A conversation document (`chatctx export`): replaces that chat whole.
         LogLine::Import(doc) => match engine.import_document(&doc) {
@@ -144,7 +146,9 @@ fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp) -> Step
         }
         LogLine::Call(call) => {
             let result = engine.answer(&call, *newest);
-            log_call(&call, &result);
+            if narrate {
+                log_call(&call, &result);
+            }
             Step::Answered(call.name(), result)
         }
         LogLine::Forget => Step::Accepted,

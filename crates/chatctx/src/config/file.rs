@@ -141,8 +141,13 @@ struct Server {
     max_batch_items: Option<usize>,
     max_rejections: Option<usize>,
     blocking_threads: Option<usize>,
+    allowed_hosts: Option<Vec<String>>,
+    public_metrics: Option<bool>,
     tokens: Vec<TokenEntry>,
 }
+
+/// The shortest token accepted.
+const MIN_TOKEN_CHARS: usize = 16;
 
 /// A bearer token: the secret alone (every chat), or `{ token = "…", chats = [...] }`.
 struct TokenEntry(Token);
@@ -155,14 +160,31 @@ impl<'de> Deserialize<'de> for TokenEntry {
             toml::Value::Integer(n) => Ok(n.to_string()),
             v => Err(D::Error::custom(format!("expected chat ids, got {v}"))),
         };
+        let secret = |token: String| {
+            if token.trim() != token {
+                return Err(D::Error::custom("the token has spaces around it, which no request can send"));
+            }
+            if token.chars().count() < MIN_TOKEN_CHARS {
+                return Err(D::Error::custom(format!(
+                    "a token needs at least {MIN_TOKEN_CHARS} characters (e.g. `openssl rand -hex 24`)"
+                )));
+            }
+            Ok(token)
+        };
         match toml::Value::deserialize(d)? {
-            toml::Value::String(token) => Ok(Self(Token { token, chats: Vec::new() })),
+            toml::Value::String(token) => Ok(Self(Token { token: secret(token)?, chats: Vec::new() })),
             toml::Value::Table(mut t) => {
                 let Some(toml::Value::String(token)) = t.remove("token") else {
                     return Err(D::Error::custom("needs token = \"…\""));
                 };
+                let token = secret(token)?;
                 let chats = match t.remove("chats") {
                     None => Vec::new(),
+                    Some(toml::Value::Array(a)) if a.is_empty() => {
+                        return Err(D::Error::custom(
+                            "chats = [] would read as no limit: list the chats, or leave `chats` out to allow every chat",
+                        ));
+                    }
                     Some(toml::Value::Array(a)) => a.into_iter().map(chat).collect::<Result<_, _>>()?,
                     Some(v) => return Err(D::Error::custom(format!("chats: expected a list of chat ids, got {v}"))),
                 };
@@ -317,7 +339,7 @@ impl Server {
         }
         lay!(self => c.server;
             listen, request_timeout, header_read_timeout, max_connections, max_json_depth, max_batch_items,
-            max_rejections, blocking_threads);
+            max_rejections, blocking_threads, allowed_hosts, public_metrics);
         c.server.tokens = self.tokens.into_iter().map(|t| t.0).collect();
         Ok(())
     }

@@ -74,6 +74,10 @@ pub struct ServerSettings {
     pub max_rejections: usize,
     /// Threads for blocking work (waiting on the disk, model triage); requests beyond it queue.
     pub blocking_threads: usize,
+    /// Host names the server answers for (`Host`, `Origin`); empty: the loopback names of `listen`.
+    pub allowed_hosts: Vec<String>,
+    /// Whether `/metrics` answers without a token (for scrapers) when tokens are configured.
+    pub public_metrics: bool,
 }
 
 impl Default for ServerSettings {
@@ -88,6 +92,8 @@ impl Default for ServerSettings {
             max_batch_items: 10_000,
             max_rejections: 100,
             blocking_threads: 16,
+            allowed_hosts: Vec::new(),
+            public_metrics: false,
         }
     }
 }
@@ -146,6 +152,8 @@ impl fmt::Debug for Config {
             .field("server.max_batch_items", &self.server.max_batch_items)
             .field("server.max_rejections", &self.server.max_rejections)
             .field("server.blocking_threads", &self.server.blocking_threads)
+            .field("server.allowed_hosts", &self.server.allowed_hosts)
+            .field("server.public_metrics", &self.server.public_metrics)
             .field("server.tokens", &format_args!("[{} hidden]", self.server.tokens.len()))
             .field("store.url", &redact_url(&self.store.url))
             .field("store.max_age", &self.store.max_age)
@@ -322,6 +330,11 @@ mod tests {
             ("[conversation]\nselection_timeout = \"soon\"", "conversation.selection_timeout"),
             ("[objects.ttl]\npoll = \"a day\"", "objects.ttl.poll"),
             ("[server]\ntokens = [{ chats = [\"1\"] }]", "server.tokens[0]"),
+            // Token foot-guns: an empty chat list, spaces that no request can send, short secrets.
+            ("[server]\ntokens = [{ token = \"0123456789abcdef\", chats = [] }]", "server.tokens[0]: chats = []"),
+            ("[server]\ntokens = [\" 0123456789abcdef\"]", "server.tokens[0]: the token has spaces"),
+            ("[server]\ntokens = [\"\"]", "server.tokens[0]: a token needs at least 16"),
+            ("[server]\ntokens = [\"ok-token-0123456789\", { token = \"short\" }]", "server.tokens[1]: a token needs"),
             ("history = 3", "`history` must be a section"),
         ] {
             let e = format!("{:#}", load_str(toml, &[]).err().unwrap());
@@ -331,7 +344,7 @@ mod tests {
 
     #[test]
     fn secrets_stay_out_of_debug() {
-        let l = load_str("[server]\ntokens = [\"s3cret\", { token = \"t0p\", chats = [\"-100\"] }]\n[store]\nurl = \"postgres://u:pw@db/x\"\n", &[]).unwrap();
+        let l = load_str("[server]\ntokens = [\"s3cret-0123456789abc\", { token = \"t0p-secret-0123456789\", chats = [\"-100\"] }]\n[store]\nurl = \"postgres://u:pw@db/x\"\n", &[]).unwrap();
         let d = format!("{:?}", l.config);
         assert!(!d.contains("s3cret") && !d.contains("t0p") && !d.contains(":pw@"), "{d}");
         assert_eq!(l.config.server.tokens[1].chats, ["-100"]);

@@ -27,6 +27,8 @@ struct Inner {
     pending: Vec<Op>,
     /// How many operations were ever queued; an operation's number is its position in that sequence.
     queued: u64,
+    /// Chats where a message was edited: compacted once written, so the earlier text leaves the store.
+    edited: std::collections::BTreeSet<ChatKey>,
 }
 
 /// What the writers learn from the commit lock.
@@ -94,8 +96,13 @@ impl Local {
         let mut due: Vec<ChatKey> =
             rebuilt.since_snapshot.iter().filter(|(_, n)| **n >= every).map(|(k, _)| k.clone()).collect();
         due.sort();
-        let inner =
-            Inner { engine: rebuilt.engine, since_snapshot: rebuilt.since_snapshot, pending: Vec::new(), queued: 0 };
+        let inner = Inner {
+            engine: rebuilt.engine,
+            since_snapshot: rebuilt.since_snapshot,
+            pending: Vec::new(),
+            queued: 0,
+            edited: Default::default(),
+        };
         let local = Self {
             engine: Mutex::new(inner),
             commit: Mutex::default(),
@@ -293,7 +300,7 @@ impl Local {
     /// nothing queued (a snapshot of a chat with queued operations would be followed by them again).
     fn count_and_snapshot(&self, inner: &mut Inner, written: &[Op]) {
         let every = self.every;
-        let mut due = Vec::new();
+        let mut due: Vec<ChatKey> = std::mem::take(&mut inner.edited).into_iter().collect();
         for o in written.iter().filter(|o| !o.chat_id.is_empty()) {
             let n = inner.since_snapshot.entry((o.channel.clone(), o.chat_id.clone())).or_default();
             *n += 1;
@@ -304,9 +311,14 @@ impl Local {
         due.sort();
         due.dedup();
         for (channel, chat) in due {
-            if !inner.pending.iter().any(|o| o.channel == channel && o.chat_id == chat) {
-                self.snapshot(inner, &channel, &chat);
+            if inner.pending.iter().any(|o| o.channel == channel && o.chat_id == chat) {
+                // Queued operations would follow the snapshot again; an edit's chat waits for the next write.
+                if inner.since_snapshot.get(&(channel.clone(), chat.clone())).is_some_and(|n| *n < every) {
+                    inner.edited.insert((channel, chat));
+                }
+                continue;
             }
+            self.snapshot(inner, &channel, &chat);
         }
     }
 
@@ -345,7 +357,7 @@ impl Local {
     ) -> Result<(IngestReport, Option<Ticket>), Error> {
         let mut report = IngestReport::default();
         let mut inner = self.lock()?;
-        let engine = &mut inner.engine;
+        let Inner { engine, edited, .. } = &mut *inner;
         let mut ops = Vec::new();
         for (index, d) in decoded.into_iter().enumerate() {
             let result = route(engine, d, allowed)
@@ -354,6 +366,9 @@ impl Local {
                 Ok((applied, logged)) => {
                     for w in applied.warnings {
                         tracing::warn!("{w}");
+                    }
+                    if applied.edited {
+                        edited.extend(logged.iter().map(|o| key(&o.channel, &o.chat_id)));
                     }
                     ops.extend(logged);
                     report.accepted += 1;

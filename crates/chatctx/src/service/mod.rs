@@ -275,11 +275,10 @@ fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) ->
         events.iter_mut().for_each(|e| engine.route(e));
         ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
     }
-    if let Some(o) = ops.iter().find(|o| !allowed(&o.channel, &o.chat_id)) {
-        return Err(Error::new(
-            ErrorCode::ForbiddenScope,
-            format!("this credential may not touch chat {:?} on {}", o.chat_id, o.channel),
-        ));
+    // The chat is not named: an input may reach it only through a platform id (a poll answer), and a caller
+    // must not learn which chat holds it.
+    if ops.iter().any(|o| !allowed(&o.channel, &o.chat_id)) {
+        return Err(Error::new(ErrorCode::ForbiddenScope, "this credential may not write to the chat of this input"));
     }
     Ok((events, ops))
 }

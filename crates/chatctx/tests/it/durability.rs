@@ -522,3 +522,46 @@ fn async_writers_lose_nothing_acknowledged_when_the_store_refuses_writes() {
         assert_eq!(held.iter().any(|i| i.message_id.as_deref() == Some(id)), *ack, "message {id} of {chat}");
     }
 }
+
+/// How many times `marker` appears in the store's files (the database, its WAL and shared memory).
+fn copies_in_files(path: &std::path::Path, marker: &str) -> usize {
+    ["", "-wal", "-shm"]
+        .iter()
+        .filter_map(|suffix| std::fs::read(format!("{}{suffix}", path.display())).ok())
+        .map(|bytes| bytes.windows(marker.len()).filter(|w| *w == marker.as_bytes()).count())
+        .sum()
+}
+
+/// Forgetting a chat, compacting a log and expiring old history leave no copy of the text in the files,
+/// while the server runs and after it stops.
+#[test]
+fn deleted_and_expired_text_leaves_the_files() {
+    let dir = chatctx_store::testing::Scratch::new("durability-scrub");
+    let path = dir.file("chatctx.db");
+    let mut s = settings();
+    s.conversation.cache_max_per_conversation = 1000;
+    let svc = Service::open_with(s.clone(), LlmSettings::default(), sqlite_at(&path), Options::default()).unwrap().0;
+    let batch: Vec<Value> = (1..=300).map(|i| message("-1", i, &format!("DELETE-ME-MARKER {i}"), None)).collect();
+    svc.ingest(&batch, now()).unwrap();
+    svc.ingest(&[message("-2", 1000, "KEEP-ME-MARKER", None)], now()).unwrap();
+    assert!(copies_in_files(&path, "DELETE-ME-MARKER") >= 300);
+    assert!(svc.delete_chat("telegram", "-1").unwrap());
+    assert_eq!(copies_in_files(&path, "DELETE-ME-MARKER"), 0, "while running");
+    assert!(copies_in_files(&path, "KEEP-ME-MARKER") > 0, "the other chat is kept");
+    // An edit: the earlier text leaves the files once the edit is stored.
+    svc.ingest(&[message("-2", 1001, "EDITED-AWAY-MARKER", None)], now()).unwrap();
+    svc.ingest(&[message("-2", 1001, "the corrected text", None)], now()).unwrap();
+    assert_eq!(copies_in_files(&path, "EDITED-AWAY-MARKER"), 0, "the edited text is gone");
+    // Retention: messages older than the cutoff go, and their text with them.
+    let old: Vec<Value> = (1..=50).map(|i| message("-3", i, &format!("EXPIRE-ME-MARKER {i}"), None)).collect();
+    svc.ingest(&old, now()).unwrap();
+    let mut fresh = message("-3", 5000, "fresh", None);
+    fresh["sent_at"] = json!(1_770_100_000);
+    svc.ingest(&[fresh], now()).unwrap();
+    let expired =
+        svc.expire(chatctx_core::time::Span::from_secs(3600), Timestamp::from_unix(1_770_100_100).unwrap()).unwrap();
+    assert!(expired >= 50, "{expired}");
+    assert_eq!(copies_in_files(&path, "EXPIRE-ME-MARKER"), 0, "expired text is gone");
+    drop(svc);
+    assert_eq!(copies_in_files(&path, "DELETE-ME-MARKER") + copies_in_files(&path, "EXPIRE-ME-MARKER"), 0);
+}

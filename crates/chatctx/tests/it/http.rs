@@ -68,7 +68,15 @@ pub fn start_with(store: &str, env: &[(&str, &str)]) -> Server {
 pub fn client() -> reqwest::blocking::Client {
     chatctx::triage::install_tls_provider();
     // No pooling: after a 413 the server closes the connection without reading the rest of the body.
-    reqwest::blocking::Client::builder().timeout(Duration::from_secs(10)).pool_max_idle_per_host(0).build().unwrap()
+    // Every API POST says it is JSON (a test of the other cases sets its own header).
+    let mut json = reqwest::header::HeaderMap::new();
+    json.insert(reqwest::header::CONTENT_TYPE, reqwest::header::HeaderValue::from_static("application/json"));
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .pool_max_idle_per_host(0)
+        .default_headers(json)
+        .build()
+        .unwrap()
 }
 
 fn msg(id: u64) -> Value {
@@ -251,7 +259,13 @@ fn the_server_survives_its_log_pipe_closing() {
 
 #[test]
 fn tokens_chat_lists_and_bound_scopes() {
-    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", r#"["admin", {token = "bot-a", chats = ["-1"]}]"#)]);
+    let s = start_with(
+        "memory",
+        &[(
+            "CHATCTX_SERVER__TOKENS",
+            r#"["admin-token-0123456789", {token = "bot-a-token-0123456789", chats = ["-1"]}]"#,
+        )],
+    );
     let c = client();
     let post = |path: &str, token: Option<&str>, body: Value| {
         let mut r = c.post(format!("{}{path}", s.base)).body(body.to_string());
@@ -269,28 +283,39 @@ fn tokens_chat_lists_and_bound_scopes() {
         assert_eq!(r.status(), 401);
         assert_eq!(r.json_value()["code"], "unauthorized");
     }
-    assert_eq!(get("/v1/chats/-1/history", "admin").status(), 404, "the unauthorized events were not stored");
+    assert_eq!(
+        get("/v1/chats/-1/history", "admin-token-0123456789").status(),
+        404,
+        "the unauthorized events were not stored"
+    );
     assert_eq!(c.get(format!("{}/healthz", s.base)).send().unwrap().status(), 200, "probes need no token");
     // A token limited to chat -1: its own chat works; chat -2 is refused on every route, even inside a batch.
-    assert_eq!(post("/v1/events", Some("bot-a"), msg(1)).status(), 200);
-    assert_eq!(post("/v1/events", Some("admin"), other.clone()).status(), 200);
-    let batch = post("/v1/events", Some("bot-a"), json!([msg(2), other])).json_value();
+    assert_eq!(post("/v1/events", Some("bot-a-token-0123456789"), msg(1)).status(), 200);
+    assert_eq!(post("/v1/events", Some("admin-token-0123456789"), other.clone()).status(), 200);
+    let batch = post("/v1/events", Some("bot-a-token-0123456789"), json!([msg(2), other])).json_value();
     assert_eq!((batch["accepted"].as_u64(), batch["rejected"][0]["code"].as_str()), (Some(1), Some("forbidden_scope")));
     for r in [
-        post("/v1/tools/get_chat_history_context", Some("bot-a"), json!({"chat_id": "-2"})),
-        post("/v1/scopes", Some("bot-a"), json!({"chat_id": "-2"})),
-        get("/v1/chats/-2/history", "bot-a"),
-        get("/v1/chats/-2/scenario", "bot-a"),
-        c.delete(format!("{}/v1/chats/-2", s.base)).bearer_auth("bot-a").send().unwrap(),
+        post("/v1/tools/get_chat_history_context", Some("bot-a-token-0123456789"), json!({"chat_id": "-2"})),
+        post("/v1/scopes", Some("bot-a-token-0123456789"), json!({"chat_id": "-2"})),
+        get("/v1/chats/-2/history", "bot-a-token-0123456789"),
+        get("/v1/chats/-2/scenario", "bot-a-token-0123456789"),
+        c.delete(format!("{}/v1/chats/-2", s.base)).bearer_auth("bot-a-token-0123456789").send().unwrap(),
     ] {
         assert_eq!(r.status(), 403);
         assert_eq!(r.json_value()["code"], "forbidden_scope");
     }
-    assert_eq!(get("/v1/chats/-2/history", "admin").json_value().as_array().unwrap().len(), 1, "chat -2 untouched");
+    assert_eq!(
+        get("/v1/chats/-2/history", "admin-token-0123456789").json_value().as_array().unwrap().len(),
+        1,
+        "chat -2 untouched"
+    );
     // A bound scope: the tool call names no chat and no current message, the scope supplies both.
-    let issued =
-        post("/v1/scopes", Some("bot-a"), json!({"chat_id": "-1", "current_message_id": "2", "ttl_seconds": 60}))
-            .json_value();
+    let issued = post(
+        "/v1/scopes",
+        Some("bot-a-token-0123456789"),
+        json!({"chat_id": "-1", "current_message_id": "2", "ttl_seconds": 60}),
+    )
+    .json_value();
     let scoped = issued["token"].as_str().unwrap().to_owned();
     assert_eq!((issued["chat_id"].as_str(), issued["current_message_id"].as_str()), (Some("-1"), Some("2")));
     let h = post("/v1/tools/get_chat_history_context", Some(&scoped), json!({})).json_value();
@@ -303,7 +328,7 @@ fn tokens_chat_lists_and_bound_scopes() {
     assert_eq!(get("/v1/chats/-2/objects", &scoped).status(), 403);
     assert_eq!(get("/v1/chats/-1/objects", &scoped).status(), 200);
     // Bad scope requests are 400s.
-    let r = post("/v1/scopes", Some("admin"), json!({"chat_id": "-1", "ttl_seconds": 0}));
+    let r = post("/v1/scopes", Some("admin-token-0123456789"), json!({"chat_id": "-1", "ttl_seconds": 0}));
     assert_eq!(
         (r.status().as_u16(), r.json_value()["code"].as_str().map(str::to_owned)),
         (400, Some("invalid_request".into()))
@@ -448,4 +473,56 @@ fn mcp_over_http_keeps_no_sessions() {
         .unwrap();
     assert_eq!(r.status(), 200);
     assert!(r.text().unwrap().contains("resolve_reference_target"));
+}
+
+/// Message text, tool arguments and state never reach the log, at info or debug, over REST and MCP.
+#[test]
+fn payloads_never_reach_the_log() {
+    for level in ["info", "debug"] {
+        let (mut child, lines, base) = spawn("memory", &[("CHATCTX_LOG", level)]);
+        let collected = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<String>>());
+        let c = client();
+        let post = |path: &str, body: Value| {
+            c.post(format!("{base}{path}"))
+                .header("content-type", "application/json")
+                .body(body.to_string())
+                .send()
+                .unwrap()
+        };
+        let mut m = msg(1);
+        m["text"] = json!("SECRET-TEXT-MARKER look at this");
+        assert_eq!(post("/v1/events", m).status(), 200);
+        post("/v1/tools/update_scenario", json!({"chat_id": "-1", "patch": {"plan": "SECRET-STATE-MARKER"}}));
+        post("/v1/tools/get_chat_history_context", json!({"chat_id": "-1", "query": "SECRET-ARG-MARKER"}));
+        post(
+            "/v1/tools/resolve_reference_target",
+            json!({"chat_id": "-1", "current_message_id": "1",
+            "reference_text": "SECRET-ARG-MARKER", "sender_user_id": "1"}),
+        );
+        let mcp = |body: Value| {
+            c.post(format!("{base}/mcp"))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .body(body.to_string())
+                .send()
+                .unwrap()
+                .text()
+                .unwrap()
+        };
+        mcp(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}));
+        let answer = mcp(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "get_chat_history_context", "arguments": {"chat_id": "-1", "query": "SECRET-ARG-MARKER"}}}));
+        assert!(answer.contains("SECRET-TEXT-MARKER"), "the answer itself carries the text: {answer}");
+        mcp(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "nope", "arguments": {"x": "SECRET-ARG-MARKER"}}}));
+        let _ = child.kill();
+        let _ = child.wait();
+        let log = collected.join().unwrap().join("\n");
+        assert!(log.contains("call get_chat_history_context"), "{level}: the calls were logged: {log}");
+        for marker in ["SECRET-TEXT-MARKER", "SECRET-STATE-MARKER", "SECRET-ARG-MARKER"] {
+            assert!(!log.contains(marker), "{level}: {marker} in the log:\n{log}");
+        }
+    }
 }

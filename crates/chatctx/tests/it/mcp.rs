@@ -138,29 +138,36 @@ fn python_sdk_client_over_streamable_http() {
 #[test]
 fn python_sdk_client_with_tokens_and_a_bound_scope() {
     let Some(py) = python() else { return };
-    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", r#"[{token = "bot-a", chats = ["-7"]}]"#)]);
+    let s =
+        start_with("memory", &[("CHATCTX_SERVER__TOKENS", r#"[{token = "bot-a-token-0123456789", chats = ["-7"]}]"#)]);
     let c = client();
     let m = |id: u64| {
         json!({"type": "message", "chat_id": "-7", "message_id": id.to_string(), "kind": "inbound_user",
                "sent_at": 1_770_000_000 + id, "sender": {"user_id": "5", "username": "eve"}, "text": format!("m{id}"),
                "triggered_agent": true})
     };
-    let r = c.post(format!("{}/v1/events", s.base)).bearer_auth("bot-a").body(json!([m(1), m(2)]).to_string());
+    let r = c
+        .post(format!("{}/v1/events", s.base))
+        .bearer_auth("bot-a-token-0123456789")
+        .body(json!([m(1), m(2)]).to_string());
     assert_eq!(r.send().unwrap().status(), 200);
     let scope = c
         .post(format!("{}/v1/scopes", s.base))
-        .bearer_auth("bot-a")
+        .bearer_auth("bot-a-token-0123456789")
         .body(json!({"chat_id": "-7", "current_message_id": "2"}).to_string())
         .send()
         .unwrap();
     let scoped: serde_json::Value = serde_json::from_str(&scope.text().unwrap()).unwrap();
-    run_client(&py, &["http-tokens", &format!("{}/mcp", s.base), "bot-a", scoped["token"].as_str().unwrap()]);
+    run_client(
+        &py,
+        &["http-tokens", &format!("{}/mcp", s.base), "bot-a-token-0123456789", scoped["token"].as_str().unwrap()],
+    );
 }
 
 /// With tokens configured, `/mcp` answers 401 before reading any JSON-RPC, like every other route.
 #[test]
 fn mcp_over_http_needs_a_token() {
-    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", r#"["admin"]"#)]);
+    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", r#"["admin-token-0123456789"]"#)]);
     let c = client();
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
                       "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
@@ -177,7 +184,7 @@ fn mcp_over_http_needs_a_token() {
     };
     assert_eq!(post(None).status(), 401);
     assert_eq!(post(Some("wrong")).status(), 401);
-    let ok = post(Some("admin"));
+    let ok = post(Some("admin-token-0123456789"));
     assert_eq!(ok.status(), 200);
     assert!(ok.text().unwrap().contains("\"serverInfo\""));
 }
