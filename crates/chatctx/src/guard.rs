@@ -63,7 +63,8 @@ fn refuse(code: ErrorCode, message: impl Into<String>) -> Response {
 /// Checks the request's size, `Host`, `Origin` and, for a POST to the API, its `Content-Type`.
 pub fn check(hosts: &Hosts, method: &Method, path: &str, uri_len: usize, headers: &HeaderMap) -> Option<Response> {
     if uri_len > MAX_URI_BYTES {
-        return Some(refuse(ErrorCode::RequestTooLarge, format!("the request target is over {MAX_URI_BYTES} bytes")));
+        let e = Error::new(ErrorCode::RequestTooLarge, format!("the request target is over {MAX_URI_BYTES} bytes"));
+        return Some((StatusCode::URI_TOO_LONG, axum::Json(e)).into_response());
     }
     let header_bytes: usize = headers.iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
     if header_bytes > MAX_HEADER_BYTES {

@@ -546,14 +546,14 @@ pub fn router(app: AppState) -> Router {
 
 /// `/openapi.json`: with tokens configured, for token holders only.
 async fn openapi(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    access(&app, &headers)?;
+    access(&app, &headers)?.not_a_scope("read the server's description")?;
     Ok(json_body(&*OPENAPI))
 }
 
 /// `/metrics`: with tokens configured, for token holders only, unless `server.public_metrics`.
 async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<String, ApiError> {
     if !app.public_metrics {
-        access(&app, &headers)?;
+        access(&app, &headers)?.not_a_scope("read the server's metrics")?;
     }
     Ok(app.metrics.render())
 }

@@ -7,6 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+mod access;
 mod durability;
 mod http;
 mod instances;
