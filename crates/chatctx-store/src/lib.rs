@@ -82,6 +82,17 @@ pub trait Store: Send + Sync {
     fn ping(&self) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Records that the scope `id` is revoked until `until` (Unix seconds), for every instance to read. (The
+    /// default keeps nothing: for test doubles; every real store keeps them.)
+    fn revoke_scope(&self, id: &str, until: i64) -> Result<(), StoreError> {
+        let _ = (id, until);
+        Ok(())
+    }
+    /// The scope ids revoked and not yet expired at `now` (Unix seconds), with their expiry.
+    fn revoked_scopes(&self, now: i64) -> Result<Vec<(String, i64)>, StoreError> {
+        let _ = now;
+        Ok(Vec::new())
+    }
     /// Removes one operation (`chatctx store repair --drop-damaged` on a store that is repaired in place).
     fn remove_op(&self, channel: &str, chat_id: &str, pos: u64) -> Result<(), StoreError> {
         let _ = (channel, chat_id, pos);

@@ -13,6 +13,8 @@ struct Log {
     heads: HashMap<(String, String), u64>,
     /// Platform ids to their chats.
     externals: HashMap<String, (String, String)>,
+    /// Revoked scope ids and their expiry.
+    revoked: HashMap<String, i64>,
 }
 
 impl Log {
@@ -50,6 +52,16 @@ fn is(o: &Op, channel: &str, chat_id: &str) -> bool {
 }
 
 impl Store for MemoryStore {
+    fn revoke_scope(&self, id: &str, until: i64) -> Result<(), StoreError> {
+        self.log()?.revoked.insert(id.to_owned(), until);
+        Ok(())
+    }
+
+    fn revoked_scopes(&self, now: i64) -> Result<Vec<(String, i64)>, StoreError> {
+        let log = self.log()?;
+        Ok(log.revoked.iter().filter(|(_, t)| **t > now).map(|(k, t)| (k.clone(), *t)).collect())
+    }
+
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
         let log = self.log()?;
         log.ops.iter().for_each(|(pos, op)| each(*pos, op.clone()));

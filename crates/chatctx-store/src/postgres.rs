@@ -50,6 +50,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
          );
          CREATE INDEX chatctx_externals_by_chat ON chatctx_externals (channel, chat_id);",
     ),
+    (3, "CREATE TABLE chatctx_revoked_scopes (id TEXT PRIMARY KEY, until BIGINT NOT NULL);"),
 ];
 
 /// Bumps a chat's head by `$3` (creating the chat), returning the new head.
@@ -261,6 +262,27 @@ async fn push(
 const DELETE: &str = "DELETE FROM chatctx_ops WHERE channel = $1 AND chat_id = $2";
 
 impl Store for PgStore {
+    fn revoke_scope(&self, id: &str, until: i64) -> Result<(), StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            let sql = "INSERT INTO chatctx_revoked_scopes (id, until) VALUES ($1, $2)
+                       ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until";
+            let params: [(&(dyn ToSql + Sync), Type); 2] = [(&id, Type::TEXT), (&until, Type::INT8)];
+            client.execute_typed(sql, &params).await.map_err(db)?;
+            Ok(())
+        })
+    }
+
+    fn revoked_scopes(&self, now: i64) -> Result<Vec<(String, i64)>, StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            let sql = "SELECT id, until FROM chatctx_revoked_scopes WHERE until > $1";
+            let params: [(&(dyn ToSql + Sync), Type); 1] = [(&now, Type::INT8)];
+            let rows = client.query_typed(sql, &params).await.map_err(db)?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
         self.block(async {
             let client = self.client().await?;

@@ -32,6 +32,8 @@ const MIGRATIONS: &[&str] = &[
      CREATE UNIQUE INDEX ops_by_pos ON ops (channel, chat_id, pos);",
     // 3: one row rewritten by the readiness probe after a write failed, to learn whether writes work again.
     "CREATE TABLE probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL);",
+    // 4: revoked scope ids, until the scope would have expired.
+    "CREATE TABLE revoked_scopes (id TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;",
 ];
 
 /// SQLite, one file, WAL journal, full synchronous commits.
@@ -286,6 +288,22 @@ fn delete(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, Sto
 }
 
 impl Store for SqliteStore {
+    fn revoke_scope(&self, id: &str, until: i64) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let tx = write(&mut conn)?;
+        tx.execute("DELETE FROM revoked_scopes WHERE until < unixepoch()", [])?;
+        tx.execute("INSERT OR REPLACE INTO revoked_scopes (id, until) VALUES (?1, ?2)", params![id, until])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn revoked_scopes(&self, now: i64) -> Result<Vec<(String, i64)>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached("SELECT id, until FROM revoked_scopes WHERE until > ?1")?;
+        let rows = stmt.query_map(params![now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
         let conn = self.conn()?;
         let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line FROM ops ORDER BY seq")?;

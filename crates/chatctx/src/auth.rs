@@ -1,6 +1,12 @@
 //! Who may call the server (issue 6): bearer tokens from `server.tokens`, each optionally limited to some
 //! chats, and bound scopes: short-lived tokens issued by `POST /v1/scopes` that pin one chat (and optionally
-//! its topic, current message and sender), so a model in a tool loop holding one can never reach another chat.
+//! its topic) and default the current message and sender, so a model in a tool loop holding one can never
+//! reach another chat (docs/security.md).
+//!
+//! A scope is self-contained: `cs2.<claims>.<signature>`, the claims (base64url JSON: chat, topic, defaults,
+//! expiry, a random id) signed with HMAC-SHA256 under `server.scope_key`, so every instance sharing the key
+//! accepts the scopes any of them issued, with no lookup. Revoked scope ids are kept until the scope would
+//! have expired, in memory and in the store, where the other instances read them from.
 //!
 //! With no tokens configured the server is open (it binds 127.0.0.1 unless told otherwise).
 
@@ -16,8 +22,11 @@ use serde_json::Value;
 use crate::config::Token;
 
 /// A bound scope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Bound {
+    /// Its id, for revocation (random; set when issued).
+    #[serde(rename = "scope_id", default)]
+    pub id: String,
     /// Platform.
     pub channel: String,
     /// The one chat it may touch.
@@ -120,13 +129,10 @@ impl Bound {
 /// The server's credentials.
 pub struct Auth {
     tokens: Vec<Token>,
-    scopes: Mutex<HashMap<String, Bound>>,
+    key: ring::hmac::Key,
+    /// Revoked scope ids, until the scope would have expired.
+    revoked: Mutex<HashMap<String, Timestamp>>,
     rng: SystemRandom,
-}
-
-/// The token of an `Authorization: Bearer …` header, whatever the case of the scheme.
-fn bearer_token(header: &str) -> Option<&str> {
-    header.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")).map(|(_, t)| t.trim())
 }
 
 /// Compares secrets in time that does not depend on where they differ.
@@ -134,10 +140,31 @@ fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The token of an `Authorization: Bearer …` header, whatever the case of the scheme.
+fn bearer_token(header: &str) -> Option<&str> {
+    header.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")).map(|(_, t)| t.trim())
+}
+
+/// The prefix of a scope token (its format's version).
+const SCOPE_PREFIX: &str = "cs2.";
+
+fn internal(why: &str) -> Error {
+    Error::new(ErrorCode::Internal, why)
+}
+
 impl Auth {
-    /// Credentials from `server.tokens`.
+    /// Credentials from `server.tokens`, with a random scope key: scopes work on this instance only.
     pub fn new(tokens: Vec<Token>) -> Self {
-        Self { tokens, scopes: Mutex::new(HashMap::new()), rng: SystemRandom::new() }
+        let rng = SystemRandom::new();
+        let key = ring::hmac::Key::generate(ring::hmac::HMAC_SHA256, &rng)
+            .unwrap_or_else(|_| ring::hmac::Key::new(ring::hmac::HMAC_SHA256, b"no randomness: scopes are weak"));
+        Self { tokens, key, revoked: Mutex::new(HashMap::new()), rng }
+    }
+
+    /// Credentials from `server.tokens`, signing scopes with `scope_key` (`server.scope_key`), which every
+    /// instance sharing a store should share.
+    pub fn with_scope_key(tokens: Vec<Token>, scope_key: &str) -> Self {
+        Self { key: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, scope_key.as_bytes()), ..Self::new(tokens) }
     }
 
     /// Whether requests need a token.
@@ -149,38 +176,109 @@ impl Auth {
     pub fn check(&self, header: Option<&str>, now: Timestamp) -> Result<Access, Error> {
         let unauthorized =
             || Error::new(ErrorCode::Unauthorized, "a valid `Authorization: Bearer <token>` is required");
-        // The scheme is case-insensitive (RFC 7235): `Bearer`, `bearer`, `BEARER`.
         let Some(token) = header.and_then(bearer_token) else {
             return if self.tokens.is_empty() { Ok(Access::Open) } else { Err(unauthorized()) };
         };
         if let Some(t) = self.tokens.iter().find(|t| same(&t.token, token)) {
             return Ok(if t.chats.is_empty() { Access::All } else { Access::Chats(t.chats.clone()) });
         }
-        let scopes = self.scopes.lock().map_err(|_| Error::new(ErrorCode::Internal, "auth state poisoned"))?;
-        // A hash lookup, not a scan: there may be a scope per conversation turn. Scoped tokens are 192 random
-        // bits, so what a lookup's timing could reveal does not help guess one.
-        match scopes.get(token) {
-            Some(b) if now < b.expires_at => Ok(Access::Bound(b.clone())),
-            Some(_) => Err(Error::new(ErrorCode::Unauthorized, "this scoped token has expired")),
-            None if self.tokens.is_empty() => Ok(Access::Open),
-            None => Err(unauthorized()),
+        if token.starts_with(SCOPE_PREFIX) {
+            let bound = self.read_scope(token)?;
+            if now >= bound.expires_at {
+                return Err(Error::new(ErrorCode::Unauthorized, "this scoped token has expired"));
+            }
+            let revoked = self.revoked.lock().map_err(|_| internal("auth state poisoned"))?;
+            if revoked.contains_key(&bound.id) {
+                return Err(Error::new(ErrorCode::Unauthorized, "this scoped token was revoked"));
+            }
+            return Ok(Access::Bound(bound));
         }
+        if self.tokens.is_empty() { Ok(Access::Open) } else { Err(unauthorized()) }
+    }
+
+    /// The scope a token carries, if its signature is this server's (expiry and revocation not checked).
+    pub fn read_scope(&self, token: &str) -> Result<Bound, Error> {
+        let bad = || Error::new(ErrorCode::Unauthorized, "this scoped token is not valid here");
+        let rest = token.strip_prefix(SCOPE_PREFIX).ok_or_else(bad)?;
+        let (claims, mac) = rest.split_once('.').ok_or_else(bad)?;
+        let mac = base64url_decode(mac).ok_or_else(bad)?;
+        ring::hmac::verify(&self.key, &token.as_bytes()[..SCOPE_PREFIX.len() + claims.len()], &mac)
+            .map_err(|_| bad())?;
+        let claims = base64url_decode(claims).ok_or_else(bad)?;
+        serde_json::from_slice(&claims).map_err(|_| bad())
     }
 
     /// Issues a bound scope; `access` must be allowed to touch its chat (a bound scope cannot issue another).
-    pub fn issue(&self, access: &Access, bound: Bound, now: Timestamp) -> Result<String, Error> {
+    /// The scope's id is filled in.
+    pub fn issue(&self, access: &Access, mut bound: Bound, now: Timestamp) -> Result<(String, Bound), Error> {
+        let _ = now;
         access.not_a_scope("issue scopes")?;
         if !access.allows(&bound.channel, &bound.chat_id) {
             return Err(forbidden(&bound.chat_id));
         }
-        let mut bytes = [0u8; 24];
-        self.rng.fill(&mut bytes).map_err(|_| Error::new(ErrorCode::Internal, "no randomness available"))?;
-        let token: String = std::iter::once("cs_".to_owned()).chain(bytes.iter().map(|b| format!("{b:02x}"))).collect();
-        let mut scopes = self.scopes.lock().map_err(|_| Error::new(ErrorCode::Internal, "auth state poisoned"))?;
-        scopes.retain(|_, b| now < b.expires_at);
-        scopes.insert(token.clone(), bound);
-        Ok(token)
+        let mut bytes = [0u8; 12];
+        self.rng.fill(&mut bytes).map_err(|_| internal("no randomness available"))?;
+        bound.id = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let claims = serde_json::to_vec(&bound).map_err(|e| internal(&e.to_string()))?;
+        let mut token = String::from(SCOPE_PREFIX);
+        token.push_str(&base64url_encode(&claims));
+        let mac = ring::hmac::sign(&self.key, token.as_bytes());
+        token.push('.');
+        token.push_str(&base64url_encode(mac.as_ref()));
+        Ok((token, bound))
     }
+
+    /// Revokes a scope until it would have expired: the caller must hold a credential (not a scope) allowed
+    /// to touch the scope's chat. The revoked scope, for the store to keep.
+    pub fn revoke(&self, access: &Access, token: &str) -> Result<Bound, Error> {
+        access.not_a_scope("revoke scopes")?;
+        let bound = self.read_scope(token)?;
+        if !access.allows(&bound.channel, &bound.chat_id) {
+            return Err(forbidden(&bound.chat_id));
+        }
+        self.note_revoked(&bound.id, bound.expires_at);
+        Ok(bound)
+    }
+
+    /// Notes a revoked scope id (from this instance or, through the store, another); forgets the ones past
+    /// their expiry.
+    pub fn note_revoked(&self, id: &str, until: Timestamp) {
+        if let Ok(mut revoked) = self.revoked.lock() {
+            let now = crate::clock::now();
+            revoked.retain(|_, t| *t > now);
+            revoked.insert(id.to_owned(), until);
+        }
+    }
+}
+
+const BASE64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Base64url without padding.
+fn base64url_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(char::from(BASE64URL[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// Base64url without padding; `None` on anything else.
+fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.bytes() {
+        let v = BASE64URL.iter().position(|x| *x == c)? as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(((acc >> bits) & 0xff) as u8);
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -217,13 +315,22 @@ mod tests {
             current_message_id: Some("501".into()),
             sender_user_id: Some("42".into()),
             expires_at: t(100),
+            id: String::new(),
         };
         assert_eq!(
             auth.issue(&a, Bound { chat_id: "-2".into(), ..bound.clone() }, t(0)).unwrap_err().code,
             ErrorCode::ForbiddenScope
         );
-        let token = auth.issue(&a, bound, t(0)).unwrap();
-        assert!(token.starts_with("cs_") && token.len() == 51);
+        let (token, issued) = auth.issue(&a, bound, t(0)).unwrap();
+        assert!(token.starts_with("cs2.") && issued.id.len() == 24);
+        // Another server with the same key reads it; one with another key, or a changed token, does not.
+        let same_key = Auth::with_scope_key(vec![], "k".repeat(32).as_str());
+        let (shared, _) = same_key.issue(&Access::All, issued.clone(), t(0)).unwrap();
+        let other = Auth::with_scope_key(vec![], "k".repeat(32).as_str());
+        assert_eq!(other.read_scope(&shared).unwrap(), issued_with_id(&issued, &other.read_scope(&shared).unwrap().id));
+        assert!(Auth::with_scope_key(vec![], "x".repeat(32).as_str()).read_scope(&shared).is_err());
+        let tampered = shared.replacen("cs2.e", "cs2.f", 1);
+        assert!(other.read_scope(&tampered).is_err());
         let scoped = auth.check(Some(&format!("Bearer {token}")), t(50)).unwrap();
         let call = scoped.decode_call("resolve_reference_target", &json!({"normalized_reference_hints": {}})).unwrap();
         let s = call.scope();
@@ -261,6 +368,40 @@ mod tests {
             ErrorCode::Unauthorized,
             "expired"
         );
+    }
+
+    fn issued_with_id(b: &Bound, id: &str) -> Bound {
+        Bound { id: id.to_owned(), ..b.clone() }
+    }
+
+    #[test]
+    fn revoked_scopes_stop_working() {
+        let auth = Auth::new(vec![Token { token: "admin-0123456789abcdef".into(), chats: vec![] }]);
+        let bound = Bound {
+            channel: "telegram".into(),
+            chat_id: "-1".into(),
+            topic_id: None,
+            current_message_id: None,
+            sender_user_id: None,
+            expires_at: Timestamp::from_unix(i64::from(u32::MAX)).unwrap(),
+            id: String::new(),
+        };
+        let (token, _) = auth.issue(&Access::All, bound, t(0)).unwrap();
+        let header = format!("Bearer {token}");
+        assert!(matches!(auth.check(Some(&header), t(10)), Ok(Access::Bound(_))));
+        let limited = Access::Chats(vec!["-2".into()]);
+        assert_eq!(auth.revoke(&limited, &token).unwrap_err().code, ErrorCode::ForbiddenScope);
+        auth.revoke(&Access::All, &token).unwrap();
+        assert_eq!(auth.check(Some(&header), t(10)).unwrap_err().code, ErrorCode::Unauthorized);
+    }
+
+    #[test]
+    fn base64url_round_trips() {
+        for n in 0..40u8 {
+            let bytes: Vec<u8> = (0..n).map(|i| i.wrapping_mul(37)).collect();
+            assert_eq!(base64url_decode(&base64url_encode(&bytes)).unwrap(), bytes);
+        }
+        assert_eq!(base64url_encode(b"hi?"), "aGk_");
     }
 
     #[test]

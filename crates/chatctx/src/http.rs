@@ -377,9 +377,31 @@ async fn post_scope(
         current_message_id: req.current_message_id.as_ref().map(|v| id(v, "current_message_id")).transpose()?,
         sender_user_id: req.sender_user_id.as_ref().map(|v| id(v, "sender_user_id")).transpose()?,
         expires_at: now().plus(chatctx_core::Span::from_secs(i64::try_from(ttl).unwrap_or(600))),
+        id: String::new(),
     };
-    let token = app.auth.issue(&a, scope.clone(), now())?;
+    let (token, scope) = app.auth.issue(&a, scope, now())?;
     Ok(json_body(&Issued { token, scope }))
+}
+
+#[derive(serde::Serialize)]
+struct Revoked {
+    revoked: bool,
+    scope_id: String,
+}
+
+/// `DELETE /v1/scopes/{token}`: the scope stops working on every instance (within a second on the others),
+/// until it would have expired anyway.
+async fn delete_scope(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+) -> Result<Response, ApiError> {
+    let a = access(&app, &headers)?;
+    let bound = app.auth.revoke(&a, &token)?;
+    let svc = app.svc.clone();
+    let (id, until) = (bound.id.clone(), bound.expires_at);
+    blocking(move || svc.revoke_scope(&id, until)).await?;
+    Ok(json_body(&Revoked { revoked: true, scope_id: bound.id }))
 }
 
 #[derive(serde::Serialize)]
@@ -527,6 +549,7 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/telegram/updates", post(post_telegram))
         .route("/v1/tools/{tool}", post(post_tool))
         .route("/v1/scopes", post(post_scope))
+        .route("/v1/scopes/{token}", delete(delete_scope))
         .route("/v1/chats/{chat_id}", delete(delete_chat))
         .route("/v1/chats/{chat_id}/history", get(get_history))
         .route("/v1/chats/{chat_id}/objects", get(get_objects))

@@ -324,10 +324,23 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
             tracing::warn!("listening on {addr}, beyond this machine, without any server.tokens");
         }
         tracing::info!("listening on {addr}");
-        let mut app = chatctx::http::AppState::new(
-            std::sync::Arc::new(service),
-            std::sync::Arc::new(chatctx::auth::Auth::new(tokens)),
-        );
+        let auth = match &cfg.server.scope_key {
+            Some(key) => chatctx::auth::Auth::with_scope_key(tokens, key),
+            None => {
+                if cfg.store.url.starts_with("postgres") {
+                    tracing::warn!(
+                        "no server.scope_key: scopes this instance issues work on it alone; give every instance the same key"
+                    );
+                }
+                chatctx::auth::Auth::new(tokens)
+            }
+        };
+        let mut app = chatctx::http::AppState::new(std::sync::Arc::new(service), std::sync::Arc::new(auth));
+        // Revocations are known before the first request, then followed.
+        for (id, until) in app.svc.revoked_scopes(chatctx::clock::now()).map_err(|e| anyhow::anyhow!("{}", e.message))? {
+            app.auth.note_revoked(&id, until);
+        }
+        tokio::spawn(follow_revocations(app.svc.clone(), app.auth.clone()));
         app.timeout = std::time::Duration::from_secs(cfg.server.request_timeout.secs().unsigned_abs());
         app.limits = chatctx::http::Limits::of(&cfg.server);
         app.hosts = std::sync::Arc::new(chatctx::guard::Hosts::new(&cfg.server.allowed_hosts, &addr.to_string()));
@@ -362,6 +375,20 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the revoked scopes from the store every second, so a scope revoked on another instance stops
+/// working here too (and revocations survive a restart).
+async fn follow_revocations(svc: std::sync::Arc<chatctx::service::Service>, auth: std::sync::Arc<chatctx::auth::Auth>) {
+    loop {
+        let read = svc.clone();
+        match tokio::task::spawn_blocking(move || read.revoked_scopes(chatctx::clock::now())).await {
+            Ok(Ok(ids)) => ids.iter().for_each(|(id, until)| auth.note_revoked(id, *until)),
+            Ok(Err(e)) => tracing::warn!("reading revoked scopes failed: {}", e.message),
+            Err(e) => tracing::warn!("reading revoked scopes failed: {e}"),
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
 }
 
 /// Forgets history older than `max_age`: at start, then every tenth of the age (at least a second, at most

@@ -148,13 +148,22 @@ fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
                 "topic_id": {"type": ["string", "integer"]}, "current_message_id": {"type": ["string", "integer"]},
                 "sender_user_id": {"type": ["string", "integer"]},
                 "ttl_seconds": {"type": "integer", "minimum": 1, "maximum": 86400, "default": 600}}})),
-            json!({"type": "object", "required": ["token", "chat_id", "channel", "expires_at"], "properties": {
-                "token": {"type": "string"}, "chat_id": {"type": "string"}, "channel": {"type": "string"},
+            json!({"type": "object", "required": ["token", "scope_id", "chat_id", "channel", "expires_at"], "properties": {
+                "token": {"type": "string"}, "scope_id": {"type": "string"}, "chat_id": {"type": "string"}, "channel": {"type": "string"},
                 "topic_id": {"type": "string"}, "current_message_id": {"type": "string"}, "sender_user_id": {"type": "string"},
                 "expires_at": {"type": "string", "format": "date-time"}}}),
             &[BAD, AUTH, FORBIDDEN],
         )}),
     );
+    let mut revoke = operation(
+        "Revoke a scope: it stops working on every instance (within a second on the others) until it would have expired.",
+        None,
+        json!({"type": "object", "properties": {"revoked": {"type": "boolean"}, "scope_id": {"type": "string"}}}),
+        &[AUTH, FORBIDDEN],
+    );
+    revoke["parameters"] = json!([{"name": "token", "in": "path", "required": true, "schema": {"type": "string"},
+        "description": "The scope's token, as issued."}]);
+    paths.insert("/v1/scopes/{token}".into(), json!({"delete": revoke}));
 }
 
 /// `/v1/chats/{chat_id}` and what is stored for it.

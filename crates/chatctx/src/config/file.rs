@@ -143,6 +143,7 @@ struct Server {
     blocking_threads: Option<usize>,
     allowed_hosts: Option<Vec<String>>,
     public_metrics: Option<bool>,
+    scope_key: Option<String>,
     tokens: Vec<TokenEntry>,
 }
 
@@ -337,6 +338,13 @@ impl Server {
         ] {
             ensure!(v != Some(0), "server.{key}: must be at least 1");
         }
+        if let Some(k) = &self.scope_key {
+            ensure!(
+                k.trim() == k && k.chars().count() >= 32,
+                "server.scope_key: at least 32 characters, no spaces around"
+            );
+        }
+        c.server.scope_key = self.scope_key.clone();
         lay!(self => c.server;
             listen, request_timeout, header_read_timeout, max_connections, max_json_depth, max_batch_items,
             max_rejections, blocking_threads, allowed_hosts, public_metrics);

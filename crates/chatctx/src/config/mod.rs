@@ -78,6 +78,9 @@ pub struct ServerSettings {
     pub allowed_hosts: Vec<String>,
     /// Whether `/metrics` answers without a token (for scrapers) when tokens are configured.
     pub public_metrics: bool,
+    /// The key bound scopes are signed with; instances that share a store share it. `None`: a random key per
+    /// process (scopes work on the instance that issued them only).
+    pub scope_key: Option<String>,
 }
 
 impl Default for ServerSettings {
@@ -94,6 +97,7 @@ impl Default for ServerSettings {
             blocking_threads: 16,
             allowed_hosts: Vec::new(),
             public_metrics: false,
+            scope_key: None,
         }
     }
 }
@@ -155,6 +159,7 @@ impl fmt::Debug for Config {
             .field("server.allowed_hosts", &self.server.allowed_hosts)
             .field("server.public_metrics", &self.server.public_metrics)
             .field("server.tokens", &format_args!("[{} hidden]", self.server.tokens.len()))
+            .field("server.scope_key", &self.server.scope_key.as_ref().map(|_| "hidden"))
             .field("store.url", &redact_url(&self.store.url))
             .field("store.max_age", &self.store.max_age)
             .field("store.pool_size", &self.store.pool_size)

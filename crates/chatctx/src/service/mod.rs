@@ -496,6 +496,24 @@ impl Service {
         answer.map_err(|e| internal(format!("the store cannot be reached: {e}")))
     }
 
+    fn store(&self) -> &dyn chatctx_store::Store {
+        match &self.durability {
+            Durability::Local(l) => l.store(),
+            Durability::Shared(s) => s.store(),
+        }
+    }
+
+    /// Records a revoked scope in the store, for every instance (docs/security.md).
+    pub fn revoke_scope(&self, id: &str, until: Timestamp) -> Result<(), Error> {
+        self.store().revoke_scope(id, until.unix()).map_err(internal)
+    }
+
+    /// The scope ids revoked and not expired at `now`, with their expiry.
+    pub fn revoked_scopes(&self, now: Timestamp) -> Result<Vec<(String, Timestamp)>, Error> {
+        let ids = self.store().revoked_scopes(now.unix()).map_err(internal)?;
+        Ok(ids.into_iter().filter_map(|(id, t)| Timestamp::from_unix(t).map(|t| (id, t))).collect())
+    }
+
     /// Runs `f` on the engine (reads across chats: counts, listings).
     pub fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
         match &self.durability {

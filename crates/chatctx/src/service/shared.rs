@@ -366,6 +366,10 @@ impl Shared {
         self.store.ping()
     }
 
+    pub(super) fn store(&self) -> &dyn chatctx_store::Store {
+        &*self.store
+    }
+
     pub(super) fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
         Ok(f(&self.lock()?.engine))
     }

@@ -286,3 +286,34 @@ fn a_restart_prints_no_line_per_stored_operation() {
     assert!(before.iter().any(|l| l.contains("rebuilt 20 logged operations")), "{before:?}");
     assert!(!before.iter().any(|l| l.contains("call update_scenario")), "{before:?}");
 }
+
+/// A revoked scope stops working, and stays revoked after a restart.
+#[test]
+fn a_revoked_scope_stays_revoked() {
+    let dir = chatctx_store::testing::Scratch::new("access-revoke");
+    let store = format!("sqlite://{}", dir.file("chatctx.db").display());
+    let env = [
+        ("CHATCTX_SERVER__TOKENS", r#"["operator-token-0123456789"]"#),
+        ("CHATCTX_SERVER__SCOPE_KEY", "a-scope-key-that-is-long-enough-0123"),
+    ];
+    let c = client();
+    let scope = {
+        let s = start_with(&store, &env);
+        let issued =
+            c.post(format!("{}/v1/scopes", s.base)).bearer_auth(OPERATOR).body(json!({"chat_id": "-1"}).to_string());
+        let scope = issued.send().unwrap().json_value_()["token"].as_str().unwrap().to_owned();
+        let call =
+            || c.post(format!("{}/v1/tools/get_scenario", s.base)).bearer_auth(&scope).body("{}").send().unwrap();
+        assert_eq!(call().status(), 200);
+        // A scope cannot revoke (itself or another); the operator can.
+        let by_scope = c.delete(format!("{}/v1/scopes/{scope}", s.base)).bearer_auth(&scope).send().unwrap();
+        assert_eq!(by_scope.status(), 403);
+        let r = c.delete(format!("{}/v1/scopes/{scope}", s.base)).bearer_auth(OPERATOR).send().unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(call().status(), 401);
+        scope
+    };
+    let s = start_with(&store, &env);
+    let r = c.post(format!("{}/v1/tools/get_scenario", s.base)).bearer_auth(&scope).body("{}").send().unwrap();
+    assert_eq!(r.status(), 401, "revoked across a restart");
+}

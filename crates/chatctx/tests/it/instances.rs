@@ -247,3 +247,41 @@ fn tls_to_the_database_is_verified() {
         assert!(err.contains("certificate") || err.contains("pg_hba"), "{label}: {err}");
     }
 }
+
+/// A scope issued by one instance works on the other (they share `server.scope_key`), and a scope revoked on
+/// one stops working on the other within moments.
+#[test]
+fn scopes_work_and_are_revoked_across_instances() {
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_scopes_across") else { return };
+    let env = [
+        ("CHATCTX_STORE__POOL_SIZE", "4"),
+        ("CHATCTX_SERVER__TOKENS", r#"["operator-token-0123456789"]"#),
+        ("CHATCTX_SERVER__SCOPE_KEY", "a-shared-scope-key-0123456789abcdef"),
+    ];
+    let (a, b) = (start_with(&url, &env), start_with(&url, &env));
+    let c = client();
+    let op = "operator-token-0123456789";
+    let r =
+        c.post(format!("{}/v1/events", a.base)).bearer_auth(op).body(msg("-5", 1, true).to_string()).send().unwrap();
+    assert_eq!(r.status(), 200);
+    let issued = c
+        .post(format!("{}/v1/scopes", a.base))
+        .bearer_auth(op)
+        .body(json!({"chat_id": "-5", "current_message_id": "1"}).to_string())
+        .send()
+        .unwrap();
+    let issued: Value = serde_json::from_slice(&issued.bytes().unwrap()).unwrap();
+    let scope = issued["token"].as_str().unwrap().to_owned();
+    let call = |base: &str| {
+        c.post(format!("{base}/v1/tools/get_scenario")).bearer_auth(&scope).body("{}").send().unwrap().status().as_u16()
+    };
+    assert_eq!((call(&a.base), call(&b.base)), (200, 200), "the scope works on both instances");
+    let r = c.delete(format!("{}/v1/scopes/{scope}", a.base)).bearer_auth(op).send().unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(call(&a.base), 401, "revoked where it was revoked");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while call(&b.base) != 401 {
+        assert!(std::time::Instant::now() < deadline, "still accepted on the other instance after 5 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

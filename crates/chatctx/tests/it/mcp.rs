@@ -206,6 +206,7 @@ fn openapi_document_is_valid_and_complete() {
         "/v1/tools/update_scenario",
         "/v1/tools/revert_scenario",
         "/v1/scopes",
+        "/v1/scopes/{token}",
         "/v1/chats/{chat_id}",
         "/v1/chats/{chat_id}/history",
         "/v1/chats/{chat_id}/objects",
