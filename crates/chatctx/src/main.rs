@@ -337,7 +337,10 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         };
         let mut app = chatctx::http::AppState::new(std::sync::Arc::new(service), std::sync::Arc::new(auth));
         // Revocations are known before the first request, then followed.
-        for (id, until) in app.svc.revoked_scopes(chatctx::clock::now()).map_err(|e| anyhow::anyhow!("{}", e.message))? {
+        // (On a blocking thread: a PostgreSQL store waits on its own runtime.)
+        let svc = app.svc.clone();
+        let revoked = tokio::task::spawn_blocking(move || svc.revoked_scopes(chatctx::clock::now())).await?;
+        for (id, until) in revoked.map_err(|e| anyhow::anyhow!("{}", e.message))? {
             app.auth.note_revoked(&id, until);
         }
         tokio::spawn(follow_revocations(app.svc.clone(), app.auth.clone()));

@@ -317,3 +317,17 @@ fn a_revoked_scope_stays_revoked() {
     let r = c.post(format!("{}/v1/tools/get_scenario", s.base)).bearer_auth(&scope).body("{}").send().unwrap();
     assert_eq!(r.status(), 401, "revoked across a restart");
 }
+
+/// `server.public_metrics` opens `/metrics` to scrapers, and nothing else.
+#[test]
+fn public_metrics_open_metrics_only() {
+    let tokens = format!(r#"["{OPERATOR}"]"#);
+    let s = start_with(
+        "memory",
+        &[("CHATCTX_SERVER__TOKENS", tokens.as_str()), ("CHATCTX_SERVER__PUBLIC_METRICS", "true")],
+    );
+    let c = client();
+    assert_eq!(c.get(format!("{}/metrics", s.base)).send().unwrap().status(), 200);
+    assert_eq!(c.get(format!("{}/openapi.json", s.base)).send().unwrap().status(), 401);
+    assert_eq!(c.get(format!("{}/v1/chats/-1/history", s.base)).send().unwrap().status(), 401);
+}
