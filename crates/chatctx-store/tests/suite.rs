@@ -114,8 +114,18 @@ fn externals(store: &dyn SharedLog) {
     assert!(store.find_external("poll-2").unwrap().is_some(), "other chats keep theirs");
 }
 
+/// Revoked scope ids are kept until they expire, and read back by anyone.
+fn revocations(store: &dyn Store) {
+    store.revoke_scope("old", 100).unwrap();
+    store.revoke_scope("live", 2_000_000_000).unwrap();
+    let mut ids = store.revoked_scopes(1_000).unwrap();
+    ids.sort();
+    assert_eq!(ids, [("live".to_owned(), 2_000_000_000)], "expired ones are not listed");
+}
+
 #[test]
 fn memory() {
+    revocations(&MemoryStore::default());
     contract(&MemoryStore::default());
     racing_writers(Arc::new(MemoryStore::default()));
     externals(&MemoryStore::default());
@@ -131,6 +141,7 @@ fn temp_db(name: &str) -> (Scratch, std::path::PathBuf) {
 fn sqlite() {
     let (_dir, path) = temp_db("contract.db");
     contract(&SqliteStore::open(&path).unwrap());
+    revocations(&SqliteStore::open(&path).unwrap());
     let reopened = SqliteStore::open(&path).unwrap();
     assert_eq!(all(&reopened).len(), 3, "survives closing and reopening");
     assert_eq!(reopened.append_at("telegram", "-1", 5, &["after".to_owned()]).unwrap(), Some(6), "heads survive");
@@ -147,8 +158,9 @@ fn postgres() {
     assert!(matches!(chatctx_store::open(&url, &Default::default()), Ok(chatctx_store::Opened::Shared(_))));
     contract(&store);
     let reopened = PgStore::open(&url, 4).unwrap();
-    assert_eq!(reopened.schema_versions().unwrap(), [1, 2], "migrations are applied once");
+    assert_eq!(reopened.schema_versions().unwrap(), [1, 2, 3], "migrations are applied once");
     externals(&reopened);
+    revocations(&reopened);
     assert_eq!(all(&reopened).len(), 3, "survives closing and reopening");
     assert_eq!(reopened.append_at("telegram", "-1", 5, &["after".to_owned()]).unwrap(), Some(6), "heads survive");
     racing_writers(Arc::new(PgStore::open(&url, 8).unwrap()));
@@ -177,6 +189,6 @@ fn postgres_instances_migrating_at_once() {
         })
         .collect();
     for s in starts {
-        assert_eq!(s.join().unwrap().unwrap(), [1, 2]);
+        assert_eq!(s.join().unwrap().unwrap(), [1, 2, 3]);
     }
 }
