@@ -545,6 +545,15 @@ fn with_attachment_tags(text: String, attachments: &[crate::event::Attachment]) 
         return text;
     }
     let mut out = String::with_capacity(text.len() + 24 * attachments.len());
+    // A forward marker leads (`[forwarded from Mom] [media.image] …`): it says whose the whole message is.
+    let (lead, text) = match text.strip_prefix("[forwarded from ").and_then(|rest| rest.find(']')) {
+        Some(end) => {
+            let cut = "[forwarded from ".len() + end + 1;
+            (text[..cut].to_owned(), text[cut..].trim_start().to_owned())
+        }
+        None => (String::new(), text),
+    };
+    out.push_str(&lead);
     for a in attachments {
         if !out.is_empty() {
             out.push(' ');

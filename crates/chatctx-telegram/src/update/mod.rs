@@ -266,15 +266,21 @@ pub fn map_message(
     let thread = f.id("message_thread_id")?;
     let topic_id = if is_topic { thread.clone() } else { None };
     let sender = author(&f)?;
-    let bot_authored = sender.as_ref().is_some_and(|p| bot.is(&p.user_id, p.username.as_deref()));
+    // A business bot's own message carries the business account as its author and the bot as
+    // `sender_business_bot`: it is the bot speaking.
+    let by_business_bot = f.obj("sender_business_bot")?.is_some_and(|u| {
+        bot.is(&u.get("id").and_then(id_of).unwrap_or_default(), u.get("username").and_then(Value::as_str))
+    });
+    let bot_authored = by_business_bot || sender.as_ref().is_some_and(|p| bot.is(&p.user_id, p.username.as_deref()));
 
-    let reply = f.obj("reply_to_message")?;
-    let reply_to_message_id = match reply.map(|r| r.get("message_id").and_then(id_of)) {
-        // Inside a forum topic, a "reply" to the topic's creation message is Telegram's implicit link.
-        Some(Some(rid)) if is_topic && thread.as_deref() == Some(rid.as_str()) => None,
-        Some(rid) => rid,
-        None => None,
-    };
+    // Inside a forum topic, a "reply" to the topic's creation message is Telegram's implicit link, not a
+    // reply: it counts for nothing (not the reply link, not the quote, not addressing the bot).
+    let reply = f.obj("reply_to_message")?.filter(|r| {
+        let implicit =
+            r.get("message_id").and_then(id_of).is_some_and(|rid| is_topic && thread.as_deref() == Some(rid.as_str()));
+        !implicit
+    });
+    let reply_to_message_id = reply.and_then(|r| r.get("message_id").and_then(id_of));
     let quote = quote(&f, reply)?;
 
     let Body { text, entities: ents, attachments, service } = body(&f, bot_authored, warnings)?;
@@ -296,8 +302,12 @@ pub fn map_message(
     let sender = match (sender, kind) {
         (Some(p), _) => Some(p),
         (None, MessageKind::System) => None,
-        // A message with no author at all: attribute it to the chat itself.
-        (None, _) => Some(person_from_chat(chat_obj(&f)?, &f.name("chat"), None)?),
+        // A channel post without a signature is the channel speaking; anywhere else a message without an
+        // author is malformed.
+        (None, _) if chat_type.as_deref() == Some("channel") => {
+            Some(person_from_chat(chat_obj(&f)?, &f.name("chat"), None)?)
+        }
+        (None, _) => return Err(f.err("from", "is required (the message has neither `from` nor `sender_chat`)")),
     };
     Ok(MessageEvent {
         channel: CHANNEL.to_owned(),
@@ -368,7 +378,9 @@ fn body(f: &Fields<'_>, bot_authored: bool, warnings: &mut Vec<String>) -> Resul
         text = p;
     }
     if let Some(from) = forward_name(f)? {
-        let prefix = format!("[forwarded from {from}] ");
+        // No space after the marker when nothing follows it: no item text ends in a space.
+        let prefix =
+            if text.is_empty() { format!("[forwarded from {from}]") } else { format!("[forwarded from {from}] ") };
         let shift = u32::try_from(prefix.encode_utf16().count()).unwrap_or(0);
         for e in &mut ents {
             e.offset = e.offset.saturating_add(shift);

@@ -3,6 +3,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod export;
+mod fidelity;
 mod fixtures;
 mod mapping;
 
