@@ -31,6 +31,12 @@ pub struct Imported {
 /// Reads an export. `bot` marks the bot's own messages as `outbound_agent`.
 pub fn import(root: &Value, bot: &Bot) -> Result<Imported, Error> {
     let root = root.as_object().ok_or_else(|| Error::invalid_event("the export must be a JSON object"))?;
+    if bot.user_id.is_none() && bot.username.is_some() {
+        return Err(Error::invalid_event(
+            "Telegram Desktop exports carry no usernames, so the bot cannot be recognised by its username: \
+             pass --bot-user-id (the number before the colon in the bot's token)",
+        ));
+    }
     let mut out = Imported::default();
     if root.contains_key("messages") {
         import_chat(root, bot, &mut out);
@@ -157,6 +163,7 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
     let exported =
         Chat { id: &chat_id, kind: chat_type, title: chat.get("name").and_then(Value::as_str).unwrap_or_default() };
     let mut topics: HashMap<String, Option<String>> = HashMap::new();
+    let mut empty = 0;
     let messages = chat.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     for (i, m) in messages.iter().enumerate() {
         let Some(m) = m.as_object() else { continue };
@@ -186,10 +193,17 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
         let Value::Object(msg) = as_bot_api(m, &exported, placed) else { continue };
         let mut warnings = Vec::new();
         match map_message(&msg, &format!("messages[{i}]"), bot, None, &mut warnings) {
+            // A message the export keeps nothing of (an unsupported kind, an emptied one) says nothing: it is
+            // not recorded as an empty turn of anyone's.
+            Ok(e) if e.text.trim().is_empty() && e.attachments.is_empty() => empty += 1,
             Ok(e) => out.events.push(Event::Message(e)),
             Err(e) => out.warnings.push(format!("chat {chat_id}: message #{i} skipped: {}", e.message)),
         }
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id}: {w}")));
+    }
+    if empty > 0 {
+        out.warnings
+            .push(format!("chat {chat_id}: {empty} messages with no text or content the export keeps were skipped"));
     }
 }
 

@@ -89,12 +89,13 @@ struct ReplayArgs {
 struct ImportArgs {
     /// The export's result.json.
     file: PathBuf,
-    /// The bot's username: its messages in the export become outbound_agent.
-    #[arg(long)]
-    bot_username: Option<String>,
-    /// The bot's user id, as an alternative to --bot-username.
+    /// The bot's user id (the number before the colon in its token): its messages in the export become
+    /// outbound_agent.
     #[arg(long)]
     bot_user_id: Option<String>,
+    /// The bot's username. Desktop exports carry no usernames, so this alone is refused: give --bot-user-id.
+    #[arg(long)]
+    bot_username: Option<String>,
 }
 
 #[derive(Args)]

@@ -78,3 +78,25 @@ fn account_export_and_chat_ids() {
     assert_eq!(chats, [("5", Some("private"), true), ("-6", Some("group"), false), ("-1007", Some("channel"), false)]);
     assert!(import(&json!({"foo": 1}), &Bot::default()).is_err());
 }
+
+/// Exports carry no usernames: a bot named only by username is refused with the way out; an exported
+/// message that keeps nothing (an unsupported kind) is skipped and counted, never an empty turn; one with no
+/// author is not given one.
+#[test]
+fn no_invented_speakers_and_no_username_only_bot() {
+    let by_name = Bot { user_id: None, username: Some("helper_bot".into()) };
+    let e = import(&sample(), &by_name).unwrap_err();
+    assert!(e.message.contains("--bot-user-id"), "{}", e.message);
+    let export = json!({"name": "Bot chat", "type": "personal_chat", "id": 999, "messages": [
+        {"id": 1, "type": "message", "date_unixtime": "1736500000", "from": "Bot", "from_id": "user999", "text": "",
+         "text_entities": []},
+        {"id": 2, "type": "message", "date_unixtime": "1736500010", "text": "who said this?", "text_entities": []},
+        {"id": 3, "type": "message", "date_unixtime": "1736500020", "from": "Ann", "from_id": "user5", "text": "hi",
+         "text_entities": [{"type": "plain", "text": "hi"}]}
+    ]});
+    let out = import(&export, &Bot { user_id: Some("999".into()), username: None }).unwrap();
+    let kept = messages(&out.events);
+    assert_eq!(kept.iter().map(|m| m.message_id.as_str()).collect::<Vec<_>>(), ["3"], "{:?}", out.warnings);
+    assert!(out.warnings.iter().any(|w| w.contains("1 messages with no text")), "{:?}", out.warnings);
+    assert!(out.warnings.iter().any(|w| w.contains("message #1 skipped") && w.contains("from")), "{:?}", out.warnings);
+}
