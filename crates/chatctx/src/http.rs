@@ -275,6 +275,7 @@ async fn ingest(app: &AppState, a: Access, inputs: Vec<Value>, single: bool) -> 
     if single && let Some(r) = report.rejected.first() {
         return Err(ApiError(Error::new(r.code, r.message.clone())));
     }
+    app.metrics.ignored(&report.ignored_kinds);
     report.cap_rejections(app.limits.max_rejections);
     Ok(json_body(&report))
 }

@@ -457,11 +457,12 @@ fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     }
     .context("replay stopped: input or output failed")?;
     tracing::info!(
-        "replay done: {} lines, {} events accepted, {} calls, {} lines rejected",
+        "replay done: {} lines, {} events accepted, {} calls, {} lines rejected, {} update kinds ignored",
         stats.lines,
         stats.events,
         stats.calls,
-        stats.rejected
+        stats.rejected,
+        stats.ignored
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -26,13 +26,34 @@ pub struct Metrics {
     /// By route, then (method, status). Nested so that counting a request allocates nothing once its route
     /// has been seen.
     requests: Mutex<BTreeMap<String, ByStatus>>,
+    /// Telegram updates received and ignored, by kind (the Bot API's update fields; anything else is `other`).
+    ignored: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
-        Self { started: Instant::now(), requests: Mutex::new(BTreeMap::new()) }
+        Self { started: Instant::now(), requests: Mutex::new(BTreeMap::new()), ignored: Mutex::new(BTreeMap::new()) }
     }
 }
+
+/// The Bot API update fields chatctx receives but does not use: the only label values of the ignored-updates
+/// metric (a client's own field names would make its label set unbounded).
+const UPDATE_KINDS: &[&str] = &[
+    "inline_query",
+    "chosen_inline_result",
+    "callback_query",
+    "shipping_query",
+    "pre_checkout_query",
+    "purchased_paid_media",
+    "my_chat_member",
+    "chat_member",
+    "chat_join_request",
+    "chat_boost",
+    "removed_chat_boost",
+    "message_reaction_count",
+    "business_connection",
+    "deleted_business_messages",
+];
 
 /// Escapes a label value.
 fn label(v: &str) -> String {
@@ -57,12 +78,29 @@ impl Metrics {
         }
     }
 
-    /// The exposition text.
+    /// Counts ignored Telegram updates by kind.
+    pub fn ignored<'a>(&self, kinds: impl IntoIterator<Item = (&'a String, &'a usize)>) {
+        let Ok(mut map) = self.ignored.lock() else { return };
+        for (kind, n) in kinds {
+            let label = UPDATE_KINDS.iter().copied().find(|k| *k == kind.as_str()).unwrap_or("other");
+            *map.entry(label).or_default() += *n as u64;
+        }
+    }
+
+    /// The Prometheus text exposition.
     pub fn render(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# HELP chatctx_uptime_seconds Seconds since the server started.");
         let _ = writeln!(out, "# TYPE chatctx_uptime_seconds gauge");
         let _ = writeln!(out, "chatctx_uptime_seconds {:.3}", self.started.elapsed().as_secs_f64());
+        if let Ok(ignored) = self.ignored.lock() {
+            let _ =
+                writeln!(out, "# HELP chatctx_ignored_updates_total Telegram updates received and ignored, by kind.");
+            let _ = writeln!(out, "# TYPE chatctx_ignored_updates_total counter");
+            for (kind, n) in ignored.iter() {
+                let _ = writeln!(out, "chatctx_ignored_updates_total{{kind=\"{kind}\"}} {n}");
+            }
+        }
         let Ok(map) = self.requests.lock() else { return out };
         let _ =
             writeln!(out, "# HELP chatctx_http_requests_total HTTP requests answered, by route, method and status.");

@@ -22,6 +22,8 @@ pub struct Stats {
     pub calls: u64,
     /// `event_error` lines written.
     pub rejected: u64,
+    /// Telegram update kinds received and ignored (inline queries, callback queries, …).
+    pub ignored: u64,
 }
 
 #[derive(Serialize)]
@@ -60,7 +62,10 @@ pub fn run(engine: &mut Engine, input: impl BufRead, mut output: impl Write) -> 
         }
         buf.clear();
         match step(engine, trimmed, &mut newest) {
-            Step::Accepted => stats.events += 1,
+            Step::Accepted(ignored) => {
+                stats.events += 1;
+                stats.ignored += ignored as u64;
+            }
             Step::Rejected(e) => {
                 stats.rejected += 1;
                 let out =
@@ -93,13 +98,14 @@ pub fn run(engine: &mut Engine, input: impl BufRead, mut output: impl Write) -> 
 /// log. `newest` is the running "now" for calls without one.
 pub fn load_line(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp) -> Result<(), Error> {
     match apply(engine, line, newest, false) {
-        Step::Accepted | Step::Answered(_, Ok(_)) => Ok(()),
+        Step::Accepted(_) | Step::Answered(_, Ok(_)) => Ok(()),
         Step::Rejected(e) | Step::Answered(_, Err(e)) | Step::Refused(_, e) => Err(e),
     }
 }
 
 enum Step {
-    Accepted,
+    /// Applied; with how many Telegram update kinds it ignored.
+    Accepted(usize),
     Rejected(Error),
     Answered(&'static str, Result<ToolResponse, Error>),
     /// A call whose arguments could not be read: answered with its error.
@@ -127,7 +133,7 @@ fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp, narrate
     match line {
         // A conversation document (`chatctx export`): replaces that chat whole.
         LogLine::Import(doc) => match engine.import_document(&doc) {
-            Ok(()) => Step::Accepted,
+            Ok(()) => Step::Accepted(0),
             Err(e) => Step::Rejected(e),
         },
         LogLine::Event(EventLine::Decoded(event)) => apply_events(engine, vec![event.clone()], newest),
@@ -142,7 +148,10 @@ fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp, narrate
             if !decoded.ignored.is_empty() {
                 tracing::debug!(kinds = ?decoded.ignored, "telegram update kinds ignored");
             }
-            apply_events(engine, decoded.events, newest)
+            match apply_events(engine, decoded.events, newest) {
+                Step::Accepted(_) => Step::Accepted(decoded.ignored.len()),
+                other => other,
+            }
         }
         LogLine::Call(call) => {
             let result = engine.answer(&call, *newest);
@@ -151,7 +160,7 @@ fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp, narrate
             }
             Step::Answered(call.name(), result)
         }
-        LogLine::Forget => Step::Accepted,
+        LogLine::Forget => Step::Accepted(0),
     }
 }
 
@@ -165,7 +174,7 @@ fn apply_events(engine: &mut Engine, events: Vec<chatctx_core::Event>, newest: &
             if let Some(t) = latest {
                 *newest = (*newest).max(t);
             }
-            Step::Accepted
+            Step::Accepted(0)
         }
         Err(e) => Step::Rejected(e),
     }

@@ -49,12 +49,36 @@ pub struct Rejection {
     pub message: String,
 }
 
+/// What the mapping decided for one accepted input that holds a message.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
+pub struct Decision {
+    /// Position in the batch, from 0.
+    pub index: usize,
+    /// The message's id.
+    pub message_id: String,
+    /// `inbound_user`, `outbound_agent` or `system`.
+    #[schemars(with = "String")]
+    pub kind: chatctx_core::event::MessageKind,
+    /// Whether it addresses the bot (so a bot may use this decision instead of making its own).
+    pub triggered_agent: bool,
+}
+
 /// What an ingest accepted and rejected.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[schemars(crate = "chatctx_core::wire")]
 pub struct IngestReport {
     /// Inputs accepted (and durable).
     pub accepted: usize,
+    /// For each accepted input that holds a message: its kind and whether it triggers the bot.
+    pub decisions: Vec<Decision>,
+    /// Telegram update kinds that were received but have no meaning here (inline queries, callback queries,
+    /// …), counted: accepted, and nothing stored.
+    pub ignored: usize,
+    /// The ignored kinds and how often (for metrics; not in the answer).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub ignored_kinds: std::collections::BTreeMap<String, usize>,
     /// The rejected inputs, the first `server.max_rejections` of them.
     pub rejected: Vec<Rejection>,
     /// How many inputs were rejected in all (more than `rejected` lists when the list was cut).
@@ -71,6 +95,30 @@ impl IngestReport {
     pub fn cap_rejections(&mut self, max: usize) {
         self.rejected.truncate(max);
     }
+
+    /// Adds what the mapping decided for the inputs that were accepted.
+    fn note(&mut self, notes: Vec<Note>) {
+        let rejected: std::collections::HashSet<usize> = self.rejected.iter().map(|r| r.index).collect();
+        for (index, note) in notes.into_iter().enumerate().filter(|(i, _)| !rejected.contains(i)) {
+            for kind in note.ignored {
+                self.ignored += 1;
+                *self.ignored_kinds.entry(kind).or_default() += 1;
+            }
+            self.decisions.extend(note.messages.into_iter().map(|(message_id, kind, triggered_agent)| Decision {
+                index,
+                message_id,
+                kind,
+                triggered_agent,
+            }));
+        }
+    }
+}
+
+/// What decoding one input decided, reported once it is accepted.
+#[derive(Debug, Default)]
+struct Note {
+    ignored: Vec<String>,
+    messages: Vec<(String, chatctx_core::event::MessageKind, bool)>,
 }
 
 type ChatKey = (String, String);
@@ -349,23 +397,38 @@ impl Service {
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
-        let decoded = Self::decode_inputs(inputs, now);
-        match &self.durability {
+        let (decoded, notes) = Self::decode_inputs(inputs, now);
+        let mut report = match &self.durability {
             Durability::Local(l) => l.ingest(decoded, allowed),
             Durability::Shared(s) => s.ingest(decoded, allowed),
-        }
+        }?;
+        report.note(notes);
+        Ok(report)
     }
 
-    /// Decoding (JSON, the Telegram mapping) needs no state: it is done before taking the engine.
-    fn decode_inputs(inputs: &[Value], now: Timestamp) -> Vec<Input> {
+    /// Decoding (JSON, the Telegram mapping) needs no state: it is done before taking the engine. With each
+    /// input, what its mapping decided.
+    fn decode_inputs(inputs: &[Value], now: Timestamp) -> (Vec<Input>, Vec<Note>) {
         inputs
             .iter()
             .map(|v| {
-                let d = ingest::decode(v, now)?;
-                let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
-                Ok((d.events, logged))
+                let mut note = Note::default();
+                let input = ingest::decode(v, now).and_then(|d| {
+                    note.ignored = d.ignored;
+                    note.messages = d
+                        .events
+                        .iter()
+                        .filter_map(|e| match e {
+                            Event::Message(m) => Some((m.message_id.clone(), m.kind, m.triggered_agent)),
+                            _ => None,
+                        })
+                        .collect();
+                    let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
+                    Ok((d.events, logged))
+                });
+                (input, note)
             })
-            .collect()
+            .unzip()
     }
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
@@ -447,10 +510,12 @@ impl Service {
                 .map_err(unfinished)?;
         }
         let Some(local) = self.local() else { return Err(internal("no local store")) };
-        let (report, ticket) = local.ingest_queued(Self::decode_inputs(&inputs, now), &*allowed)?;
+        let (decoded, notes) = Self::decode_inputs(&inputs, now);
+        let (mut report, ticket) = local.ingest_queued(decoded, &*allowed)?;
         if let Some(t) = ticket {
             local::Local::durable(self, t).await?;
         }
+        report.note(notes);
         Ok(report)
     }
 

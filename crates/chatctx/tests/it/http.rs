@@ -107,7 +107,11 @@ fn routes_and_errors() {
     let post = |path: &str, body: String| c.post(format!("{}{path}", s.base)).body(body).send().unwrap();
     let ok = post("/v1/events", msg(1).to_string());
     assert_eq!(ok.status(), 200);
-    assert_eq!(ok.json_value(), json!({"accepted": 1, "rejected": [], "rejected_count": 0}));
+    assert_eq!(
+        ok.json_value(),
+        json!({"accepted": 1, "decisions": [{"index": 0, "message_id": "1", "kind": "inbound_user", "triggered_agent": true}],
+               "ignored": 0, "rejected": [], "rejected_count": 0})
+    );
     // A JSON array and JSON Lines, with one bad event each: the rest is accepted, the bad one reported.
     let batch = post("/v1/events", json!([msg(2), {"type": "message"}, msg(3)]).to_string()).json_value();
     assert_eq!((batch["accepted"].as_u64(), batch["rejected"][0]["index"].as_u64()), (Some(2), Some(1)));
@@ -525,4 +529,33 @@ fn payloads_never_reach_the_log() {
             assert!(!log.contains(marker), "{level}: {marker} in the log:\n{log}");
         }
     }
+}
+
+/// The ingest answer says what the mapping decided: per message its kind and whether it triggers the bot,
+/// and how many update kinds were ignored (also counted by kind in /metrics, with a bounded label set).
+#[test]
+fn ingest_answers_say_what_the_mapping_decided() {
+    let s = start("memory");
+    let c = client();
+    let post = |path: &str, body: Value| c.post(format!("{}{path}", s.base)).body(body.to_string()).send().unwrap();
+    let group = |id: i64, text: &str| {
+        json!({"update_id": id, "message": {"message_id": id, "date": 1_770_970_800, "text": text,
+            "chat": {"id": -100500, "type": "supergroup", "title": "G"}, "from": {"id": 42, "first_name": "Ann"}}})
+    };
+    let r = post("/v1/telegram/updates?bot_username=my_bot", group(1, "hello all")).json_value();
+    assert_eq!(
+        r["decisions"],
+        json!([{"index": 0, "message_id": "1", "kind": "inbound_user", "triggered_agent": false}])
+    );
+    let r = post("/v1/telegram/updates?bot_username=my_bot", group(2, "@my_bot help")).json_value();
+    assert_eq!(r["decisions"][0]["triggered_agent"], true);
+    let callback = json!({"update_id": 3, "callback_query": {"id": "cb1", "from": {"id": 42, "first_name": "Ann"},
+        "chat_instance": "ci", "data": "yes"}});
+    let r = post("/v1/telegram/updates", callback).json_value();
+    assert_eq!((r["accepted"].as_u64(), r["ignored"].as_u64(), r["decisions"].clone()), (Some(1), Some(1), json!([])));
+    post("/v1/telegram/updates", json!({"update_id": 4, "made_up_kind_1": {"x": 1}}));
+    post("/v1/telegram/updates", json!({"update_id": 5, "made_up_kind_2": {"x": 1}}));
+    let metrics = c.get(format!("{}/metrics", s.base)).send().unwrap().text().unwrap();
+    assert!(metrics.contains("chatctx_ignored_updates_total{kind=\"callback_query\"} 1"), "{metrics}");
+    assert!(metrics.contains("chatctx_ignored_updates_total{kind=\"other\"} 2"), "{metrics}");
 }
