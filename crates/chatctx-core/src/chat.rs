@@ -176,10 +176,12 @@ impl People {
         }
     }
 
-    /// The current nickname of the member with `username` (case-insensitive), if seen.
-    pub(crate) fn nickname_of(&self, username: &str) -> Option<String> {
+    /// The current nickname and the username (as the platform spells it) of the member with `username`
+    /// (case-insensitive), if seen.
+    pub(crate) fn known(&self, username: &str) -> Option<(String, String)> {
         let key = username.to_ascii_lowercase();
-        self.by_username.get(key.as_str()).map(|&i| self.profiles[i as usize].nickname.to_string())
+        let p = &self.profiles[*self.by_username.get(key.as_str())? as usize];
+        Some((p.nickname.to_string(), p.username.as_deref().unwrap_or(username).to_owned()))
     }
 
     /// The username of a profile, if it has one.
@@ -595,7 +597,11 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(people.sender(a).nickname, "Bob");
         assert_eq!(people.sender(b).display_ref, "[Robert](tg:@Bob)");
-        assert_eq!(people.nickname_of("bob").as_deref(), Some("Robert"), "usernames match case-insensitively");
-        assert_eq!(people.nickname_of("nobody"), None);
+        assert_eq!(
+            people.known("bob"),
+            Some(("Robert".to_owned(), "Bob".to_owned())),
+            "usernames match case-insensitively; the platform's spelling is kept"
+        );
+        assert_eq!(people.known("nobody"), None);
     }
 }

@@ -527,7 +527,7 @@ fn message_text(
     attachments: &[crate::event::Attachment],
 ) -> Normalized {
     let people = &chat.people;
-    let known = |u: &str| people.nickname_of(u);
+    let known = |u: &str| people.known(u);
     let Normalized { text, links, warnings } = if !entities.is_empty() {
         normalize(&text, entities, channel, &known)
     } else if channel != crate::event::DEFAULT_CHANNEL {

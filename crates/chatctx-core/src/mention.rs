@@ -66,12 +66,7 @@ pub fn byte_spans(text: &str, entities: &[Entity]) -> Vec<Option<Range<usize>>> 
 
 /// Normalizes `text` by its entities. `scheme_channel` picks the reference scheme; `known` returns the
 /// nickname of a chat member by username (case-insensitive), for `mention` entities.
-pub fn normalize(
-    text: &str,
-    entities: &[Entity],
-    scheme_channel: &str,
-    known: &dyn Fn(&str) -> Option<String>,
-) -> Normalized {
+pub fn normalize(text: &str, entities: &[Entity], scheme_channel: &str, known: Known<'_>) -> Normalized {
     let mut out = Normalized::default();
     if entities.is_empty() {
         out.text = text.to_owned();
@@ -92,7 +87,15 @@ pub fn normalize(
                 }
             },
             EntityKind::TextLink => match &e.url {
-                Some(u) if !u.is_empty() => out.links.push(u.clone()),
+                Some(u) if !u.is_empty() => {
+                    out.links.push(u.clone());
+                    // The link's text alone hides where it points: the prompt gets `[the docs](https://…)`.
+                    if let Some(r) = span.filter(|r| !r.is_empty())
+                        && replacements.last().is_none_or(|(prev, _)| prev.end <= r.start)
+                    {
+                        replacements.push((r.clone(), link_ref(&text[r], u)));
+                    }
+                }
                 _ => out.warnings.push(format!("text_link entity at {} carries no url", e.offset)),
             },
             EntityKind::Mention | EntityKind::TextMention => {
@@ -121,19 +124,36 @@ pub fn normalize(
     out
 }
 
-fn mention_ref(
-    span: &str,
-    e: &Entity,
-    channel: &str,
-    known: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, String> {
+/// Who a chat knows by username (any case): their nickname and their username as the platform spells it, so
+/// that every reference to one person is the same (`@ALICE` typed → `[Alice](tg:@alice)`).
+pub type Known<'a> = &'a dyn Fn(&str) -> Option<(String, String)>;
+
+/// `[label](url)`, the label escaped as in person references.
+fn link_ref(label: &str, url: &str) -> String {
+    let mut out = String::with_capacity(label.len() + url.len() + 4);
+    out.push('[');
+    for c in label.chars() {
+        if matches!(c, '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push_str("](");
+    out.push_str(url);
+    out.push(')');
+    out
+}
+
+fn mention_ref(span: &str, e: &Entity, channel: &str, known: Known<'_>) -> Result<String, String> {
     match e.kind {
         EntityKind::Mention => {
             let username = span.strip_prefix('@').filter(|u| is_username(u)).ok_or_else(|| {
                 format!("mention entity at {} does not cover an @username; text left as is", e.offset)
             })?;
-            let nick = known(username).unwrap_or_else(|| format!("@{username}"));
-            Ok(display_ref(channel, &nick, Some(username), ""))
+            Ok(match known(username) {
+                Some((nick, canonical)) => display_ref(channel, &nick, Some(&canonical), ""),
+                None => display_ref(channel, &format!("@{username}"), Some(username), ""),
+            })
         }
         _ => {
             let user: &Person = e
@@ -172,7 +192,7 @@ fn splice(text: &str, replacements: &[(Range<usize>, String)]) -> String {
 /// For channels without entities: replaces a plain `@username` token by the person's reference when the
 /// person is known in the chat. A token counts only at the start or after a character that cannot be part
 /// of a username or an address (so `bob@example.org` is left alone).
-pub fn normalize_plain(text: &str, channel: &str, known: &dyn Fn(&str) -> Option<String>) -> String {
+pub fn normalize_plain(text: &str, channel: &str, known: Known<'_>) -> String {
     if !text.contains('@') {
         return text.to_owned();
     }
@@ -188,8 +208,8 @@ pub fn normalize_plain(text: &str, channel: &str, known: &dyn Fn(&str) -> Option
         let after_ok = !text[end..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '@');
         if before_ok && after_ok && end > start {
             let username = &text[start..end];
-            if let Some(nick) = known(username) {
-                replacements.push((at..end, display_ref(channel, &nick, Some(username), "")));
+            if let Some((nick, canonical)) = known(username) {
+                replacements.push((at..end, display_ref(channel, &nick, Some(&canonical), "")));
             }
         }
         i = end.max(at + 1);
@@ -207,10 +227,10 @@ mod tests {
         Entity { kind, offset, length, user: None, url: None }
     }
 
-    fn known(u: &str) -> Option<String> {
+    fn known(u: &str) -> Option<(String, String)> {
         match u.to_ascii_lowercase().as_str() {
-            "bob" => Some("Bob".into()),
-            "carol" => Some("Carol C.".into()),
+            "bob" => Some(("Bob".into(), "bob".into())),
+            "carol" => Some(("Carol C.".into(), "carol".into())),
             _ => None,
         }
     }

@@ -90,7 +90,10 @@ fn mentions_use_the_nickname_of_a_known_member() {
     let h = history(&e, "-1", None, None);
     assert_eq!(h.items[0].text, "hi [@bob](tg:@bob)", "not seen yet: the username");
     assert_eq!(h.items[1].sender.display_ref, "[Bob the Builder](tg:@Bob)", "display_name first");
-    assert_eq!(h.items[2].text, "👋🏽 [Bob the Builder](tg:@bob) again", "seen: the member's nickname");
+    assert_eq!(
+        h.items[2].text, "👋🏽 [Bob the Builder](tg:@Bob) again",
+        "seen: the member's nickname, and one reference per person whatever case the mention was typed in"
+    );
 }
 
 #[test]
@@ -143,7 +146,7 @@ fn attachments_links_and_derived_ids() {
     );
     assert_eq!(
         e.message("telegram", "-1", "501").unwrap().text,
-        "[media.image: cat.jpg] [media.image] [reminder] look https://a.org and this"
+        "[media.image: cat.jpg] [media.image] [reminder] look https://a.org and [this](https://b.org)"
     );
     assert!(e.objects("telegram", "-1").unwrap().iter().all(|o| o.activation.is_none()), "known, not active");
 

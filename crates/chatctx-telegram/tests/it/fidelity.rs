@@ -90,3 +90,25 @@ fn a_forwarded_photo_renders_marker_first_without_a_trailing_space() {
     assert_eq!(history[0].text, "[forwarded from Mom] [media.image]");
     assert!(history.iter().all(|i| !i.text.ends_with(' ')));
 }
+
+/// A `text_link`'s URL reaches the prompt, and a mention typed in another case refers to the person as
+/// every other reference does.
+#[test]
+fn text_links_show_their_url_and_mentions_have_one_reference() {
+    let chat = json!({"id": -100500, "type": "supergroup", "title": "G"});
+    let alice = json!({"id": 42, "is_bot": false, "first_name": "Alice", "username": "alice"});
+    let first = json!({"update_id": 1, "message": {"message_id": 1, "date": 1_770_970_800, "chat": chat, "from": alice,
+        "text": "hi"}});
+    // "see the docs, @ALICE": text_link over "the docs" (offset 4, length 8), mention over "@ALICE" (14, 6).
+    let second = json!({"update_id": 2, "message": {"message_id": 2, "date": 1_770_970_860, "chat": chat,
+        "from": {"id": 43, "is_bot": false, "first_name": "Bob"}, "text": "see the docs, @ALICE",
+        "entities": [{"type": "text_link", "offset": 4, "length": 8, "url": "https://docs.example.org/setup"},
+                     {"type": "mention", "offset": 14, "length": 6}]}});
+    let mut engine = chatctx_core::Engine::new(chatctx_core::Settings::default());
+    for u in [&first, &second] {
+        engine.apply_all(map(u).events).unwrap();
+    }
+    let h = engine.history("telegram", "-100500", None).unwrap();
+    assert_eq!(h[0].sender.display_ref, "[Alice](tg:@alice)");
+    assert_eq!(h[1].text, "see [the docs](https://docs.example.org/setup), [Alice](tg:@alice)");
+}
