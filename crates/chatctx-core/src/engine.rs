@@ -313,10 +313,13 @@ impl Engine {
             (Direction::Outbound, Some(p)) => (ItemKind::OutboundReaction, chat.people.intern(&r.channel, p)),
             (Direction::Outbound, None) => (ItemKind::OutboundReaction, chat.people.anonymous(Anonymous::Bot)),
         };
+        // The target as the model can use it: its author and a short excerpt (a bare id names nothing the
+        // prompt shows); the id only when the message is not held.
+        let target = chat.describe_message(&r.message_id).unwrap_or_else(|| format!("message {}", r.message_id));
         let text = if r.emoji.is_empty() {
-            format!("removed their reaction to message {}", r.message_id)
+            format!("removed their reaction to {target}")
         } else {
-            format!("reacted {} to message {}", r.emoji.join(" "), r.message_id)
+            format!("reacted {} to {target}", r.emoji.join(" "))
         };
         let conv = chat.conv_for(topic.as_deref());
         let seq = chat.next_seq;

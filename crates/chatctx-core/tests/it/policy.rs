@@ -61,7 +61,7 @@ fn reactions_and_system_notes_follow_the_policy() {
     assert_eq!(kinds, [ItemKind::InboundUser, ItemKind::OutboundReaction, ItemKind::System]);
     let h = history(&smart, "-1", None, None);
     assert_eq!(h.items[1].sender.display_ref, "assistant", "the bot's reaction without a sender");
-    assert_eq!(h.items[1].text, "reacted 👀 to message 1");
+    assert_eq!(h.items[1].text, "reacted 👀 to [Ann](tg:@ann)'s message “q”", "the target by its author and words");
     let talkative = engine(settings(Mode::Talkative, Scope::Topic), events);
     assert_eq!(history(&talkative, "-1", None, None).items.len(), 5);
 }

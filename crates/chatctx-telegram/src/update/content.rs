@@ -97,6 +97,15 @@ pub(super) fn placeholder(f: &Fields<'_>) -> Result<Option<String>, Error> {
         .or_else(|| f.get("giveaway").map(|_| "[giveaway]".to_owned())))
 }
 
+/// The first `max` characters of `text` on one line, with `…` when cut.
+fn excerpt(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", flat[..cut].trim_end()),
+        None => flat,
+    }
+}
+
 /// The text of a service message, which becomes a `system` item; `None` for an ordinary message.
 pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
     let name_of = |u: &Value| -> String {
@@ -121,16 +130,35 @@ pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
         }));
     }
     if let Some(p) = f.obj("pinned_message")? {
-        let id = p.get("message_id").and_then(id_of).unwrap_or_default();
-        return Ok(Some(format!("pinned message {id}")));
+        // The pinned message is in the update: name it by its author and its first words, not its id.
+        let author =
+            p.get("from").or_else(|| p.get("sender_chat")).map(|a| match a.get("title").and_then(Value::as_str) {
+                Some(t) => t.to_owned(),
+                None => name_of(a),
+            });
+        let words = p.get("text").or_else(|| p.get("caption")).and_then(Value::as_str).map(|t| excerpt(t, 60));
+        return Ok(Some(match (author, words) {
+            (Some(a), Some(w)) if !w.is_empty() => format!("pinned {a}'s message “{w}”"),
+            (Some(a), _) => format!("pinned a message by {a}"),
+            (None, Some(w)) if !w.is_empty() => format!("pinned the message “{w}”"),
+            _ => "pinned a message".to_owned(),
+        }));
     }
+    // Joins and removals are worded by who acted (`from`): joining or leaving oneself, or adding or removing
+    // someone else.
+    let actor = f.obj("from")?.and_then(|u| u.get("id")).and_then(id_of);
+    let is_actor = |u: &Value| actor.is_some() && u.get("id").and_then(id_of) == actor;
     let members = f.array("new_chat_members")?;
     if !members.is_empty() {
-        let names: Vec<String> = members.iter().map(name_of).collect();
-        return Ok(Some(format!("added {}", names.join(", "))));
+        let others: Vec<String> = members.iter().filter(|u| !is_actor(u)).map(name_of).collect();
+        return Ok(Some(match (others.is_empty(), members.len() > others.len()) {
+            (true, _) => "joined the chat".to_owned(),
+            (false, true) => format!("joined the chat and added {}", others.join(", ")),
+            (false, false) => format!("added {}", others.join(", ")),
+        }));
     }
     if let Some(u) = f.get("left_chat_member") {
-        return Ok(Some(format!("{} left the chat", name_of(u))));
+        return Ok(Some(if is_actor(u) { "left the chat".to_owned() } else { format!("removed {}", name_of(u)) }));
     }
     if let Some(t) = f.str("new_chat_title")? {
         return Ok(Some(format!("changed the chat title to “{t}”")));

@@ -436,7 +436,8 @@ fn map_reaction(f: Fields<'_>, bot: &Bot) -> Result<Event, Error> {
             let r = r.as_object()?;
             match r.get("type").and_then(Value::as_str)? {
                 "emoji" => r.get("emoji").and_then(Value::as_str).map(str::to_owned),
-                "custom_emoji" => r.get("custom_emoji_id").and_then(id_of).map(|id| format!("custom_emoji:{id}")),
+                // The id is meaningless to a model; that it was a custom emoji is not.
+                "custom_emoji" => Some("[custom emoji]".to_owned()),
                 "paid" => Some("⭐".to_owned()),
                 _ => None,
             }

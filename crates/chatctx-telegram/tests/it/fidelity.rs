@@ -112,3 +112,27 @@ fn text_links_show_their_url_and_mentions_have_one_reference() {
     assert_eq!(h[0].sender.display_ref, "[Alice](tg:@alice)");
     assert_eq!(h[1].text, "see [the docs](https://docs.example.org/setup), [Alice](tg:@alice)");
 }
+
+/// Joins and removals are worded by who acted; a custom emoji reaction reads as one.
+#[test]
+fn joins_and_removals_by_actor_and_custom_emoji() {
+    let chat = json!({"id": -100500, "type": "supergroup", "title": "G"});
+    let admin = json!({"id": 1, "is_bot": false, "first_name": "Admin"});
+    let dave = json!({"id": 2, "is_bot": false, "first_name": "Dave"});
+    let service = |id: i64, from: &Value, field: &str, value: Value| {
+        let mut m = json!({"message_id": id, "date": 1_770_970_800 + id, "chat": chat, "from": from});
+        m[field] = value;
+        json!({"update_id": id, "message": m})
+    };
+    let text = |u: Value| message(&u).text;
+    assert_eq!(text(service(1, &dave, "new_chat_members", json!([dave]))), "joined the chat", "by link");
+    assert_eq!(text(service(2, &admin, "new_chat_members", json!([dave]))), "added Dave");
+    assert_eq!(text(service(3, &admin, "left_chat_member", dave.clone())), "removed Dave");
+    assert_eq!(text(service(4, &dave, "left_chat_member", dave.clone())), "left the chat");
+    let reaction = json!({"update_id": 5, "message_reaction": {"chat": chat, "message_id": 1, "user": dave,
+        "date": 1_770_970_900, "old_reaction": [],
+        "new_reaction": [{"type": "custom_emoji", "custom_emoji_id": "5368324170671202286"}]}});
+    let mapped = map(&reaction);
+    let chatctx_core::Event::Reaction(r) = &mapped.events[0] else { panic!("{mapped:?}") };
+    assert_eq!(r.emoji, ["[custom emoji]"]);
+}
