@@ -195,7 +195,7 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
         match map_message(&msg, &format!("messages[{i}]"), bot, None, &mut warnings) {
             // A message the export keeps nothing of (an unsupported kind, an emptied one) says nothing: it is
             // not recorded as an empty turn of anyone's.
-            Ok(e) if e.text.trim().is_empty() && e.attachments.is_empty() => empty += 1,
+            Ok(e) if e.text == crate::update::UNSHOWN => empty += 1,
             Ok(e) => out.events.push(Event::Message(e)),
             Err(e) => out.warnings.push(format!("chat {chat_id}: message #{i} skipped: {}", e.message)),
         }

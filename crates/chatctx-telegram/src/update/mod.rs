@@ -12,6 +12,7 @@ use chatctx_core::kinds::{Activation, Origin};
 use serde_json::{Map, Value};
 
 mod content;
+pub mod fields;
 
 use content::{attachments, forward_name, placeholder, service_text};
 
@@ -34,6 +35,9 @@ const KNOWN_KINDS: &[&str] = &[
     "poll",
     "poll_answer",
 ];
+
+/// The system note for a message that shows nothing chatctx knows (never an empty user turn).
+pub const UNSHOWN: &str = "sent a message of a kind chatctx does not show";
 
 /// The bot whose updates these are: its own messages become `outbound_agent`, and mentions of it or replies
 /// to it count as triggering.
@@ -285,6 +289,13 @@ pub fn map_message(
 
     let Body { text, entities: ents, attachments, service } = body(&f, bot_authored, warnings)?;
 
+    // A message that shows nothing (a kind this mapping does not know yet) is never an empty user turn.
+    let (text, service) = if service.is_none() && text.trim().is_empty() && attachments.is_empty() {
+        let note = UNSHOWN.to_owned();
+        (note.clone(), Some(note))
+    } else {
+        (text, service)
+    };
     let kind = if service.is_some() {
         MessageKind::System
     } else if bot_authored {
@@ -367,15 +378,28 @@ fn body(f: &Fields<'_>, bot_authored: bool, warnings: &mut Vec<String>) -> Resul
         ),
     };
     let attachments = attachments(f, bot_authored)?;
-    let service = service_text(f)?;
+    let service = match service_text(f)? {
+        Some(s) => Some(s),
+        None => fields::newer_service_text(f),
+    };
     if let Some(s) = &service {
         text = s.clone();
         ents.clear();
     } else if text.is_empty()
         && attachments.is_empty()
-        && let Some(p) = placeholder(f)?
+        && let Some(p) = placeholder(f)?.or_else(|| fields::newer_placeholder(f))
     {
         text = p;
+    }
+    if service.is_none()
+        && let Some(tag) = fields::leading_tag(f)
+    {
+        let prefix = if text.is_empty() { tag } else { format!("{tag} ") };
+        let shift = u32::try_from(prefix.encode_utf16().count()).unwrap_or(0);
+        for e in &mut ents {
+            e.offset = e.offset.saturating_add(shift);
+        }
+        text.insert_str(0, &prefix);
     }
     if let Some(from) = forward_name(f)? {
         // No space after the marker when nothing follows it: no item text ends in a space.

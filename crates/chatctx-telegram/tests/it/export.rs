@@ -90,7 +90,8 @@ fn no_invented_speakers_and_no_username_only_bot() {
     let export = json!({"name": "Bot chat", "type": "personal_chat", "id": 999, "messages": [
         {"id": 1, "type": "message", "date_unixtime": "1736500000", "from": "Bot", "from_id": "user999", "text": "",
          "text_entities": []},
-        {"id": 2, "type": "message", "date_unixtime": "1736500010", "text": "who said this?", "text_entities": []},
+        {"id": 2, "type": "message", "date_unixtime": "1736500010", "text": "who said this?",
+         "text_entities": [{"type": "plain", "text": "who said this?"}]},
         {"id": 3, "type": "message", "date_unixtime": "1736500020", "from": "Ann", "from_id": "user5", "text": "hi",
          "text_entities": [{"type": "plain", "text": "hi"}]}
     ]});

@@ -136,3 +136,237 @@ fn joins_and_removals_by_actor_and_custom_emoji() {
     let chatctx_core::Event::Reaction(r) = &mapped.events[0] else { panic!("{mapped:?}") };
     assert_eq!(r.emoji, ["[custom emoji]"]);
 }
+
+/// The Bot API `Message` fields, as the reference lists them (Bot API 9.x): the mapping's table must decide
+/// every one, so a field added to the reference and here fails until the table says what it becomes.
+const REFERENCE_FIELDS: &[&str] = &[
+    "message_id",
+    "message_thread_id",
+    "direct_messages_topic",
+    "from",
+    "sender_chat",
+    "sender_boost_count",
+    "sender_business_bot",
+    "sender_tag",
+    "date",
+    "business_connection_id",
+    "chat",
+    "forward_origin",
+    "is_topic_message",
+    "is_automatic_forward",
+    "reply_to_message",
+    "external_reply",
+    "quote",
+    "reply_to_story",
+    "reply_to_checklist_task_id",
+    "via_bot",
+    "edit_date",
+    "has_protected_content",
+    "is_from_offline",
+    "is_paid_post",
+    "media_group_id",
+    "author_signature",
+    "paid_star_count",
+    "text",
+    "entities",
+    "link_preview_options",
+    "suggested_post_info",
+    "effect_id",
+    "animation",
+    "audio",
+    "document",
+    "paid_media",
+    "photo",
+    "sticker",
+    "story",
+    "video",
+    "video_note",
+    "voice",
+    "caption",
+    "caption_entities",
+    "show_caption_above_media",
+    "has_media_spoiler",
+    "checklist",
+    "contact",
+    "dice",
+    "game",
+    "poll",
+    "venue",
+    "location",
+    "new_chat_members",
+    "left_chat_member",
+    "chat_owner_left",
+    "chat_owner_changed",
+    "new_chat_title",
+    "new_chat_photo",
+    "delete_chat_photo",
+    "group_chat_created",
+    "supergroup_chat_created",
+    "channel_chat_created",
+    "message_auto_delete_timer_changed",
+    "migrate_to_chat_id",
+    "migrate_from_chat_id",
+    "pinned_message",
+    "invoice",
+    "successful_payment",
+    "refunded_payment",
+    "users_shared",
+    "chat_shared",
+    "gift",
+    "unique_gift",
+    "gift_upgrade_sent",
+    "connected_website",
+    "write_access_allowed",
+    "passport_data",
+    "proximity_alert_triggered",
+    "boost_added",
+    "chat_background_set",
+    "checklist_tasks_done",
+    "checklist_tasks_added",
+    "direct_message_price_changed",
+    "forum_topic_created",
+    "forum_topic_edited",
+    "forum_topic_closed",
+    "forum_topic_reopened",
+    "general_forum_topic_hidden",
+    "general_forum_topic_unhidden",
+    "giveaway_created",
+    "giveaway",
+    "giveaway_winners",
+    "giveaway_completed",
+    "paid_message_price_changed",
+    "poll_option_added",
+    "poll_option_deleted",
+    "suggested_post_approved",
+    "suggested_post_approval_failed",
+    "suggested_post_declined",
+    "suggested_post_paid",
+    "suggested_post_refunded",
+    "video_chat_scheduled",
+    "video_chat_started",
+    "video_chat_ended",
+    "video_chat_participants_invited",
+    "web_app_data",
+    "reply_markup",
+];
+
+/// A value for each content and service field, shaped as the reference describes it.
+fn sample_value(field: &str) -> Value {
+    let user = json!({"id": 5, "is_bot": false, "first_name": "Eve"});
+    let photo = json!([{"file_id": "AgAC", "file_unique_id": "AQAD", "width": 90, "height": 90}]);
+    match field {
+        "animation" | "video" => {
+            json!({"file_id": "BAAC", "file_unique_id": "AgAD", "width": 1, "height": 1, "duration": 1})
+        }
+        "audio" | "voice" | "video_note" => json!({"file_id": "AwAC", "file_unique_id": "AgAD", "duration": 3}),
+        "document" => {
+            json!({"file_id": "BQAC", "file_unique_id": "AgAD", "file_name": "spec.pdf", "mime_type": "application/pdf"})
+        }
+        "photo" | "new_chat_photo" => photo,
+        "paid_media" => json!({"star_count": 100, "paid_media": [{"type": "photo", "photo": photo}]}),
+        "sticker" => {
+            json!({"file_id": "CAAC", "file_unique_id": "AgAD", "type": "regular", "width": 512, "height": 512,
+                            "is_animated": false, "is_video": false, "emoji": "😡"})
+        }
+        "story" => json!({"chat": {"id": 1, "type": "private"}, "id": 7}),
+        "checklist" => json!({"title": "Trip", "tasks": [{"id": 1, "text": "tickets"}, {"id": 2, "text": "hotel"}]}),
+        "contact" => json!({"phone_number": "+100", "first_name": "Zoe"}),
+        "dice" => json!({"emoji": "🎲", "value": 4}),
+        "game" => json!({"title": "Chess", "description": "d", "photo": photo}),
+        "poll" => json!({"id": "p1", "question": "Lunch?", "options": [], "total_voter_count": 0, "is_closed": false,
+                         "is_anonymous": true, "type": "regular", "allows_multiple_answers": false}),
+        "venue" => json!({"location": {"latitude": 1.0, "longitude": 2.0}, "title": "Cafe", "address": "Main St"}),
+        "location" => json!({"latitude": 1.0, "longitude": 2.0}),
+        "new_chat_members" => json!([user]),
+        "left_chat_member" => user,
+        "new_chat_title" => json!("New name"),
+        "migrate_to_chat_id" | "migrate_from_chat_id" => json!(-1001),
+        "pinned_message" => {
+            json!({"message_id": 3, "date": 1, "chat": {"id": -100500, "type": "supergroup"}, "text": "hi"})
+        }
+        "invoice" => {
+            json!({"title": "Pro plan", "description": "d", "start_parameter": "s", "currency": "XTR", "total_amount": 100})
+        }
+        "successful_payment" => json!({"currency": "XTR", "total_amount": 100, "invoice_payload": "p",
+                                       "telegram_payment_charge_id": "c", "provider_payment_charge_id": "c"}),
+        "refunded_payment" => {
+            json!({"currency": "XTR", "total_amount": 100, "invoice_payload": "p", "telegram_payment_charge_id": "c"})
+        }
+        "gift" => json!({"gift": {"id": "g", "sticker": {"emoji": "🎁"}, "star_count": 10}}),
+        "unique_gift" => json!({"gift": {"base_name": "Cake", "name": "Cake-12", "number": 12}, "origin": "upgrade"}),
+        "connected_website" => json!("example.org"),
+        "checklist_tasks_done" => json!({"marked_as_done_task_ids": [1, 2]}),
+        "checklist_tasks_added" => json!({"tasks": [{"id": 3, "text": "visa"}]}),
+        "direct_message_price_changed" => json!({"are_direct_messages_enabled": true, "direct_message_star_count": 5}),
+        "paid_message_price_changed" => json!({"paid_message_star_count": 20}),
+        "chat_owner_changed" => json!({"new_owner": user}),
+        "forum_topic_created" => json!({"name": "Ideas", "icon_color": 7322096}),
+        "forum_topic_edited" => json!({"name": "Ideas 2"}),
+        "giveaway" => json!({"chats": [], "winners_selection_date": 1, "winner_count": 3}),
+        "giveaway_winners" => json!({"chat": {"id": 1, "type": "channel"}, "giveaway_message_id": 1,
+                                     "winners_selection_date": 1, "winner_count": 2, "winners": [user, user]}),
+        "web_app_data" => json!({"data": "{}", "button_text": "Order"}),
+        "message_auto_delete_timer_changed" => json!({"message_auto_delete_time": 86400}),
+        "delete_chat_photo" | "group_chat_created" | "supergroup_chat_created" | "channel_chat_created" => json!(true),
+        _ => json!({}),
+    }
+}
+
+#[test]
+fn every_bot_api_message_field_is_a_decision() {
+    use chatctx_telegram::update::fields::{MESSAGE_FIELDS, Role};
+    let table: Vec<&str> = MESSAGE_FIELDS.iter().map(|(f, _)| *f).collect();
+    for f in REFERENCE_FIELDS {
+        assert!(table.contains(f), "Bot API field `{f}` has no row in update::fields::MESSAGE_FIELDS");
+    }
+    for f in &table {
+        assert!(REFERENCE_FIELDS.contains(f), "`{f}` is in the table but not in the reference list here");
+    }
+    for (field, role) in
+        MESSAGE_FIELDS.iter().filter(|(_, r)| matches!(r, Role::Service | Role::Content | Role::Object))
+    {
+        let mut m = json!({"message_id": 1, "date": 1_770_970_800, "chat": {"id": 6001, "type": "private", "first_name": "Eve"},
+                           "from": {"id": 6001, "is_bot": false, "first_name": "Eve"}});
+        m[*field] = sample_value(field);
+        let mapped = message(&json!({"update_id": 1, "message": m}));
+        let shown = !mapped.text.trim().is_empty() || !mapped.attachments.is_empty();
+        assert!(shown, "`{field}` maps to an empty item: {mapped:?}");
+        assert_ne!(mapped.text, chatctx_telegram::update::UNSHOWN, "`{field}` is not described");
+        match role {
+            Role::Service => {
+                assert_eq!(mapped.kind, MessageKind::System, "`{field}` is a service message");
+                assert!(!mapped.triggered_agent, "`{field}` does not trigger the bot");
+            }
+            _ => assert_eq!(mapped.kind, MessageKind::InboundUser, "`{field}` is content"),
+        }
+    }
+}
+
+/// A few of the newer kinds, word for word.
+#[test]
+fn newer_kinds_are_described() {
+    let text = |field: &str, caption: Option<&str>| {
+        let mut m = json!({"message_id": 1, "date": 1_770_970_800, "chat": {"id": 6001, "type": "private", "first_name": "Eve"},
+                           "from": {"id": 6001, "is_bot": false, "first_name": "Eve"}});
+        m[field] = sample_value(field);
+        if let Some(c) = caption {
+            m["caption"] = json!(c);
+        }
+        message(&json!({"update_id": 1, "message": m})).text
+    };
+    assert_eq!(text("successful_payment", None), "paid 100 XTR");
+    assert_eq!(text("suggested_post_approved", None), "suggested post approved");
+    assert_eq!(text("checklist", None), "[checklist “Trip”: tickets; hotel]");
+    assert_eq!(text("checklist_tasks_done", None), "marked 2 checklist tasks done");
+    assert_eq!(text("paid_media", Some("behind the scenes")), "[paid media: 100 XTR] behind the scenes");
+    assert_eq!(text("giveaway_winners", None), "[giveaway winners: 2]");
+    assert_eq!(text("gift", None), "sent a gift 🎁");
+    // An unknown kind is a system note, never an empty turn of the user's.
+    let m = message(&json!({"update_id": 1, "message": {"message_id": 1, "date": 1_770_970_800,
+        "chat": {"id": 6001, "type": "private", "first_name": "Eve"}, "from": {"id": 6001, "first_name": "Eve"},
+        "some_future_field": {"x": 1}}}));
+    assert_eq!(
+        (m.kind, m.text.as_str(), m.triggered_agent),
+        (MessageKind::System, chatctx_telegram::update::UNSHOWN, false)
+    );
+}
