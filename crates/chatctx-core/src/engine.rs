@@ -227,6 +227,9 @@ impl Engine {
             Some(p) => chat.people.intern(&channel, p),
             None => chat.people.anonymous(Anonymous::System),
         };
+        // What an object of this message records of it: the first words (its caption) and who posted it.
+        let caption = Some(crate::chat::excerpt(&text, 200)).filter(|c| !c.is_empty());
+        let author = (kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).to_owned());
         let Normalized { text, links, warnings } = message_text(chat, &channel, text, &entities, &attachments);
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id} message {message_id}: {w}")));
         let item_kind = match kind {
@@ -245,6 +248,8 @@ impl Engine {
             by_user: sender.as_ref().map(|p| p.user_id.clone()).filter(|u| !u.is_empty()),
             by_bot: kind == MessageKind::OutboundAgent,
             at: sent_at,
+            caption,
+            author,
         };
         let Carried { objects, activations, externals } = carrier.carried(attachments, &links);
 
@@ -358,6 +363,8 @@ impl Engine {
             by_user: spec.created_by_user_id.clone(),
             by_bot: spec.created_by_bot,
             at,
+            caption: None,
+            author: None,
         };
         let mut obj = carrier.object(spec.object_id, spec.kind, spec.title_or_label.as_deref(), None);
         if spec.source_message_id.is_none() {
@@ -449,7 +456,15 @@ pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> 
     }
     let label: String = item.text.chars().take(200).collect();
     let topic = conv.topic.as_deref().map(str::to_owned);
-    let carrier = Carrier { message_id: mid, topic_id: &topic, by_user: None, by_bot: is_bot, at: item.sent_at };
+    let carrier = Carrier {
+        message_id: mid,
+        topic_id: &topic,
+        by_user: None,
+        by_bot: is_bot,
+        at: item.sent_at,
+        caption: None,
+        author: Some(chat.people.display_ref(item.sender).to_owned()),
+    };
     Some(carrier.object(object_id.to_owned(), kind, Some(&label), None))
 }
 
@@ -460,6 +475,10 @@ struct Carrier<'a> {
     by_user: Option<String>,
     by_bot: bool,
     at: crate::time::Timestamp,
+    /// The message's first words, for its objects' `caption` (and their label when they have none).
+    caption: Option<String>,
+    /// Who posted it, as the prompt refers to them.
+    author: Option<String>,
 }
 
 /// The objects a message carries, the activations they arrive with, and the platform ids they are known by.
@@ -492,7 +511,11 @@ impl Carrier<'_> {
             if let Some(ext) = &a.external_id {
                 out.externals.push((ext.clone(), id.clone()));
             }
-            out.objects.push(self.object(id, a.kind, a.label.as_deref(), a.external_id));
+            // An attachment without a label of its own (a photo) is labelled by the message's caption.
+            let label = a.label.as_deref().or(self.caption.as_deref());
+            let mut o = self.object(id, a.kind, label, a.external_id);
+            o.file = a.file;
+            out.objects.push(o);
         }
         for (n, url) in links.iter().enumerate() {
             out.objects.push(self.object(format!("{message_id}:link:{n}"), ObjectKind::Link, Some(url), None));
@@ -516,6 +539,9 @@ impl Carrier<'_> {
             closed_at: None,
             external_id,
             activated_by: None,
+            file: None,
+            caption: self.caption.clone(),
+            author: self.author.clone(),
         }
     }
 }

@@ -55,6 +55,15 @@ pub struct Object {
     /// When it was closed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_at: Option<Timestamp>,
+    /// The platform's file reference (media, files), to send or fetch it again without a cache of one's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<crate::event::FileRef>,
+    /// The first words of the message that carries it (its caption), at most 200 characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+    /// Who posted it, as the prompt refers to them (`[Alice](tg:@alice)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
     /// The platform's own id (a Telegram poll id).
     #[serde(skip)]
     pub external_id: Option<String>,
@@ -471,6 +480,9 @@ mod tests {
             closed_at: None,
             external_id: None,
             activated_by: None,
+            file: None,
+            caption: None,
+            author: None,
         }
     }
 

@@ -115,6 +115,15 @@ pub struct ObjectDoc {
     /// Platform id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
+    /// The platform's file reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<crate::event::FileRef>,
+    /// The carrier message's first words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+    /// Who posted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 fn object_doc(o: &Object) -> ObjectDoc {
@@ -133,6 +142,9 @@ fn object_doc(o: &Object) -> ObjectDoc {
         activated_by: o.activated_by.clone(),
         closed_at: o.closed_at,
         external_id: o.external_id.clone(),
+        file: o.file.clone(),
+        caption: o.caption.clone(),
+        author: o.author.clone(),
     }
 }
 
@@ -240,6 +252,9 @@ impl Engine {
                     closed_at: o.closed_at,
                     external_id: o.external_id.clone(),
                     activated_by: o.activated_by.clone(),
+                    file: o.file.clone(),
+                    caption: o.caption.clone(),
+                    author: o.author.clone(),
                 },
                 settings.objects.max_per_chat.max(doc.objects.len()),
                 &settings.objects,

@@ -148,6 +148,18 @@ pub struct Quote {
     pub text: String,
 }
 
+/// The platform's reference to a file (Telegram: `file_id` to send or download it again, `file_unique_id`
+/// to recognise the same file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct FileRef {
+    /// What the platform's API takes to send or fetch the file.
+    pub file_id: String,
+    /// The same for every copy of the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_unique_id: Option<String>,
+}
+
 /// An object carried by a message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Attachment {
@@ -165,6 +177,9 @@ pub struct Attachment {
     /// Activates the object as it is registered (an extension: a poll the bot sent is `created`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub activation: Option<Activation>,
+    /// The platform's file reference, for media and files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileRef>,
 }
 
 impl MessageEvent {
@@ -292,6 +307,14 @@ impl Attachment {
             object_id: f.id("object_id")?,
             external_id: f.id("external_id")?,
             activation: activation(&f, "activation")?,
+            file: match f.obj("file")? {
+                Some(m) => {
+                    let path = f.name("file");
+                    let ff = Fields::new(m, &path, EV);
+                    Some(FileRef { file_id: ff.req_id("file_id")?, file_unique_id: ff.id("file_unique_id")? })
+                }
+                None => None,
+            },
         })
     }
 }

@@ -213,5 +213,8 @@ pub(crate) fn descriptor(chat_id: &str, o: &Object) -> Descriptor {
         created_by_bot: o.created_by_bot,
         created_at: o.created_at,
         last_touched_at: o.last_touched_at,
+        author: o.author.clone(),
+        caption: o.caption.clone(),
+        file: o.file.clone(),
     }
 }

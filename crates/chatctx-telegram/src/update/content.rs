@@ -2,7 +2,7 @@
 //! neither text nor an object, the descriptions of service messages, and who a forward came from.
 
 use chatctx_core::error::Error;
-use chatctx_core::event::Attachment;
+use chatctx_core::event::{Attachment, FileRef};
 use chatctx_core::json::{Fields, id_of};
 use chatctx_core::kinds::{Activation, ObjectKind};
 use serde_json::{Map, Value};
@@ -13,13 +13,20 @@ fn file_label(m: &Map<String, Value>) -> Option<String> {
     m.get("file_name").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
 }
 
+/// The file reference of a Bot API file object (`PhotoSize`, `Video`, `Document`, …).
+fn file_ref(m: &Map<String, Value>) -> Option<FileRef> {
+    let file_id = m.get("file_id").and_then(id_of)?;
+    Some(FileRef { file_id, file_unique_id: m.get("file_unique_id").and_then(id_of) })
+}
+
 pub(super) fn attachments(f: &Fields<'_>, bot_authored: bool) -> Result<Vec<Attachment>, Error> {
     let mut out = Vec::new();
-    let mut add = |kind, label: Option<String>| {
-        out.push(Attachment { kind, label, object_id: None, external_id: None, activation: None })
+    let mut add = |kind, label: Option<String>, file: Option<FileRef>| {
+        out.push(Attachment { kind, label, object_id: None, external_id: None, activation: None, file })
     };
-    if !f.array("photo")?.is_empty() {
-        add(ObjectKind::MediaImage, None);
+    // The largest size of a photo is the one worth sending again.
+    if let Some(largest) = f.array("photo")?.last() {
+        add(ObjectKind::MediaImage, None, largest.as_object().and_then(file_ref));
     }
     // An animation also arrives as `document` for old clients; it is one object.
     let animation = f.obj("animation")?;
@@ -28,14 +35,15 @@ pub(super) fn attachments(f: &Fields<'_>, bot_authored: bool) -> Result<Vec<Atta
             add(
                 ObjectKind::MediaVideo,
                 file_label(v).or_else(|| (key == "video_note").then(|| "video note".to_owned())),
+                file_ref(v),
             );
         }
     }
     if let Some(a) = animation {
-        add(ObjectKind::MediaVideo, file_label(a).or_else(|| Some("animation".to_owned())));
+        add(ObjectKind::MediaVideo, file_label(a).or_else(|| Some("animation".to_owned())), file_ref(a));
     }
-    if f.obj("voice")?.is_some() {
-        add(ObjectKind::MediaVoice, Some("voice message".to_owned()));
+    if let Some(v) = f.obj("voice")? {
+        add(ObjectKind::MediaVoice, Some("voice message".to_owned()), file_ref(v));
     }
     if let Some(a) = f.obj("audio")? {
         let title = a.get("title").and_then(Value::as_str);
@@ -45,13 +53,13 @@ pub(super) fn attachments(f: &Fields<'_>, bot_authored: bool) -> Result<Vec<Atta
             (None, Some(t)) => Some(t.to_owned()),
             _ => file_label(a),
         };
-        add(ObjectKind::MediaVoice, label);
+        add(ObjectKind::MediaVoice, label, file_ref(a));
     }
     if animation.is_none()
         && let Some(d) = f.obj("document")?
     {
         let pdf = d.get("mime_type").and_then(Value::as_str).is_some_and(|m| m.eq_ignore_ascii_case("application/pdf"));
-        add(if pdf { ObjectKind::MediaPdf } else { ObjectKind::MediaDocument }, file_label(d));
+        add(if pdf { ObjectKind::MediaPdf } else { ObjectKind::MediaDocument }, file_label(d), file_ref(d));
     }
     if let Some(p) = f.obj("poll")? {
         let pf = Fields::new(p, "", EV);
@@ -61,6 +69,7 @@ pub(super) fn attachments(f: &Fields<'_>, bot_authored: bool) -> Result<Vec<Atta
             object_id: None,
             external_id: pf.id("id")?,
             activation: bot_authored.then_some(Activation::Created),
+            file: None,
         });
     }
     Ok(out)

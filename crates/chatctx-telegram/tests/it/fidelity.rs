@@ -370,3 +370,42 @@ fn newer_kinds_are_described() {
         (MessageKind::System, chatctx_telegram::update::UNSHOWN, false)
     );
 }
+
+/// A resolved photo says what it is and who posted it, and carries Telegram's file reference, so the bot can
+/// act on it (send it again, download it) without a cache of its own or another call.
+#[test]
+fn objects_carry_what_a_bot_needs_to_act_on_them() {
+    let chat = json!({"id": -100500, "type": "supergroup", "title": "G"});
+    let photo = json!({"update_id": 1, "message": {"message_id": 501, "date": 1_770_970_800, "chat": chat,
+        "from": {"id": 42, "is_bot": false, "first_name": "Alice", "username": "alice"},
+        "photo": [{"file_id": "AgACAgIAAx0-small", "file_unique_id": "AQADsmall", "width": 90, "height": 68},
+                  {"file_id": "AgACAgIAAx0-large", "file_unique_id": "AQADlarge", "width": 1280, "height": 960}],
+        "caption": "our new logo, second draft"}});
+    let ask = json!({"update_id": 2, "message": {"message_id": 502, "date": 1_770_970_860, "chat": chat,
+        "from": {"id": 43, "is_bot": false, "first_name": "Bob"}, "text": "@my_bot what do you think of this?",
+        "reply_to_message": {"message_id": 501, "date": 1_770_970_800, "chat": chat}}});
+    let mut engine = chatctx_core::Engine::new(chatctx_core::Settings::default());
+    for u in [&photo, &ask] {
+        engine.apply_all(map(u).events).unwrap();
+    }
+    let now = chatctx_core::Timestamp::from_unix(1_770_970_861).unwrap();
+    let answer = engine
+        .call(
+            "resolve_reference_target",
+            &json!({"chat_id": "-100500", "current_message_id": "502", "sender_user_id": "43"}),
+            now,
+        )
+        .unwrap();
+    let v = serde_json::to_value(&answer).unwrap();
+    let best = &v["best_match"];
+    assert_eq!(best["object_id"], "501:media.image", "{v}");
+    assert_eq!(best["title_or_label"], "our new logo, second draft");
+    assert_eq!(best["caption"], "our new logo, second draft");
+    assert_eq!(best["author"], "[Alice](tg:@alice)");
+    assert_eq!(best["file"], json!({"file_id": "AgACAgIAAx0-large", "file_unique_id": "AQADlarge"}));
+    let listed =
+        engine.call("list_active_context_objects", &json!({"chat_id": "-100500", "current_message_id": "502"}), now);
+    let listed = serde_json::to_value(listed.unwrap()).unwrap();
+    let photo = listed["objects"].as_array().unwrap().iter().find(|o| o["object_id"] == "501:media.image").cloned();
+    assert_eq!(photo.map(|p| p["file"]["file_id"].clone()), Some(json!("AgACAgIAAx0-large")), "{listed}");
+}

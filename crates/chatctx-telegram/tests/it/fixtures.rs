@@ -148,7 +148,7 @@ fn caption_entities_make_links() {
     let objects = e.objects("telegram", "27433968").unwrap();
     let ids: Vec<(&str, Option<&str>)> =
         objects.iter().map(|o| (o.object_id.as_str(), o.title_or_label.as_deref())).collect();
-    assert_eq!(ids, [("3460:link:0", Some("www.example.com")), ("3460:media.image", None)]);
+    assert_eq!(ids, [("3460:link:0", Some("www.example.com")), ("3460:media.image", Some("www.example.com"))]);
 }
 
 #[test]

@@ -36,6 +36,31 @@ fn answers(svc: &Service) -> Value {
     })
 }
 
+/// Removes from `got` what answers gained after the log was written (issue 16: an object's `author`, `caption`
+/// and `file`, and a `title_or_label` taken from the caption where the object had none), so the rest is
+/// compared as it was.
+fn without_newer_fields(got: &mut Value, then: &Value) {
+    match (got, then) {
+        (Value::Object(g), Value::Object(t)) => {
+            for key in ["author", "caption", "file"] {
+                if !t.contains_key(key) {
+                    g.remove(key);
+                }
+            }
+            if g.contains_key("object_id") && !t.contains_key("title_or_label") {
+                g.remove("title_or_label");
+            }
+            for (k, v) in g.iter_mut() {
+                if let Some(tv) = t.get(k) {
+                    without_newer_fields(v, tv);
+                }
+            }
+        }
+        (Value::Array(g), Value::Array(t)) => g.iter_mut().zip(t).for_each(|(g, t)| without_newer_fields(g, t)),
+        _ => {}
+    }
+}
+
 #[test]
 fn a_log_written_before_typed_lines_loads_the_same() {
     let store = chatctx_store::MemoryStore::default();
@@ -48,7 +73,9 @@ fn a_log_written_before_typed_lines_loads_the_same() {
         &std::fs::read_to_string(repo("crates/chatctx/tests/data/log-before-typed-lines/answers.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(answers(&svc), expected);
+    let mut got = answers(&svc);
+    without_newer_fields(&mut got, &expected);
+    assert_eq!(got, expected);
     let gone = svc.read(|e| e.chat_keys()).unwrap();
     assert!(!gone.iter().any(|(_, chat)| chat == "-300"), "the tombstone forgets its chat: {gone:?}");
     // Every line, of every kind, reads as a typed line.

@@ -35,6 +35,15 @@ pub struct Descriptor {
     pub created_at: Timestamp,
     /// Last change or activation.
     pub last_touched_at: Timestamp,
+    /// Who posted it, as the prompt refers to them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// The first words of the message that carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+    /// The platform's file reference (media, files): enough to send or fetch it again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<crate::event::FileRef>,
 }
 
 /// A scored candidate.
@@ -192,6 +201,9 @@ pub(super) fn decide(
         created_by_bot: c.by_bot,
         created_at: c.created_at,
         last_touched_at: c.last_touched,
+        author: c.author.map(str::to_owned),
+        caption: c.obj.and_then(|o| o.caption.clone()),
+        file: c.obj.and_then(|o| o.file.clone()),
     };
     let candidate =
         |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: reasons_of(c.mask) };

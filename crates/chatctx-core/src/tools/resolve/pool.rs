@@ -55,6 +55,10 @@ pub(super) struct Cand<'a> {
     pub(super) is_message: bool,
     /// A message whose live typed objects are candidates in their own right.
     pub(super) carrier: bool,
+    /// The registered object, when the candidate is one (for its description).
+    pub(super) obj: Option<&'a Object>,
+    /// Who posted it, as the prompt refers to them.
+    pub(super) author: Option<&'a str>,
     pub(super) score: f64,
     pub(super) mask: u32,
 }
@@ -121,6 +125,8 @@ impl<'a> Ctx<'a> {
             chain_depth: depth,
             is_message,
             carrier: false,
+            obj: Some(o),
+            author: o.author.as_deref(),
             score: if is_message { 0.0 } else { self.settings.resolver.typed_object },
             mask: 0,
         })
@@ -180,6 +186,8 @@ impl<'a> Ctx<'a> {
             chain_depth: depth,
             is_message: true,
             carrier,
+            obj: None,
+            author: Some(chat.people.display_ref(item.sender)),
             score: 0.0,
             mask: 0,
         })
