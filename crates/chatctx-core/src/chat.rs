@@ -51,15 +51,6 @@ fn nickname_is(p: &Person, nick: &str) -> bool {
     }
 }
 
-/// The first `max` characters of `text` on one line, with `…` when cut.
-pub(crate) fn excerpt(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", flat[..cut].trim_end()),
-        None => flat,
-    }
-}
-
 /// Who spoke when the event did not say: a system note, or the bot reacting.
 #[derive(Clone, Copy)]
 pub(crate) enum Anonymous {
@@ -454,7 +445,7 @@ impl Chat {
     /// A held message as a reaction or a pin names it: `[Alice](tg:@alice)'s message “the first words…”`.
     pub(crate) fn describe_message(&self, id: &str) -> Option<String> {
         let (_, item) = self.message(id)?;
-        Some(format!("{}'s message “{}”", self.people.display_ref(item.sender), excerpt(&item.text, 60)))
+        Some(format!("{}'s message “{}”", self.people.display_ref(item.sender), crate::render::excerpt(&item.text, 60)))
     }
 
     /// Where a tool request stands: its current message (if stored), its topic (the request's, else the

@@ -228,7 +228,7 @@ impl Engine {
             None => chat.people.anonymous(Anonymous::System),
         };
         // What an object of this message records of it: the first words (its caption) and who posted it.
-        let caption = Some(crate::chat::excerpt(&text, 200)).filter(|c| !c.is_empty());
+        let caption = Some(crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty());
         let author = (kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).to_owned());
         let Normalized { text, links, warnings } = message_text(chat, &channel, text, &entities, &attachments);
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id} message {message_id}: {w}")));

@@ -282,6 +282,20 @@ pub fn line_message(item: &ItemLine<'_>) -> PromptMessage {
     content.push('[');
     item.sent_at.write_rfc3339(&mut content);
     content.push_str("] ");
+    // A system note (a join, a pin, a payment) is marked as one, so it never reads as something typed:
+    // `[time] [system] [Dave](tg://user?id=2) joined the chat`.
+    if item.kind == ItemKind::System {
+        content.push_str("[system] ");
+        if item.sender != "system" {
+            content.push_str(item.sender);
+            content.push(' ');
+        }
+        content.push_str(item.text);
+        if item.cut {
+            content.push_str(ELLIPSIS);
+        }
+        return PromptMessage { role: Role::User, content };
+    }
     content.push_str(item.sender);
     content.push(':');
     match &item.quote {
@@ -411,6 +425,15 @@ pub fn addressing_input(
 /// Compact JSON of a value whose serialization cannot fail (plain structs of strings and numbers).
 pub fn compact<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
+}
+
+/// The first `max` characters of `text` on one line, with `…` when cut.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", flat[..cut].trim_end()),
+        None => flat,
+    }
 }
 
 #[cfg(test)]

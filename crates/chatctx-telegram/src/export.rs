@@ -131,26 +131,61 @@ fn date_of(m: &Map<String, Value>) -> Option<i64> {
     Timestamp::parse_rfc3339(&format!("{d}Z")).ok().map(Timestamp::unix)
 }
 
-fn service_text(m: &Map<String, Value>) -> String {
+fn service_text(m: &Map<String, Value>, earlier: &HashMap<String, (String, String)>) -> String {
     let action = m.get("action").and_then(Value::as_str).unwrap_or("service");
     let s = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default();
-    let members = || {
-        m.get("members")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
-            .unwrap_or_default()
-    };
+    let members: Vec<&str> = m
+        .get("members")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let actor = s("actor");
+    // Joining or leaving oneself reads as such; adding or removing someone else names them.
+    let only_actor = !actor.is_empty() && members == [actor];
     match action {
         "topic_created" => format!("created the topic “{}”", s("title")),
         "topic_edit" | "topic_edited" => format!("renamed the topic to “{}”", s("new_title").max(s("title"))),
-        "pin_message" => format!("pinned message {}", m.get("message_id").and_then(id_of).unwrap_or_default()),
-        "invite_members" => format!("added {}", members()),
-        "remove_members" => format!("removed {}", members()),
-        "join_group_by_link" => "joined by invite link".to_owned(),
+        "pin_message" => {
+            let id = m.get("message_id").and_then(id_of).unwrap_or_default();
+            match earlier.get(&id) {
+                Some((author, words)) if !words.is_empty() => format!("pinned {author}'s message “{words}”"),
+                Some((author, _)) => format!("pinned a message by {author}"),
+                None => "pinned a message".to_owned(),
+            }
+        }
+        "invite_members" if only_actor => "joined the chat".to_owned(),
+        "invite_members" => format!("added {}", members.join(", ")),
+        "remove_members" if only_actor => "left the chat".to_owned(),
+        "remove_members" => format!("removed {}", members.join(", ")),
+        "join_group_by_link" => "joined the chat by invite link".to_owned(),
+        "join_group_by_request" => "joined the chat after a request".to_owned(),
         "edit_group_title" => format!("changed the chat title to “{}”", s("title")),
         "edit_group_photo" => "changed the chat photo".to_owned(),
+        "delete_group_photo" => "removed the chat photo".to_owned(),
         "create_group" | "create_channel" => format!("created “{}”", s("title")),
         "migrate_to_supergroup" | "migrate_from_group" => "moved the group to a supergroup".to_owned(),
+        "edit_chat_theme" => "changed the chat theme".to_owned(),
+        "set_chat_wallpaper" | "set_same_chat_wallpaper" => "changed the chat wallpaper".to_owned(),
+        "phone_call" => "made a call".to_owned(),
+        "group_call" => "started a voice chat".to_owned(),
+        "group_call_scheduled" => "scheduled a voice chat".to_owned(),
+        "invite_to_group_call" => format!("invited {} to the voice chat", members.join(", ")),
+        "set_messages_ttl" => "changed the auto-delete timer".to_owned(),
+        "clear_history" => "cleared the history".to_owned(),
+        "score_in_game" => "scored in a game".to_owned(),
+        "send_payment" => "made a payment".to_owned(),
+        "send_premium_gift" | "gift_code_prize" => "sent a Telegram Premium gift".to_owned(),
+        "boost_apply" => "boosted the chat".to_owned(),
+        "giveaway_launch" => "started a giveaway".to_owned(),
+        "giveaway_results" => "announced the giveaway winners".to_owned(),
+        "web_app_data_sent" => "sent data from a Web App".to_owned(),
+        "attach_menu_bot_allowed" | "allow_sending_messages" => "allowed the bot to write".to_owned(),
+        "requested_peer" => "shared a chat with the bot".to_owned(),
+        "suggest_profile_photo" => "suggested a profile photo".to_owned(),
+        "paid_messages_price_change" => "changed the price of messages".to_owned(),
+        "paid_messages_refunded" => "was refunded for paid messages".to_owned(),
+        "todo_completions" => "marked checklist tasks".to_owned(),
+        "todo_append_tasks" => "added checklist tasks".to_owned(),
         other => other.replace('_', " "),
     }
 }
@@ -163,6 +198,8 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
     let exported =
         Chat { id: &chat_id, kind: chat_type, title: chat.get("name").and_then(Value::as_str).unwrap_or_default() };
     let mut topics: HashMap<String, Option<String>> = HashMap::new();
+    // Each message's author and first words, for a later pin to name it.
+    let mut earlier: HashMap<String, (String, String)> = HashMap::new();
     let mut empty = 0;
     let messages = chat.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     for (i, m) in messages.iter().enumerate() {
@@ -187,9 +224,15 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
         topics.insert(id.clone(), topic.clone());
         let placed = Placed { id, date, topic, reply_to };
         if is_service {
-            out.events.push(service_event(m, &exported, placed));
+            out.events.push(service_event(m, &exported, placed, &earlier));
             continue;
         }
+        let (author, _) = exported_author(m, "from");
+        let (words, _) = text_and_entities(m);
+        earlier.insert(
+            placed.id.clone(),
+            (author.unwrap_or("someone").to_owned(), chatctx_core::render::excerpt(&words, 60)),
+        );
         let Value::Object(msg) = as_bot_api(m, &exported, placed) else { continue };
         let mut warnings = Vec::new();
         match map_message(&msg, &format!("messages[{i}]"), bot, None, &mut warnings) {
@@ -229,7 +272,12 @@ fn exported_author<'m>(m: &'m Map<String, Value>, key: &str) -> (Option<&'m str>
 }
 
 /// A service message as a `system` event, spoken by its actor.
-fn service_event(m: &Map<String, Value>, chat: &Chat<'_>, at: Placed) -> Event {
+fn service_event(
+    m: &Map<String, Value>,
+    chat: &Chat<'_>,
+    at: Placed,
+    earlier: &HashMap<String, (String, String)>,
+) -> Event {
     let (name, id) = exported_author(m, "actor");
     Event::Message(MessageEvent {
         channel: "telegram".to_owned(),
@@ -241,7 +289,7 @@ fn service_event(m: &Map<String, Value>, chat: &Chat<'_>, at: Placed) -> Event {
         kind: MessageKind::System,
         sent_at: Timestamp::from_unix(at.date).unwrap_or_default(),
         sender: id.map(|(uid, _)| Person { user_id: uid, display_name: name.map(str::to_owned), ..Person::default() }),
-        text: service_text(m),
+        text: service_text(m, earlier),
         entities: Vec::new(),
         quote: None,
         attachments: Vec::new(),

@@ -106,15 +106,6 @@ pub(super) fn placeholder(f: &Fields<'_>) -> Result<Option<String>, Error> {
         .or_else(|| f.get("giveaway").map(|_| "[giveaway]".to_owned())))
 }
 
-/// The first `max` characters of `text` on one line, with `…` when cut.
-fn excerpt(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", flat[..cut].trim_end()),
-        None => flat,
-    }
-}
-
 /// The text of a service message, which becomes a `system` item; `None` for an ordinary message.
 pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
     let name_of = |u: &Value| -> String {
@@ -140,12 +131,19 @@ pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
     }
     if let Some(p) = f.obj("pinned_message")? {
         // The pinned message is in the update: name it by its author and its first words, not its id.
-        let author =
-            p.get("from").or_else(|| p.get("sender_chat")).map(|a| match a.get("title").and_then(Value::as_str) {
-                Some(t) => t.to_owned(),
-                None => name_of(a),
-            });
-        let words = p.get("text").or_else(|| p.get("caption")).and_then(Value::as_str).map(|t| excerpt(t, 60));
+        // The author as every other reference to them reads (`[Alice](tg:@alice)`).
+        let author = match (p.get("from").and_then(Value::as_object), p.get("sender_chat").and_then(Value::as_object)) {
+            (Some(u), _) => super::person_from_user(u, "pinned_message.from")
+                .ok()
+                .map(|person| chatctx_core::people::person_ref("telegram", &person)),
+            (None, Some(c)) => c.get("title").and_then(Value::as_str).map(str::to_owned),
+            (None, None) => None,
+        };
+        let words = p
+            .get("text")
+            .or_else(|| p.get("caption"))
+            .and_then(Value::as_str)
+            .map(|t| chatctx_core::render::excerpt(t, 60));
         return Ok(Some(match (author, words) {
             (Some(a), Some(w)) if !w.is_empty() => format!("pinned {a}'s message “{w}”"),
             (Some(a), _) => format!("pinned a message by {a}"),

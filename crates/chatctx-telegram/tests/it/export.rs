@@ -101,3 +101,29 @@ fn no_invented_speakers_and_no_username_only_bot() {
     assert!(out.warnings.iter().any(|w| w.contains("1 messages with no text")), "{:?}", out.warnings);
     assert!(out.warnings.iter().any(|w| w.contains("message #1 skipped") && w.contains("from")), "{:?}", out.warnings);
 }
+
+/// Desktop exports' service actions are worded as the Bot API path words them, by actor.
+#[test]
+fn exported_actions_are_worded() {
+    let export = json!({"name": "G", "type": "private_supergroup", "id": 5, "messages": [
+        {"id": 1, "type": "message", "date_unixtime": "1736500000", "from": "Ann", "from_id": "user1", "text": "lunch at noon",
+         "text_entities": [{"type": "plain", "text": "lunch at noon"}]},
+        {"id": 2, "type": "service", "date_unixtime": "1736500010", "actor": "Ann", "actor_id": "user1", "action": "pin_message", "message_id": 1},
+        {"id": 3, "type": "service", "date_unixtime": "1736500020", "actor": "Bo", "actor_id": "user2", "action": "invite_members", "members": ["Bo"]},
+        {"id": 4, "type": "service", "date_unixtime": "1736500030", "actor": "Ann", "actor_id": "user1", "action": "remove_members", "members": ["Bo"]},
+        {"id": 5, "type": "service", "date_unixtime": "1736500040", "actor": "Ann", "actor_id": "user1", "action": "edit_chat_theme"},
+        {"id": 6, "type": "service", "date_unixtime": "1736500050", "actor": "Ann", "actor_id": "user1", "action": "phone_call"}
+    ]});
+    let out = import(&export, &Bot { user_id: Some("999".into()), username: None }).unwrap();
+    let texts: Vec<&str> = messages(&out.events).iter().skip(1).map(|m| m.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "pinned Ann's message “lunch at noon”",
+            "joined the chat",
+            "removed Bo",
+            "changed the chat theme",
+            "made a call"
+        ]
+    );
+}

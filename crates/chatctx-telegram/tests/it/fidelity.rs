@@ -409,3 +409,63 @@ fn objects_carry_what_a_bot_needs_to_act_on_them() {
     let photo = listed["objects"].as_array().unwrap().iter().find(|o| o["object_id"] == "501:media.image").cloned();
     assert_eq!(photo.map(|p| p["file"]["file_id"].clone()), Some(json!("AgACAgIAAx0-large")), "{listed}");
 }
+
+/// The rendered history of a support group with a bot, as the model reads it (per item): the classes above
+/// together. Any change to it is a visible diff.
+#[test]
+fn rendered_history_of_a_support_forum() {
+    let chat = forum();
+    let bot = the_bot();
+    let ann = json!({"id": 42, "is_bot": false, "first_name": "Ann", "username": "ann"});
+    let msg = |id: i64, from: &Value, extra: Value| {
+        let mut m = json!({"message_id": id, "date": 1_770_970_000 + id * 60, "chat": chat, "from": from,
+                           "message_thread_id": 300, "is_topic_message": true});
+        for (k, v) in extra.as_object().unwrap() {
+            m[k] = v.clone();
+        }
+        json!({"update_id": id, "message": m})
+    };
+    let created = json!({"message_id": 300, "date": 1_770_970_000, "chat": chat, "from": bot,
+        "message_thread_id": 300, "is_topic_message": true, "forum_topic_created": {"name": "Ticket #4411", "icon_color": 1}});
+    let updates = vec![
+        json!({"update_id": 300, "message": created.clone()}),
+        msg(301, &ann, json!({"new_chat_members": [ann]})),
+        msg(
+            302,
+            &ann,
+            json!({"reply_to_message": created, "text": "my order never arrived, see the tracking page",
+            "entities": [{"type": "text_link", "offset": 32, "length": 13, "url": "https://track.example/AB12"}]}),
+        ),
+        msg(
+            303,
+            &ann,
+            json!({"forward_origin": {"type": "user", "date": 1, "sender_user": {"id": 9, "first_name": "Courier"}},
+            "photo": [{"file_id": "AgAC-1", "file_unique_id": "AQAD-1", "width": 800, "height": 600}]}),
+        ),
+        msg(304, &bot, json!({"text": "Sorry about that, Ann. I have reopened the delivery."})),
+        msg(
+            305,
+            &ann,
+            json!({"successful_payment": {"currency": "XTR", "total_amount": 50, "invoice_payload": "tip",
+            "telegram_payment_charge_id": "c", "provider_payment_charge_id": "c"}}),
+        ),
+        msg(
+            306,
+            &ann,
+            json!({"pinned_message": {"message_id": 304, "date": 1, "chat": chat, "from": bot,
+            "text": "Sorry about that, Ann. I have reopened the delivery."}}),
+        ),
+        json!({"update_id": 307, "message_reaction": {"chat": chat, "message_id": 304, "user": ann, "date": 1_770_990_000,
+            "old_reaction": [], "new_reaction": [{"type": "emoji", "emoji": "🙏"}]}}),
+    ];
+    let mut settings = chatctx_core::Settings::default();
+    settings.history.mode = chatctx_core::settings::Mode::Talkative;
+    let mut engine = chatctx_core::Engine::new(settings);
+    for u in &updates {
+        engine.apply_all(map(u).events).unwrap();
+    }
+    let items = engine.history("telegram", "-1001900000001", Some("300")).unwrap();
+    let rendered: Vec<String> =
+        chatctx_core::render::per_item(&items).into_iter().map(|m| format!("{:?}: {}", m.role, m.content)).collect();
+    insta::assert_snapshot!(rendered.join("\n"));
+}

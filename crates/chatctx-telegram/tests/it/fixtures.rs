@@ -165,7 +165,10 @@ fn content_without_an_object_gets_a_placeholder() {
 fn pinned_message_is_a_system_note() {
     let m = message(&fixture("teloxide__update_pinned_message.json"));
     assert_eq!(m.kind, MessageKind::System);
-    assert_eq!(m.text, "pinned Hirrolot's message “Faster than a bullet”", "by its author and first words, not its id");
+    assert_eq!(
+        m.text, "pinned [Hirrolot](tg:@hirrolot)'s message “Faster than a bullet”",
+        "by its author and first words, not its id"
+    );
     assert!(!m.triggered_agent);
 }
 
