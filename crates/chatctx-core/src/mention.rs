@@ -131,14 +131,7 @@ pub type Known<'a> = &'a dyn Fn(&str) -> Option<(String, String)>;
 /// `[label](url)`, the label escaped as in person references.
 fn link_ref(label: &str, url: &str) -> String {
     let mut out = String::with_capacity(label.len() + url.len() + 4);
-    out.push('[');
-    for c in label.chars() {
-        if matches!(c, '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push_str("](");
+    crate::people::push_label(&mut out, label);
     out.push_str(url);
     out.push(')');
     out

@@ -23,17 +23,23 @@ pub fn nickname(p: &Person) -> String {
     if p.user_id.is_empty() { "unknown".to_owned() } else { format!("user {}", p.user_id) }
 }
 
-/// `[nickname](tg:@username)`, the only place a reference to a person is formatted.
-pub fn display_ref(channel: &str, nickname: &str, username: Option<&str>, user_id: &str) -> String {
-    let mut out = String::with_capacity(nickname.len() + username.map_or(0, str::len) + 12);
+/// Writes `[label](`, escaping the brackets and backslashes of `label`: the opening of a person reference or
+/// a link.
+pub(crate) fn push_label(out: &mut String, label: &str) {
     out.push('[');
-    for c in nickname.chars() {
+    for c in label.chars() {
         if matches!(c, '[' | ']' | '\\') {
             out.push('\\');
         }
         out.push(c);
     }
     out.push_str("](");
+}
+
+/// `[nickname](tg:@username)`, the only place a reference to a person is formatted.
+pub fn display_ref(channel: &str, nickname: &str, username: Option<&str>, user_id: &str) -> String {
+    let mut out = String::with_capacity(nickname.len() + username.map_or(0, str::len) + 12);
+    push_label(&mut out, nickname);
     let scheme = if channel == "telegram" { "tg" } else { channel };
     match username {
         Some(u) => {
