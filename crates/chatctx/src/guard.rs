@@ -70,6 +70,10 @@ pub fn check(hosts: &Hosts, method: &Method, path: &str, uri_len: usize, headers
     if header_bytes > MAX_HEADER_BYTES {
         return Some(refuse(ErrorCode::RequestTooLarge, format!("the headers are over {MAX_HEADER_BYTES} bytes")));
     }
+    // The probes reveal nothing and are often asked by address (a load balancer's health check).
+    if matches!(path, "/healthz" | "/readyz") {
+        return None;
+    }
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
     if !hosts.allows(host) {
         return Some(refuse(

@@ -324,6 +324,13 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         if !addr.ip().is_loopback() && cfg.server.tokens.is_empty() {
             tracing::warn!("listening on {addr}, beyond this machine, without any server.tokens");
         }
+        if !addr.ip().is_loopback() && cfg.server.allowed_hosts.is_empty() {
+            tracing::warn!(
+                "listening on {addr} but server.allowed_hosts is empty: only requests addressed to this machine's \
+                 loopback names or {} are answered; list the names clients use",
+                addr.ip()
+            );
+        }
         tracing::info!("listening on {addr}");
         let auth = match &cfg.server.scope_key {
             Some(key) => chatctx::auth::Auth::with_scope_key(tokens, key),
