@@ -213,6 +213,7 @@ impl Engine {
             origin,
             triggered_agent,
             actions,
+            forwarded_from,
         } = m;
         let (settings, chat) = self.with_chat(&channel, &chat_id);
         let cap = settings.conversation.cache_max_per_conversation;
@@ -230,7 +231,8 @@ impl Engine {
         // What an object of this message records of it: the first words (its caption) and who posted it.
         let caption = Some(crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty());
         let author = (kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).to_owned());
-        let Normalized { text, links, warnings } = message_text(chat, &channel, text, &entities, &attachments);
+        let Normalized { text, links, warnings } =
+            message_text(chat, &channel, text, &entities, &attachments, forwarded_from.as_deref());
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id} message {message_id}: {w}")));
         let item_kind = match kind {
             MessageKind::InboundUser => ItemKind::InboundUser,
@@ -554,6 +556,7 @@ fn message_text(
     text: String,
     entities: &[crate::event::Entity],
     attachments: &[crate::event::Attachment],
+    forwarded_from: Option<&str>,
 ) -> Normalized {
     let people = &chat.people;
     let known = |u: &str| people.known(u);
@@ -564,25 +567,22 @@ fn message_text(
     } else {
         Normalized { text, ..Normalized::default() }
     };
-    Normalized { text: with_attachment_tags(text, attachments), links, warnings }
+    Normalized { text: with_markers(text, attachments, forwarded_from), links, warnings }
 }
 
-/// Prefixes the text with one tag per attachment (`[media.image: cat.jpg]`), so the model sees what a
-/// message carried even when it has no caption.
-fn with_attachment_tags(text: String, attachments: &[crate::event::Attachment]) -> String {
-    if attachments.is_empty() {
+/// Prefixes the text with where a forward came from and one tag per attachment
+/// (`[forwarded from Mom] [media.image: cat.jpg] caption`), so the model sees whose the message is and what it
+/// carried even when it has no caption. Markers are separated by single spaces; nothing trails.
+fn with_markers(text: String, attachments: &[crate::event::Attachment], forwarded_from: Option<&str>) -> String {
+    if attachments.is_empty() && forwarded_from.is_none() {
         return text;
     }
-    let mut out = String::with_capacity(text.len() + 24 * attachments.len());
-    // A forward marker leads (`[forwarded from Mom] [media.image] …`): it says whose the whole message is.
-    let (lead, text) = match text.strip_prefix("[forwarded from ").and_then(|rest| rest.find(']')) {
-        Some(end) => {
-            let cut = "[forwarded from ".len() + end + 1;
-            (text[..cut].to_owned(), text[cut..].trim_start().to_owned())
-        }
-        None => (String::new(), text),
-    };
-    out.push_str(&lead);
+    let mut out = String::with_capacity(text.len() + 24 * (attachments.len() + 1));
+    if let Some(from) = forwarded_from {
+        out.push_str("[forwarded from ");
+        out.push_str(from);
+        out.push(']');
+    }
     for a in attachments {
         if !out.is_empty() {
             out.push(' ');

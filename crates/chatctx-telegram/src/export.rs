@@ -296,6 +296,7 @@ fn service_event(
         origin: Origin::Interactive,
         triggered_agent: false,
         actions: Vec::new(),
+        forwarded_from: None,
     })
 }
 

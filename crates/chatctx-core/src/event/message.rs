@@ -64,6 +64,9 @@ pub struct MessageEvent {
     /// On the bot's messages: short descriptions of the tools it used.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<String>,
+    /// Who a forwarded message came from: rendered `[forwarded from …]` ahead of everything it carries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forwarded_from: Option<String>,
 }
 
 /// A person (or a chat speaking as one, such as an anonymous admin).
@@ -247,6 +250,7 @@ impl MessageEvent {
             origin,
             triggered_agent,
             actions: f.strings("actions")?,
+            forwarded_from: f.str("forwarded_from")?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned),
         })
     }
 }

@@ -103,7 +103,8 @@ pub(super) fn placeholder(f: &Fields<'_>) -> Result<Option<String>, Error> {
         .or_else(|| named("invoice", "title", "invoice"))
         .or_else(|| f.get("location").map(|_| "[location]".to_owned()))
         .or_else(|| f.get("story").map(|_| "[story]".to_owned()))
-        .or_else(|| f.get("giveaway").map(|_| "[giveaway]".to_owned())))
+        .or_else(|| f.get("giveaway").map(|_| "[giveaway]".to_owned()))
+        .or_else(|| super::fields::newer_placeholder(f)))
 }
 
 /// The text of a service message, which becomes a `system` item; `None` for an ordinary message.
@@ -196,7 +197,11 @@ pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
         ("giveaway_created", "started a giveaway"),
         ("giveaway_completed", "completed a giveaway"),
     ];
-    Ok(simple.iter().find(|(k, _)| truthy(k)).map(|(_, t)| (*t).to_owned()))
+    Ok(simple
+        .iter()
+        .find(|(k, _)| truthy(k))
+        .map(|(_, t)| (*t).to_owned())
+        .or_else(|| super::fields::newer_service_text(f)))
 }
 
 pub(super) fn forward_name(f: &Fields<'_>) -> Result<Option<String>, Error> {

@@ -287,16 +287,12 @@ pub fn map_message(
     let reply_to_message_id = reply.and_then(|r| r.get("message_id").and_then(id_of));
     let quote = quote(&f, reply)?;
 
-    let Body { text, entities: ents, attachments, service } = body(&f, bot_authored, warnings)?;
+    let Body { text, entities: ents, attachments, service, forwarded_from } = body(&f, bot_authored, warnings)?;
 
     // A message that shows nothing (a kind this mapping does not know yet) is never an empty user turn.
-    let (text, service) = if service.is_none() && text.trim().is_empty() && attachments.is_empty() {
-        let note = UNSHOWN.to_owned();
-        (note.clone(), Some(note))
-    } else {
-        (text, service)
-    };
-    let kind = if service.is_some() {
+    let unshown = service.is_none() && text.trim().is_empty() && attachments.is_empty() && forwarded_from.is_none();
+    let text = if unshown { UNSHOWN.to_owned() } else { text };
+    let kind = if service.is_some() || unshown {
         MessageKind::System
     } else if bot_authored {
         MessageKind::OutboundAgent
@@ -337,6 +333,7 @@ pub fn map_message(
         origin: Origin::Interactive,
         triggered_agent,
         actions: Vec::new(),
+        forwarded_from,
     })
 }
 
@@ -365,10 +362,12 @@ struct Body {
     attachments: Vec<chatctx_core::event::Attachment>,
     /// The description of a service message (the text then).
     service: Option<String>,
+    /// Who a forward came from.
+    forwarded_from: Option<String>,
 }
 
 /// The text (or caption) and its entities, the attachments, a service message's description or a placeholder
-/// for content that is neither text nor an object, and the `[forwarded from …]` prefix.
+/// for content that is neither text nor an object, and who a forward came from.
 fn body(f: &Fields<'_>, bot_authored: bool, warnings: &mut Vec<String>) -> Result<Body, Error> {
     let (mut text, mut ents) = match f.str("text")? {
         Some(t) => (t.to_owned(), entities(f.array("entities")?, &f.name("entities"), warnings)),
@@ -378,22 +377,17 @@ fn body(f: &Fields<'_>, bot_authored: bool, warnings: &mut Vec<String>) -> Resul
         ),
     };
     let attachments = attachments(f, bot_authored)?;
-    let service = match service_text(f)? {
-        Some(s) => Some(s),
-        None => fields::newer_service_text(f),
-    };
+    let service = service_text(f)?;
     if let Some(s) = &service {
         text = s.clone();
         ents.clear();
     } else if text.is_empty()
         && attachments.is_empty()
-        && let Some(p) = placeholder(f)?.or_else(|| fields::newer_placeholder(f))
+        && let Some(p) = placeholder(f)?
     {
         text = p;
-    }
-    if service.is_none()
-        && let Some(tag) = fields::leading_tag(f)
-    {
+    } else if let Some(tag) = fields::leading_tag(f) {
+        // Paid media: the tag leads its caption, whose entities move along.
         let prefix = if text.is_empty() { tag } else { format!("{tag} ") };
         let shift = u32::try_from(prefix.encode_utf16().count()).unwrap_or(0);
         for e in &mut ents {
@@ -401,17 +395,7 @@ fn body(f: &Fields<'_>, bot_authored: bool, warnings: &mut Vec<String>) -> Resul
         }
         text.insert_str(0, &prefix);
     }
-    if let Some(from) = forward_name(f)? {
-        // No space after the marker when nothing follows it: no item text ends in a space.
-        let prefix =
-            if text.is_empty() { format!("[forwarded from {from}]") } else { format!("[forwarded from {from}] ") };
-        let shift = u32::try_from(prefix.encode_utf16().count()).unwrap_or(0);
-        for e in &mut ents {
-            e.offset = e.offset.saturating_add(shift);
-        }
-        text.insert_str(0, &prefix);
-    }
-    Ok(Body { text, entities: ents, attachments, service })
+    Ok(Body { text, entities: ents, attachments, service, forwarded_from: forward_name(f)? })
 }
 
 /// Whether the replied message is the bot's.

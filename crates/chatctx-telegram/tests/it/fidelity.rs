@@ -83,7 +83,7 @@ fn a_forwarded_photo_renders_marker_first_without_a_trailing_space() {
         "photo": [{"file_id": "AgAC-small", "file_unique_id": "AQAD-s", "width": 90, "height": 90},
                   {"file_id": "AgAC-big", "file_unique_id": "AQAD-b", "width": 1280, "height": 960}]}});
     let m = message(&update);
-    assert_eq!(m.text, "[forwarded from Mom]");
+    assert_eq!((m.forwarded_from.as_deref(), m.text.as_str()), (Some("Mom"), ""));
     let mut engine = chatctx_core::Engine::new(chatctx_core::Settings::default());
     engine.apply_all(map(&update).events).unwrap();
     let history = engine.history("telegram", "6001", None).unwrap();

@@ -48,15 +48,25 @@ fn synthetic_multi_kind_update_maps_what_it_can() {
     assert_eq!(m.ignored, ["callback_query", "chosen_inline_result", "inline_query"]);
     assert_eq!(m.events.len(), 2, "message and edited_message");
     let Event::Message(msg) = &m.events[0] else { panic!() };
+    let msg_id = msg.message_id.clone();
     assert_eq!(msg.reply_to_message_id.as_deref(), Some("1334"));
-    assert_eq!(msg.text, "[forwarded from ForwardFirstname ForwardLastname] Bold and italics");
-    assert_eq!(msg.entities.len(), 2, "bold and italic are kept, shifted past the forward prefix");
-    assert_eq!(msg.entities[0].offset, 9 + 50);
+    assert_eq!(
+        (msg.forwarded_from.as_deref(), msg.text.as_str()),
+        (Some("ForwardFirstname ForwardLastname"), "Bold and italics")
+    );
+    assert_eq!(msg.entities.len(), 2, "bold and italic are kept, on the text as sent");
+    assert_eq!(msg.entities[0].offset, 9);
     let kinds: Vec<ObjectKind> = msg.attachments.iter().map(|a| a.kind).collect();
     assert_eq!(kinds, [ObjectKind::MediaVoice, ObjectKind::MediaVoice, ObjectKind::MediaPdf]);
     let Event::Message(edit) = &m.events[1] else { panic!() };
     assert_eq!((edit.chat_id.as_str(), edit.chat_type.as_deref()), ("-10000000000", Some("channel")));
     let e = engine_with(m.events);
+    let shown = &e.message("telegram", "1111111", &msg_id).unwrap().text;
+    assert!(
+        shown.starts_with("[forwarded from ForwardFirstname ForwardLastname] [media.voice")
+            && shown.ends_with("] Bold and italics"),
+        "the forward marker leads the attachment tags and the text: {shown}"
+    );
     assert_eq!(
         object_ids(&e, "1111111"),
         [
@@ -86,9 +96,10 @@ fn anonymous_admin_speaks_as_the_group() {
     assert_eq!(s.user_id, "-1001160242915");
     assert_eq!(s.display_name.as_deref(), Some("a (TITLE2)"));
     assert!(!s.is_bot);
-    assert_eq!(m.text, "[forwarded from a] text");
+    assert_eq!((m.forwarded_from.as_deref(), m.text.as_str()), (Some("a"), "text"));
     let e = engine_with(vec![Event::Message(m)]);
     let item = e.message("telegram", "-1001160242915", "1").unwrap();
+    assert_eq!(item.text, "[forwarded from a] text");
     assert_eq!(item.sender.display_ref, "[a (TITLE2)](tg://user?id=-1001160242915)");
 }
 
