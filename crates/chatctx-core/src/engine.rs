@@ -228,9 +228,11 @@ impl Engine {
             Some(p) => chat.people.intern(&channel, p),
             None => chat.people.anonymous(Anonymous::System),
         };
-        // What an object of this message records of it: the first words (its caption) and who posted it.
-        let caption = Some(crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty());
-        let author = (kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).to_owned());
+        // What an object of this message records of it: the first words (its caption) and who posted it. Only
+        // a message that can carry objects (attachments, or links, which come from entities) pays for them.
+        let carries = !attachments.is_empty() || !entities.is_empty();
+        let caption = carries.then(|| crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty());
+        let author = (carries && kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).to_owned());
         let Normalized { text, links, warnings } =
             message_text(chat, &channel, text, &entities, &attachments, forwarded_from.as_deref());
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id} message {message_id}: {w}")));

@@ -429,16 +429,50 @@ pub fn compact<T: Serialize>(v: &T) -> String {
 
 /// The first `max` characters of `text` on one line, with `…` when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", flat[..cut].trim_end()),
-        None => flat,
+    let mut out = String::with_capacity(text.len().min(max * 4));
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        if chars > 0 {
+            if chars == max {
+                out.push('…');
+                return out;
+            }
+            out.push(' ');
+            chars += 1;
+        }
+        for c in word.chars() {
+            if chars == max {
+                let kept = out.trim_end().len();
+                out.truncate(kept);
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            chars += 1;
+        }
     }
+    out
 }
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 mod tests {
+    /// The excerpt in one pass equals the plain definition: words joined by single spaces, cut at `max`
+    /// characters (trailing space dropped) with `…`.
+    #[test]
+    fn excerpt_is_the_flattened_text_cut() {
+        let plain = |text: &str, max: usize| {
+            let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            match flat.char_indices().nth(max) {
+                Some((cut, _)) => format!("{}…", flat[..cut].trim_end()),
+                None => flat,
+            }
+        };
+        proptest::proptest!(|(text in "[ a-zé\\n\\t🙂]{0,40}", max in 0usize..20)| {
+            proptest::prop_assert_eq!(excerpt(&text, max), plain(&text, max));
+        });
+    }
+
     use proptest::prelude::*;
 
     use super::*;
