@@ -31,13 +31,26 @@ struct Inner {
     edited: std::collections::BTreeSet<ChatKey>,
 }
 
-/// What the writers learn from the commit lock.
-#[derive(Default)]
+/// What the writers learn from the commit lock (async waiters get a copy of it after each write).
+#[derive(Debug, Clone, Default)]
 struct Commit {
     /// Operations up to this number are settled: written, or dropped by a failure below.
     settled: u64,
     /// Ranges of operation numbers dropped by failed writes (the latest few).
     failed: std::collections::VecDeque<(u64, u64)>,
+}
+
+impl Commit {
+    /// The fate of operation `n`, once settled.
+    fn outcome(&self, n: u64) -> Option<Result<(), Error>> {
+        if self.settled < n {
+            return None;
+        }
+        if self.failed.iter().any(|(lo, hi)| (*lo..=*hi).contains(&n)) {
+            return Some(Err(internal("the change could not be stored")));
+        }
+        Some(Ok(()))
+    }
 }
 
 /// A change applied to the engine whose durability is still to be waited for ([`Local::wait_durable`]).
@@ -59,29 +72,9 @@ pub(super) struct Local {
     /// Why the store refused the latest write, until one succeeds again (readiness).
     failing: Mutex<Option<String>>,
     /// What is settled, for writers that wait without a thread of their own ([`Local::durable`]).
-    settled: tokio::sync::watch::Sender<Settled>,
+    settled: tokio::sync::watch::Sender<Commit>,
     /// Whether a writer is writing the queue for the async waiters (at most one at a time).
     writing: std::sync::atomic::AtomicBool,
-}
-
-/// What the commit lock last settled, as async waiters see it.
-#[derive(Debug, Clone, Default)]
-struct Settled {
-    upto: u64,
-    failed: std::collections::VecDeque<(u64, u64)>,
-}
-
-impl Settled {
-    /// The fate of operation `n`, once settled.
-    fn outcome(&self, n: u64) -> Option<Result<(), Error>> {
-        if self.upto < n {
-            return None;
-        }
-        if self.failed.iter().any(|(lo, hi)| (*lo..=*hi).contains(&n)) {
-            return Some(Err(internal("the change could not be stored")));
-        }
-        Some(Ok(()))
-    }
 }
 
 impl Local {
@@ -111,7 +104,7 @@ impl Local {
             triage,
             every,
             failing: Mutex::new(None),
-            settled: tokio::sync::watch::Sender::new(Settled::default()),
+            settled: tokio::sync::watch::Sender::new(Commit::default()),
             writing: false.into(),
         };
         // Chats whose logs grew long over earlier runs are compacted now, so restarts stay fast however short
@@ -152,7 +145,7 @@ impl Local {
         if c.settled < ticket.0 {
             self.write_queued(&mut c)?;
         }
-        Settled { upto: c.settled, failed: c.failed.clone() }.outcome(ticket.0).unwrap_or(Ok(()))
+        c.outcome(ticket.0).unwrap_or(Ok(()))
     }
 
     /// Writes everything queued, with the commit lock held, and tells the async waiters.
@@ -178,7 +171,7 @@ impl Local {
     }
 
     fn publish(&self, c: &Commit) {
-        self.settled.send_replace(Settled { upto: c.settled, failed: c.failed.clone() });
+        self.settled.send_replace(c.clone());
     }
 
     /// [`Local::wait_durable`] for async callers, without a thread per waiter: one waiter at a time writes
@@ -195,15 +188,19 @@ impl Local {
                 let svc = this.clone();
                 let wrote = tokio::task::spawn_blocking(move || {
                     let Some(local) = svc.local() else { return Ok(()) };
-                    let result = local.commit_lock().and_then(|mut c| {
-                        // Cleared before the outcome is published, so a waiter woken by it can lead the next write.
-                        let written = if c.settled < local.queued_upto() { local.write_queued(&mut c) } else { Ok(()) };
-                        local.writing.store(false, std::sync::atomic::Ordering::Release);
-                        local.publish(&c);
-                        written
-                    });
+                    let mut c = local.commit_lock();
+                    let written = match &mut c {
+                        Ok(c) if c.settled < local.queued_upto() => local.write_queued(c),
+                        Ok(_) => Ok(()),
+                        Err(e) => Err(e.clone()),
+                    };
+                    // Cleared before the outcome is published (again, after a write that had nothing to do),
+                    // so a waiter woken by it can lead the next write.
                     local.writing.store(false, std::sync::atomic::Ordering::Release);
-                    result
+                    if let Ok(c) = &c {
+                        local.publish(c);
+                    }
+                    written
                 })
                 .await;
                 wrote.map_err(|e| internal(format!("the write did not finish: {e}")))??;

@@ -183,6 +183,12 @@ pub struct Damaged {
     pub why: String,
 }
 
+impl Damaged {
+    fn at(position: u64, op: &Op, e: Error) -> Self {
+        Self { channel: op.channel.clone(), chat_id: op.chat_id.clone(), position, why: e.message }
+    }
+}
+
 /// Replays the store into a fresh engine; stops at the first operation that cannot be applied.
 fn rebuild(store: &dyn Store, settings: &Settings, triage: Option<&Arc<Answered>>) -> anyhow::Result<Rebuilt> {
     let mut engine = new_engine(settings, triage);
@@ -199,14 +205,7 @@ fn rebuild(store: &dyn Store, settings: &Settings, triage: Option<&Arc<Answered>
                 let count = since_snapshot.entry(key(&op.channel, &op.chat_id)).or_default();
                 *count = if kind == Applied::Snapshot { 0 } else { *count + 1 };
             }
-            Err(e) => {
-                damaged = Some(Damaged {
-                    channel: op.channel.clone(),
-                    chat_id: op.chat_id.clone(),
-                    position: pos,
-                    why: e.message,
-                });
-            }
+            Err(e) => damaged = Some(Damaged::at(pos, &op, e)),
         }
         let head = heads.entry((op.channel, op.chat_id)).or_default();
         *head = pos.max(*head);
@@ -226,12 +225,7 @@ pub fn find_damaged(settings: &Settings, ops: &[(u64, Op)]) -> Vec<Damaged> {
     let mut damaged = Vec::new();
     for (pos, op) in ops {
         if let Err(e) = apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
-            damaged.push(Damaged {
-                channel: op.channel.clone(),
-                chat_id: op.chat_id.clone(),
-                position: *pos,
-                why: e.message,
-            });
+            damaged.push(Damaged::at(*pos, op, e));
         }
     }
     damaged
@@ -502,14 +496,15 @@ impl Service {
         now: Timestamp,
         allowed: Allowed,
     ) -> Result<IngestReport, Error> {
-        let unfinished = |e: tokio::task::JoinError| internal(format!("the ingest did not finish: {e}"));
-        if self.local().is_none() || inputs.len() > INLINE_INPUTS {
-            let svc = self.clone();
-            return tokio::task::spawn_blocking(move || svc.ingest_for(&inputs, now, &*allowed))
-                .await
-                .map_err(unfinished)?;
-        }
-        let Some(local) = self.local() else { return Err(internal("no local store")) };
+        let local = match self.local() {
+            Some(local) if inputs.len() <= INLINE_INPUTS => local,
+            _ => {
+                let svc = self.clone();
+                return tokio::task::spawn_blocking(move || svc.ingest_for(&inputs, now, &*allowed))
+                    .await
+                    .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
+            }
+        };
         let (decoded, notes) = Self::decode_inputs(&inputs, now);
         let (mut report, ticket) = local.ingest_queued(decoded, &*allowed)?;
         if let Some(t) = ticket {
