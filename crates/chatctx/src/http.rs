@@ -93,10 +93,13 @@ fn events_of(bytes: &[u8], max_items: usize) -> Result<(Vec<Value>, bool), Error
         )
     };
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    match serde::Deserializer::deserialize_any(&mut de, Batch { max_items }).and_then(|b| de.end().map(|()| b)) {
+    let over = std::cell::Cell::new(false);
+    match serde::Deserializer::deserialize_any(&mut de, Batch { max_items, over: &over })
+        .and_then(|b| de.end().map(|()| b))
+    {
         Ok(Parsed::Many(items)) => Ok((items, false)),
         Ok(Parsed::One(v)) => Ok((vec![v], true)),
-        Err(e) if e.to_string().starts_with(TOO_MANY) => Err(too_many()),
+        Err(_) if over.get() => Err(too_many()),
         Err(whole) => {
             let text = std::str::from_utf8(bytes).map_err(|_| Error::invalid_event("the body is not UTF-8"))?;
             let lines: Vec<(usize, &str)> = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect();
@@ -119,11 +122,11 @@ fn events_of(bytes: &[u8], max_items: usize) -> Result<(Vec<Value>, bool), Error
     }
 }
 
-const TOO_MANY: &str = "too many inputs";
-
-/// Reads a body as one JSON value or an array of at most `max_items` values, stopping at the first one past.
-struct Batch {
+/// Reads a body as one JSON value or an array of at most `max_items` values, stopping at the first one past
+/// (and saying so in `over`).
+struct Batch<'a> {
     max_items: usize,
+    over: &'a std::cell::Cell<bool>,
 }
 
 enum Parsed {
@@ -131,7 +134,7 @@ enum Parsed {
     Many(Vec<Value>),
 }
 
-impl<'de> serde::de::Visitor<'de> for Batch {
+impl<'de> serde::de::Visitor<'de> for Batch<'_> {
     type Value = Parsed;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -142,7 +145,8 @@ impl<'de> serde::de::Visitor<'de> for Batch {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.max_items));
         while let Some(v) = seq.next_element::<Value>()? {
             if items.len() == self.max_items {
-                return Err(serde::de::Error::custom(TOO_MANY));
+                self.over.set(true);
+                return Err(serde::de::Error::custom("too many inputs"));
             }
             items.push(v);
         }
@@ -438,7 +442,6 @@ struct ChannelQuery {
     topic_id: Option<String>,
 }
 
-/// The channel a chat route names (default `telegram`), once the credentials may touch the chat.
 /// What a chat route may touch: the channel, and the topic a read looks at (a bound scope's own, when pinned).
 fn chat_route(
     app: &AppState,
@@ -451,7 +454,8 @@ fn chat_route(
         [("chat id", chat_id), ("channel", channel.as_str()), ("topic_id", q.topic_id.as_deref().unwrap_or(""))]
     {
         if v.len() > chatctx_core::json::MAX_ID_BYTES {
-            return Err(ApiError(Error::invalid_request(format!("the {what} is longer than 256 bytes"))));
+            let max = chatctx_core::json::MAX_ID_BYTES;
+            return Err(ApiError(Error::invalid_request(format!("the {what} is longer than {max} bytes"))));
         }
     }
     let a = access(app, headers)?;

@@ -257,9 +257,15 @@ fn open_service(cfg: &chatctx::config::Config, store: Option<String>) -> Result<
     Ok(service)
 }
 
-fn check_store(a: StoreArgs) -> Result<ExitCode> {
+/// The configuration and the store URL a `chatctx store` command works on.
+fn store_target(a: StoreArgs) -> Result<(config::Config, String)> {
     let cfg = load_config(a.config.as_deref())?;
     let url = a.store.unwrap_or(cfg.store.url.clone());
+    Ok((cfg, url))
+}
+
+fn check_store(a: StoreArgs) -> Result<ExitCode> {
+    let (cfg, url) = store_target(a)?;
     let report = chatctx::repair::check(&url, &cfg.store.open_options(), &cfg.core)?;
     let mut out = io::stdout().lock();
     for line in report.lines() {
@@ -280,8 +286,7 @@ fn repair_store(a: StoreArgs, drop_damaged: bool) -> Result<ExitCode> {
              which, then pass --drop-damaged to agree"
         );
     }
-    let cfg = load_config(a.config.as_deref())?;
-    let url = a.store.unwrap_or(cfg.store.url.clone());
+    let (cfg, url) = store_target(a)?;
     let stamp = chatctx::clock::now().unix();
     let repaired = chatctx::repair::repair(&url, &cfg.store.open_options(), &cfg.core, stamp)?;
     let mut out = io::stdout().lock();
@@ -345,12 +350,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         };
         let mut app = chatctx::http::AppState::new(std::sync::Arc::new(service), std::sync::Arc::new(auth));
         // Revocations are known before the first request, then followed.
-        // (On a blocking thread: a PostgreSQL store waits on its own runtime.)
-        let svc = app.svc.clone();
-        let revoked = tokio::task::spawn_blocking(move || svc.revoked_scopes(chatctx::clock::now())).await?;
-        for (id, until) in revoked.map_err(|e| anyhow::anyhow!("{}", e.message))? {
-            app.auth.note_revoked(&id, until);
-        }
+        load_revocations(&app.svc, &app.auth).await.map_err(anyhow::Error::msg)?;
         tokio::spawn(follow_revocations(app.svc.clone(), app.auth.clone()));
         app.timeout = std::time::Duration::from_secs(cfg.server.request_timeout.secs().unsigned_abs());
         app.limits = chatctx::http::Limits::of(&cfg.server);
@@ -392,14 +392,27 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
 /// working here too (and revocations survive a restart).
 async fn follow_revocations(svc: std::sync::Arc<chatctx::service::Service>, auth: std::sync::Arc<chatctx::auth::Auth>) {
     loop {
-        let read = svc.clone();
-        match tokio::task::spawn_blocking(move || read.revoked_scopes(chatctx::clock::now())).await {
-            Ok(Ok(ids)) => ids.iter().for_each(|(id, until)| auth.note_revoked(id, *until)),
-            Ok(Err(e)) => tracing::warn!("reading revoked scopes failed: {}", e.message),
-            Err(e) => tracing::warn!("reading revoked scopes failed: {e}"),
-        }
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        if let Err(e) = load_revocations(&svc, &auth).await {
+            tracing::warn!("{e}");
+        }
     }
+}
+
+/// Notes every scope the store says is revoked (on a blocking thread: a PostgreSQL store waits on its own
+/// runtime).
+async fn load_revocations(
+    svc: &std::sync::Arc<chatctx::service::Service>,
+    auth: &chatctx::auth::Auth,
+) -> Result<(), String> {
+    let read = svc.clone();
+    let ids = match tokio::task::spawn_blocking(move || read.revoked_scopes(chatctx::clock::now())).await {
+        Ok(Ok(ids)) => ids,
+        Ok(Err(e)) => return Err(format!("reading revoked scopes failed: {}", e.message)),
+        Err(e) => return Err(format!("reading revoked scopes failed: {e}")),
+    };
+    ids.iter().for_each(|(id, until)| auth.note_revoked(id, *until));
+    Ok(())
 }
 
 /// Forgets history older than `max_age`: at start, then every tenth of the age (at least a second, at most
