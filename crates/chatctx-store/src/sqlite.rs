@@ -162,19 +162,12 @@ impl SqliteStore {
     pub fn salvage(&self) -> Salvaged {
         let mut ops = Vec::new();
         let mut heads = Vec::new();
+        // `load` hands over each row as it reads it, so what came before a bad row is kept.
+        let read_ops = self.load(&mut |pos, op| ops.push((pos, op)));
         let conn = match self.conn() {
             Ok(c) => c,
             Err(e) => return Salvaged { ops, heads, stopped: Some(e) },
         };
-        let read_ops = (|| -> Result<(), StoreError> {
-            let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line FROM ops ORDER BY seq")?;
-            let mut rows = stmt.query([])?;
-            while let Some(row) = rows.next()? {
-                let pos: i64 = row.get(2)?;
-                ops.push((pos as u64, Op { channel: row.get(0)?, chat_id: row.get(1)?, line: row.get(3)? }));
-            }
-            Ok(())
-        })();
         let read_heads = (|| -> Result<(), StoreError> {
             let mut stmt = conn.prepare("SELECT channel, chat_id, head FROM chats")?;
             let mut rows = stmt.query([])?;

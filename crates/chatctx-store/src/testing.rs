@@ -76,16 +76,17 @@ pub fn test_pgbouncer_url(name: &str) -> Option<String> {
     Some(format!("{}{bouncer}{}", &direct[..at], &direct[slash..]))
 }
 
-/// A log over another that refuses every write while told to, as a full disk would (fault injection).
-pub struct Faulty {
-    inner: std::sync::Arc<dyn crate::Log>,
+/// A store over another that refuses every write while told to, as a full disk would (fault injection): as a
+/// [`crate::Log`] over a log, and as a [`crate::SharedLog`] over a shared log (where it refuses appends).
+pub struct Faulty<S: ?Sized = dyn crate::Log> {
+    inner: std::sync::Arc<S>,
     failing: std::sync::atomic::AtomicBool,
     refused: std::sync::atomic::AtomicU64,
 }
 
-impl Faulty {
+impl<S: ?Sized> Faulty<S> {
     /// Over `inner`, taking writes until [`Faulty::fail`] says otherwise.
-    pub fn new(inner: std::sync::Arc<dyn crate::Log>) -> std::sync::Arc<Self> {
+    pub fn new(inner: std::sync::Arc<S>) -> std::sync::Arc<Self> {
         std::sync::Arc::new(Self { inner, failing: false.into(), refused: 0.into() })
     }
 
@@ -108,13 +109,13 @@ impl Faulty {
     }
 }
 
-impl crate::Store for Faulty {
+impl<S: crate::Store + ?Sized> crate::Store for Faulty<S> {
     fn load(&self, each: &mut dyn FnMut(u64, crate::Op)) -> Result<u64, crate::StoreError> {
         self.inner.load(each)
     }
 }
 
-impl crate::Log for Faulty {
+impl<S: crate::Log + ?Sized> crate::Log for Faulty<S> {
     fn append(&self, ops: &[crate::Op]) -> Result<(), crate::StoreError> {
         self.check()?;
         self.inner.append(ops)
@@ -142,5 +143,44 @@ impl crate::Log for Faulty {
     fn probe_write(&self) -> Result<(), crate::StoreError> {
         self.check()?;
         self.inner.probe_write()
+    }
+}
+
+impl<S: crate::SharedLog + ?Sized> crate::SharedLog for Faulty<S> {
+    fn since(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        after: u64,
+        each: &mut dyn FnMut(u64, String),
+    ) -> Result<(), crate::StoreError> {
+        self.inner.since(channel, chat_id, after, each)
+    }
+
+    fn append_at(
+        &self,
+        channel: &str,
+        chat_id: &str,
+        head: u64,
+        lines: &[String],
+    ) -> Result<Option<u64>, crate::StoreError> {
+        self.check()?;
+        self.inner.append_at(channel, chat_id, head, lines)
+    }
+
+    fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), crate::StoreError> {
+        self.inner.compact_at(channel, chat_id, at, line)
+    }
+
+    fn note_external(&self, channel: &str, chat_id: &str, id: &str) -> Result<(), crate::StoreError> {
+        self.inner.note_external(channel, chat_id, id)
+    }
+
+    fn find_external(&self, id: &str) -> Result<Option<(String, String)>, crate::StoreError> {
+        self.inner.find_external(id)
+    }
+
+    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), crate::StoreError> {
+        self.inner.forget_externals(channel, chat_id)
     }
 }

@@ -191,111 +191,26 @@ fn retention_by_age_forgets_old_history_lastingly() {
     );
 }
 
-/// A store that can be told to fail its writes, sharing its operations with the test.
-pub struct Flaky {
-    pub inner: std::sync::Arc<chatctx_store::MemoryStore>,
-    pub fail: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Flaky {
-    fn check(&self) -> Result<(), chatctx_store::StoreError> {
-        match self.fail.load(std::sync::atomic::Ordering::SeqCst) {
-            true => Err(chatctx_store::StoreError::Poisoned),
-            false => Ok(()),
-        }
-    }
-}
-
-use chatctx_store::Store as _; // the wrapped store's methods
-
-impl chatctx_store::Store for Flaky {
-    fn load(&self, each: &mut dyn FnMut(u64, chatctx_store::Op)) -> Result<u64, chatctx_store::StoreError> {
-        self.inner.load(each)
-    }
-}
-
-impl chatctx_store::Log for Flaky {
-    fn append(&self, ops: &[chatctx_store::Op]) -> Result<(), chatctx_store::StoreError> {
-        self.check()?;
-        self.inner.append(ops)
-    }
-    fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, chatctx_store::StoreError> {
-        self.inner.delete_chat(channel, chat_id)
-    }
-    fn rewrite_chat(
-        &self,
-        channel: &str,
-        chat_id: &str,
-        ops: &[chatctx_store::Op],
-    ) -> Result<(), chatctx_store::StoreError> {
-        self.inner.rewrite_chat(channel, chat_id, ops)
-    }
-    fn load_chat(
-        &self,
-        channel: &str,
-        chat_id: &str,
-        each: &mut dyn FnMut(u64, String),
-    ) -> Result<(), chatctx_store::StoreError> {
-        chatctx_store::Log::load_chat(&*self.inner, channel, chat_id, each)
-    }
-}
-
-impl chatctx_store::SharedLog for Flaky {
-    fn since(
-        &self,
-        channel: &str,
-        chat_id: &str,
-        after: u64,
-        each: &mut dyn FnMut(u64, String),
-    ) -> Result<(), chatctx_store::StoreError> {
-        self.inner.since(channel, chat_id, after, each)
-    }
-    fn append_at(
-        &self,
-        channel: &str,
-        chat_id: &str,
-        head: u64,
-        lines: &[String],
-    ) -> Result<Option<u64>, chatctx_store::StoreError> {
-        self.check()?;
-        self.inner.append_at(channel, chat_id, head, lines)
-    }
-    fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), chatctx_store::StoreError> {
-        self.inner.compact_at(channel, chat_id, at, line)
-    }
-    fn note_external(&self, channel: &str, chat_id: &str, id: &str) -> Result<(), chatctx_store::StoreError> {
-        self.inner.note_external(channel, chat_id, id)
-    }
-    fn find_external(&self, id: &str) -> Result<Option<(String, String)>, chatctx_store::StoreError> {
-        self.inner.find_external(id)
-    }
-    fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), chatctx_store::StoreError> {
-        self.inner.forget_externals(channel, chat_id)
-    }
-}
-
 #[test]
 fn a_failed_write_is_refused_and_leaves_no_trace() {
     let inner = std::sync::Arc::new(chatctx_store::MemoryStore::default());
-    let fail = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let store = Flaky { inner: inner.clone(), fail: fail.clone() };
+    let faulty = chatctx_store::testing::Faulty::new(inner.clone());
     let mut s = Settings::default();
     s.history.mode = chatctx_core::settings::Mode::Talkative;
-    let (svc, _) =
-        Service::open(s, LlmSettings::default(), chatctx_store::Opened::Local(std::sync::Arc::new(store))).unwrap();
+    let (svc, _) = Service::open(s, LlmSettings::default(), chatctx_store::Opened::Local(faulty.clone())).unwrap();
     svc.ingest(&[message(1, "kept", false)], now()).unwrap();
-    fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    faulty.fail(true);
     let err = svc.ingest(&[message(2, "lost", false)], now()).unwrap_err();
     assert_eq!(err.code, ErrorCode::Internal);
     let err = call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"a": 1}}), now()).unwrap_err();
     assert_eq!(err.code, ErrorCode::Internal);
     assert_eq!(ids(&svc), ["1"], "the refused message is not in memory either");
-    fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    faulty.fail(false);
     svc.ingest(&[message(3, "kept", false)], now()).unwrap();
     assert_eq!(ids(&svc), ["1", "3"]);
     assert_eq!(value(call(&svc, "get_scenario", &json!({"chat_id": "-1"}), now()).unwrap())["revision"], 0);
     let mut logged = 0;
-    inner.load(&mut |_, _| logged += 1).unwrap();
+    chatctx_store::Store::load(&*inner, &mut |_, _| logged += 1).unwrap();
     assert_eq!(logged, 2, "only the acknowledged messages are in the store");
 }
 

@@ -214,18 +214,17 @@ fn compaction_keeps_instances_coherent() {
 /// A write the store refuses is refused to the caller and leaves neither instance changed.
 #[test]
 fn a_refused_shared_write_changes_nothing() {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let inner = Arc::new(chatctx_store::MemoryStore::default());
-    let fail = Arc::new(AtomicBool::new(false));
-    let a = service(Opened::Shared(Arc::new(crate::service::Flaky { inner: inner.clone(), fail: fail.clone() })));
+    let faulty = chatctx_store::testing::Faulty::new(inner.clone());
+    let a = service(Opened::Shared(faulty.clone()));
     let b = service(Opened::Shared(inner.clone()));
     a.ingest(&[message("-4", 1, "kept", false)], now()).unwrap();
-    fail.store(true, Ordering::SeqCst);
+    faulty.fail(true);
     let report = a.ingest(&[message("-4", 2, "lost", false)], now()).unwrap();
     assert_eq!((report.accepted, report.rejected[0].code), (0, ErrorCode::Internal));
     let err = call(&a, "update_scenario", &json!({"chat_id": "-4", "patch": {"x": 1}}), now()).unwrap_err();
     assert_eq!(err.code, ErrorCode::Internal);
-    fail.store(false, Ordering::SeqCst);
+    faulty.fail(false);
     for svc in [&a, &b] {
         let items = svc.read_chat("telegram", "-4", |e| e.history("telegram", "-4", None)).unwrap().unwrap();
         assert_eq!(items.len(), 1, "only the acknowledged message");
