@@ -179,22 +179,45 @@ impl Default for OpenOptions {
     }
 }
 
-/// Opens the store a `[store] url` names: `memory`, `sqlite://PATH` (or a bare path), or
-/// `postgres://…` / `postgresql://…` (with the `postgres` feature).
+/// What a `[store] url` names: `memory`, `sqlite://PATH` (or a bare path), or `postgres://…` /
+/// `postgresql://…`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreUrl<'a> {
+    /// Nothing leaves the process.
+    Memory,
+    /// An SQLite file.
+    Sqlite(&'a std::path::Path),
+    /// A PostgreSQL connection URL.
+    Postgres(&'a str),
+}
+
+impl<'a> StoreUrl<'a> {
+    /// Reads a store URL.
+    pub fn parse(url: &'a str) -> Self {
+        if url == "memory" {
+            Self::Memory
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Self::Postgres(url)
+        } else {
+            Self::Sqlite(std::path::Path::new(url.strip_prefix("sqlite://").unwrap_or(url)))
+        }
+    }
+}
+
+/// Opens the store a `[store] url` names ([`StoreUrl`]; PostgreSQL with the `postgres` feature).
 pub fn open(url: &str, options: &OpenOptions) -> Result<Opened, String> {
-    if url == "memory" {
-        return Ok(Opened::Local(Arc::new(MemoryStore::default())));
-    }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+    match StoreUrl::parse(url) {
+        StoreUrl::Memory => Ok(Opened::Local(Arc::new(MemoryStore::default()))),
         #[cfg(feature = "postgres")]
-        return PgStore::open(url, options.pool_size).map(|s| Opened::Shared(Arc::new(s))).map_err(|e| e.to_string());
+        StoreUrl::Postgres(url) => {
+            PgStore::open(url, options.pool_size).map(|s| Opened::Shared(Arc::new(s))).map_err(|e| e.to_string())
+        }
         #[cfg(not(feature = "postgres"))]
-        return Err("this build has no PostgreSQL support (cargo feature `postgres`)".to_owned());
+        StoreUrl::Postgres(_) => Err("this build has no PostgreSQL support (cargo feature `postgres`)".to_owned()),
+        StoreUrl::Sqlite(path) => SqliteStore::open_checked(path, options.check_time)
+            .map(|s| Opened::Local(Arc::new(s)))
+            .map_err(|e| format!("cannot open {}: {e}", path.display())),
     }
-    let path = url.strip_prefix("sqlite://").unwrap_or(url);
-    SqliteStore::open_checked(std::path::Path::new(path), options.check_time)
-        .map(|s| Opened::Local(Arc::new(s)))
-        .map_err(|e| format!("cannot open {path}: {e}"))
 }
 
 /// Groups `ops` by chat, keeping their order within each chat; chats in order of first appearance.

@@ -86,9 +86,13 @@ impl LogLine<'_> {
         };
         let line =
             written.map_err(|e| Error::new(ErrorCode::Internal, format!("a log line could not be written: {e}")))?;
-        // Nothing is stored that could not be read back: inputs are bounded far below this (server.max_json_depth,
-        // state.max_depth), so only an imported document could reach it.
-        let depth = chatctx_core::json::nesting(line.as_bytes());
+        // Nothing is stored that could not be read back. Events and calls are bounded far below this where they
+        // are accepted (server.max_json_depth, state.max_depth); only an imported document could reach it, so
+        // only those lines pay for the scan.
+        let depth = match self {
+            LogLine::Import(_) => chatctx_core::json::nesting(line.as_bytes()),
+            _ => 0,
+        };
         if depth > READ_DEPTH {
             let why = format!("it would be stored nested {depth} levels deep; at most {READ_DEPTH} can be read back");
             return Err(Error::invalid_request(why));

@@ -305,6 +305,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
     let cfg = load_config(a.config.as_deref())?;
     let listen = a.listen.unwrap_or(cfg.server.listen.clone());
     let tokens = cfg.server.tokens.clone();
+    let store_url = a.store.clone().unwrap_or(cfg.store.url.clone());
     let service = open_service(&cfg, a.store)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -340,7 +341,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         let auth = match &cfg.server.scope_key {
             Some(key) => chatctx::auth::Auth::with_scope_key(tokens, key),
             None => {
-                if cfg.store.url.starts_with("postgres") {
+                if matches!(chatctx_store::StoreUrl::parse(&store_url), chatctx_store::StoreUrl::Postgres(_)) {
                     tracing::warn!(
                         "no server.scope_key: scopes this instance issues work on it alone; give every instance the same key"
                     );

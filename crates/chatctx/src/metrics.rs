@@ -36,25 +36,6 @@ impl Default for Metrics {
     }
 }
 
-/// The Bot API update fields chatctx receives but does not use: the only label values of the ignored-updates
-/// metric (a client's own field names would make its label set unbounded).
-const UPDATE_KINDS: &[&str] = &[
-    "inline_query",
-    "chosen_inline_result",
-    "callback_query",
-    "shipping_query",
-    "pre_checkout_query",
-    "purchased_paid_media",
-    "my_chat_member",
-    "chat_member",
-    "chat_join_request",
-    "chat_boost",
-    "removed_chat_boost",
-    "message_reaction_count",
-    "business_connection",
-    "deleted_business_messages",
-];
-
 /// Escapes a label value.
 fn label(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
@@ -82,7 +63,7 @@ impl Metrics {
     pub fn ignored<'a>(&self, kinds: impl IntoIterator<Item = (&'a String, &'a usize)>) {
         let Ok(mut map) = self.ignored.lock() else { return };
         for (kind, n) in kinds {
-            let label = UPDATE_KINDS.iter().copied().find(|k| *k == kind.as_str()).unwrap_or("other");
+            let label = chatctx_telegram::update::IGNORED_KINDS.iter().copied().find(|k| *k == kind).unwrap_or("other");
             *map.entry(label).or_default() += *n as u64;
         }
     }

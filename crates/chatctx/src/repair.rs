@@ -60,10 +60,10 @@ impl Report {
 
 /// The path of an SQLite store URL, or `None` for other stores.
 fn sqlite_path(url: &str) -> Option<&Path> {
-    if url == "memory" || url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return None;
+    match chatctx_store::StoreUrl::parse(url) {
+        chatctx_store::StoreUrl::Sqlite(path) => Some(path),
+        _ => None,
     }
-    Some(Path::new(url.strip_prefix("sqlite://").unwrap_or(url)))
 }
 
 /// Reads a store for checking: every readable operation, the chats' newest positions, and the report so far.

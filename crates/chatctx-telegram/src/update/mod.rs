@@ -36,6 +36,25 @@ const KNOWN_KINDS: &[&str] = &[
     "poll_answer",
 ];
 
+/// The Bot API update fields the mapping receives but does not use (reported as `ignored`); also the only
+/// label values of the server's ignored-updates metric, so a client's own field names cannot grow its label set.
+pub const IGNORED_KINDS: &[&str] = &[
+    "inline_query",
+    "chosen_inline_result",
+    "callback_query",
+    "shipping_query",
+    "pre_checkout_query",
+    "purchased_paid_media",
+    "my_chat_member",
+    "chat_member",
+    "chat_join_request",
+    "chat_boost",
+    "removed_chat_boost",
+    "message_reaction_count",
+    "business_connection",
+    "deleted_business_messages",
+];
+
 /// The system note for a message that shows nothing chatctx knows (never an empty user turn).
 pub const UNSHOWN: &str = "sent a message of a kind chatctx does not show";
 
