@@ -44,15 +44,15 @@ impl Hosts {
         if self.any {
             return true;
         }
-        let authority = authority.to_ascii_lowercase();
         let host = match authority.rsplit_once(':') {
             // `[::1]:7878`, `localhost:7878`; a bare IPv6 literal has colons but no brackets.
             Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) && (h.starts_with('[') || !h.contains(':')) => {
                 h
             }
-            _ => authority.as_str(),
+            _ => authority,
         };
-        self.names.iter().any(|n| *n == authority || *n == host)
+        // The names are kept in lower case; a request's are compared without copying them.
+        self.names.iter().any(|n| n.eq_ignore_ascii_case(authority) || n.eq_ignore_ascii_case(host))
     }
 }
 

@@ -196,6 +196,15 @@ pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
         ("proximity_alert_triggered", "triggered a proximity alert"),
         ("giveaway_created", "started a giveaway"),
         ("giveaway_completed", "completed a giveaway"),
+        ("gift_upgrade_sent", "upgraded a gift"),
+        ("passport_data", "shared Telegram Passport data"),
+        ("poll_option_added", "added a poll option"),
+        ("poll_option_deleted", "deleted a poll option"),
+        ("suggested_post_approved", "suggested post approved"),
+        ("suggested_post_approval_failed", "suggested post approval failed"),
+        ("suggested_post_declined", "suggested post declined"),
+        ("suggested_post_paid", "suggested post paid"),
+        ("suggested_post_refunded", "suggested post refunded"),
     ];
     Ok(simple
         .iter()

@@ -156,7 +156,7 @@ fn int_in(m: &Map<String, Value>, key: &str) -> Option<i64> {
     m.get(key).and_then(Value::as_i64)
 }
 
-/// The descriptions of the service messages Bot API 7 to 9 added (the older ones are in `content.rs`).
+/// The descriptions of the newer service messages that read their payload (fixed texts are in `content.rs`).
 pub(super) fn newer_service_text(f: &Fields<'_>) -> Option<String> {
     if let Some(p) = obj(f, "successful_payment") {
         let currency = str_in(p, "currency").unwrap_or("");
@@ -226,18 +226,7 @@ pub(super) fn newer_service_text(f: &Fields<'_>) -> Option<String> {
             None => "sent data from a Web App".to_owned(),
         });
     }
-    let simple: &[(&str, &str)] = &[
-        ("gift_upgrade_sent", "upgraded a gift"),
-        ("passport_data", "shared Telegram Passport data"),
-        ("poll_option_added", "added a poll option"),
-        ("poll_option_deleted", "deleted a poll option"),
-        ("suggested_post_approved", "suggested post approved"),
-        ("suggested_post_approval_failed", "suggested post approval failed"),
-        ("suggested_post_declined", "suggested post declined"),
-        ("suggested_post_paid", "suggested post paid"),
-        ("suggested_post_refunded", "suggested post refunded"),
-    ];
-    simple.iter().find(|(k, _)| f.get(k).is_some()).map(|(_, t)| (*t).to_owned())
+    None
 }
 
 fn task_titles(tasks: Option<&Value>) -> Vec<String> {
