@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::http::{client, start_with};
+use crate::http::{JsonBody, client, send_as, start_with};
 
 const OPERATOR: &str = "operator-token-0123456789";
 const BOT: &str = "bot-a-token-0123456789";
@@ -32,25 +32,15 @@ fn each_credential_can_do_what_the_table_says() {
     let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", tokens.as_str())]);
     let c = client();
     let post = |path: &str, token: Option<&str>, body: Value| {
-        let mut r = c.post(format!("{}{path}", s.base)).body(body.to_string());
-        if let Some(t) = token {
-            r = r.bearer_auth(t);
-        }
-        r.send().unwrap()
+        send_as(c.post(format!("{}{path}", s.base)).body(body.to_string()), token)
     };
-    let get = |path: &str, token: Option<&str>| {
-        let mut r = c.get(format!("{}{path}", s.base));
-        if let Some(t) = token {
-            r = r.bearer_auth(t);
-        }
-        r.send().unwrap()
-    };
+    let get = |path: &str, token: Option<&str>| send_as(c.get(format!("{}{path}", s.base)), token);
     // Setup by the operator: chats -1 (topics 7 and 8) and -2.
     for e in [event("-1", 1, "7"), event("-1", 2, "8"), event("-2", 3, "1")] {
         assert_eq!(post("/v1/events", Some(OPERATOR), e).status(), 200);
     }
     let issued = post("/v1/scopes", Some(BOT), json!({"chat_id": "-1", "topic_id": "7", "current_message_id": "1"}));
-    let scope = issued.json_value_()["token"].as_str().unwrap().to_owned();
+    let scope = issued.json_value()["token"].as_str().unwrap().to_owned();
     let holders: [Option<&str>; 4] = [Some(OPERATOR), Some(BOT), Some(&scope), None];
     let mut next_id = 100;
     for ((who, expected), token) in CAPABILITIES.iter().zip(holders) {
@@ -91,7 +81,7 @@ fn each_credential_can_do_what_the_table_says() {
         }
     }
     // The scope's topic is pinned: no topic asked for means its own.
-    let h = get("/v1/chats/-1/history", Some(&scope)).json_value_();
+    let h = get("/v1/chats/-1/history", Some(&scope)).json_value();
     let ids: Vec<&str> = h.as_array().unwrap().iter().filter_map(|i| i["message_id"].as_str()).collect();
     assert!(ids.contains(&"1") && !ids.contains(&"2"), "topic 7's messages only (2 is in topic 8): {h}");
     assert_eq!(get("/healthz", None).status(), 200);
@@ -102,11 +92,7 @@ fn each_credential_can_do_what_the_table_says() {
 /// recreated by the next row's events).
 fn delete_status(c: &reqwest::blocking::Client, base: &str, token: Option<&str>, id: u32) -> reqwest::StatusCode {
     let chat = if token == Some(BOT) { "-1".to_owned() } else { format!("-9{id}") };
-    let mut r = c.delete(format!("{base}/v1/chats/{chat}"));
-    if let Some(t) = token {
-        r = r.bearer_auth(t);
-    }
-    let status = r.send().unwrap().status();
+    let status = send_as(c.delete(format!("{base}/v1/chats/{chat}")), token).status();
     if token == Some(BOT) && status.is_success() {
         // Put chat -1 back for the rows after this one.
         let mut e = event("-1", 1, "7");
@@ -121,16 +107,6 @@ fn delete_status(c: &reqwest::blocking::Client, base: &str, token: Option<&str>,
 fn plain_client() -> reqwest::blocking::Client {
     chatctx::triage::install_tls_provider();
     reqwest::blocking::Client::builder().pool_max_idle_per_host(0).build().unwrap()
-}
-
-trait JsonBody {
-    fn json_value_(self) -> Value;
-}
-
-impl JsonBody for reqwest::blocking::Response {
-    fn json_value_(self) -> Value {
-        serde_json::from_slice(&self.bytes().unwrap()).unwrap()
-    }
 }
 
 /// What a web page could make a browser send: a "simple" cross-origin POST (text/plain, a form, no type), a
@@ -151,30 +127,30 @@ fn browser_requests_and_foreign_hosts_are_refused() {
             }
             let r = r.send().unwrap();
             assert_eq!(r.status(), 415, "{path} {content_type:?}");
-            assert_eq!(r.json_value_()["code"], "unsupported_media_type");
+            assert_eq!(r.json_value()["code"], "unsupported_media_type");
         }
     }
     let json = |r: reqwest::blocking::RequestBuilder| r.header("content-type", "application/json");
     // JSON Lines on the events route, with its own type; JSON with a charset.
     let lines = format!("{}\n{}\n", event("-1", 1, "7"), event("-1", 2, "7"));
     let r = c.post(url("/v1/events")).header("content-type", "application/x-ndjson").body(lines).send().unwrap();
-    assert_eq!(r.json_value_()["accepted"], 2);
+    assert_eq!(r.json_value()["accepted"], 2);
     let r = c.post(url("/v1/tools/get_scenario")).header("content-type", "application/json; charset=utf-8");
     assert_eq!(r.body(json!({"chat_id": "-1"}).to_string()).send().unwrap().status(), 200);
     // Nothing from the refused requests was stored.
-    let state = c.get(url("/v1/chats/-1/scenario")).send().unwrap().json_value_();
+    let state = c.get(url("/v1/chats/-1/scenario")).send().unwrap().json_value();
     assert_eq!(state["revision"], 0);
     // DNS rebinding: a foreign Host reads nothing, on every route, /mcp included.
     for path in ["/v1/chats/-1/history", "/mcp", "/metrics", "/openapi.json"] {
         let r = c.get(url(path)).header("host", "evil.example").send().unwrap();
         assert_eq!(r.status(), 403, "{path}");
-        assert_eq!(r.json_value_()["code"], "forbidden_host");
+        assert_eq!(r.json_value()["code"], "forbidden_host");
     }
     // The probes answer whatever the host (load balancers ask by address).
     assert_eq!(c.get(url("/healthz")).header("host", "10.0.0.9:7878").send().unwrap().status(), 200);
     // A foreign Origin is refused even with JSON; the server's own origin is not.
     let r = json(c.post(url("/v1/events")).header("origin", "https://evil.example")).body(body.clone()).send().unwrap();
-    assert_eq!((r.status().as_u16(), r.json_value_()["code"].clone()), (403, json!("forbidden_host")));
+    assert_eq!((r.status().as_u16(), r.json_value()["code"].clone()), (403, json!("forbidden_host")));
     let own = s.base.clone();
     let r = json(c.post(url("/v1/events")).header("origin", own)).body(body).send().unwrap();
     assert_eq!(r.status(), 200);
@@ -303,7 +279,7 @@ fn a_revoked_scope_stays_revoked() {
         let s = start_with(&store, &env);
         let issued =
             c.post(format!("{}/v1/scopes", s.base)).bearer_auth(OPERATOR).body(json!({"chat_id": "-1"}).to_string());
-        let scope = issued.send().unwrap().json_value_()["token"].as_str().unwrap().to_owned();
+        let scope = issued.send().unwrap().json_value()["token"].as_str().unwrap().to_owned();
         let call =
             || c.post(format!("{}/v1/tools/get_scenario", s.base)).bearer_auth(&scope).body("{}").send().unwrap();
         assert_eq!(call().status(), 200);

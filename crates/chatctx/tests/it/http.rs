@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 /// The body of an answer as JSON.
-trait JsonBody {
+pub trait JsonBody {
     fn json_value(self) -> Value;
 }
 
@@ -63,6 +63,25 @@ pub fn start_with(store: &str, env: &[(&str, &str)]) -> Server {
     // Keep draining the log so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     Server { child, base }
+}
+
+/// Sends `r`, with `token` as its bearer when one is given.
+pub fn send_as(r: reqwest::blocking::RequestBuilder, token: Option<&str>) -> reqwest::blocking::Response {
+    match token {
+        Some(t) => r.bearer_auth(t),
+        None => r,
+    }
+    .send()
+    .unwrap()
+}
+
+/// A JSON-RPC request to `/mcp` as an MCP client posts it.
+pub fn mcp_request(c: &reqwest::blocking::Client, base: &str, body: &Value) -> reqwest::blocking::RequestBuilder {
+    c.post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(body.to_string())
 }
 
 pub fn client() -> reqwest::blocking::Client {
@@ -272,13 +291,9 @@ fn tokens_chat_lists_and_bound_scopes() {
     );
     let c = client();
     let post = |path: &str, token: Option<&str>, body: Value| {
-        let mut r = c.post(format!("{}{path}", s.base)).body(body.to_string());
-        if let Some(t) = token {
-            r = r.bearer_auth(t);
-        }
-        r.send().unwrap()
+        send_as(c.post(format!("{}{path}", s.base)).body(body.to_string()), token)
     };
-    let get = |path: &str, token: &str| c.get(format!("{}{path}", s.base)).bearer_auth(token).send().unwrap();
+    let get = |path: &str, token: &str| send_as(c.get(format!("{}{path}", s.base)), Some(token));
     let mut other = msg(1);
     other["chat_id"] = json!("-2");
     // No token, or a wrong one: 401, and nothing is stored.
@@ -455,26 +470,13 @@ fn mcp_over_http_keeps_no_sessions() {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}});
     for _ in 0..3 {
-        let r = c
-            .post(format!("{}/mcp", s.base))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(init.to_string())
-            .send()
-            .unwrap();
+        let r = send_as(mcp_request(&c, &s.base, &init), None);
         assert_eq!(r.status(), 200);
         assert!(r.headers().get("mcp-session-id").is_none(), "{:?}", r.headers());
     }
     // A tool call needs no session.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
-    let r = c
-        .post(format!("{}/mcp", s.base))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(list.to_string())
-        .send()
-        .unwrap();
+    let r = send_as(mcp_request(&c, &s.base, &list), None);
     assert_eq!(r.status(), 200);
     assert!(r.text().unwrap().contains("resolve_reference_target"));
 }
@@ -503,17 +505,7 @@ fn payloads_never_reach_the_log() {
             json!({"chat_id": "-1", "current_message_id": "1",
             "reference_text": "SECRET-ARG-MARKER", "sender_user_id": "1"}),
         );
-        let mcp = |body: Value| {
-            c.post(format!("{base}/mcp"))
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2025-06-18")
-                .body(body.to_string())
-                .send()
-                .unwrap()
-                .text()
-                .unwrap()
-        };
+        let mcp = |body: Value| send_as(mcp_request(&c, &base, &body), None).text().unwrap();
         mcp(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
             "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}));
         let answer = mcp(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {

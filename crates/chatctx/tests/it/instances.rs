@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::http::{Server, client, start_with};
+use crate::http::{JsonBody, Server, client, start_with};
 
 fn start(url: &str) -> Server {
     start_with(url, &[("CHATCTX_STORE__POOL_SIZE", "4")])
@@ -264,13 +264,9 @@ fn scopes_work_and_are_revoked_across_instances() {
     let r =
         c.post(format!("{}/v1/events", a.base)).bearer_auth(op).body(msg("-5", 1, true).to_string()).send().unwrap();
     assert_eq!(r.status(), 200);
-    let issued = c
-        .post(format!("{}/v1/scopes", a.base))
-        .bearer_auth(op)
-        .body(json!({"chat_id": "-5", "current_message_id": "1"}).to_string())
-        .send()
-        .unwrap();
-    let issued: Value = serde_json::from_slice(&issued.bytes().unwrap()).unwrap();
+    let issued =
+        c.post(format!("{}/v1/scopes", a.base)).body(json!({"chat_id": "-5", "current_message_id": "1"}).to_string());
+    let issued = crate::http::send_as(issued, Some(op)).json_value();
     let scope = issued["token"].as_str().unwrap().to_owned();
     let call = |base: &str| {
         c.post(format!("{base}/v1/tools/get_scenario")).bearer_auth(&scope).body("{}").send().unwrap().status().as_u16()

@@ -171,17 +171,7 @@ fn mcp_over_http_needs_a_token() {
     let c = client();
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
                       "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let post = |token: Option<&str>| {
-        let mut r = c
-            .post(format!("{}/mcp", s.base))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(init.to_string());
-        if let Some(t) = token {
-            r = r.bearer_auth(t);
-        }
-        r.send().unwrap()
-    };
+    let post = |token: Option<&str>| crate::http::send_as(crate::http::mcp_request(&c, &s.base, &init), token);
     assert_eq!(post(None).status(), 401);
     assert_eq!(post(Some("wrong")).status(), 401);
     let ok = post(Some("admin-token-0123456789"));
