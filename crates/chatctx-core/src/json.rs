@@ -49,13 +49,12 @@ pub fn value_nesting(v: &Value) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(v, 0usize)];
     while let Some((v, at)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, at + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|c| (c, at + 1))),
             _ => continue,
-        };
+        }
         deepest = deepest.max(at + 1);
-        stack.extend(children.map(|c| (c, at + 1)));
     }
     deepest
 }

@@ -132,27 +132,28 @@ pub fn repair(url: &str, options: &chatctx_store::OpenOptions, settings: &Settin
         return Ok(Repaired { report, kept, kept_old_at: None });
     };
     let keep: Vec<(u64, Op)> = ops.iter().filter(|x| !is_dropped(x)).cloned().collect();
-    let sibling = |suffix: &str| path.with_file_name(format!("{}{suffix}", file_name(path)));
-    let fresh = sibling(".repairing");
+    let fresh = beside(path, ".repairing");
     let _ = std::fs::remove_file(&fresh);
     SqliteStore::write_fresh(&fresh, &keep, &heads).with_context(|| format!("cannot write {}", fresh.display()))?;
-    let old = sibling(&format!(".damaged-{stamp}"));
-    std::fs::rename(path, &old).with_context(|| format!("cannot move {} aside", path.display()))?;
-    for suffix in ["-wal", "-shm"] {
-        let side = sibling(suffix);
-        if side.exists() {
-            let to = old.with_file_name(format!("{}{suffix}", file_name(&old)));
-            std::fs::rename(&side, &to).with_context(|| format!("cannot move {} aside", side.display()))?;
+    let old = beside(path, &format!(".damaged-{stamp}"));
+    // The damaged file goes aside with its WAL and shared memory; the fresh one (closed, so checkpointed and
+    // without them) takes its place.
+    for suffix in ["", "-wal", "-shm"] {
+        let (from, to) = (beside(path, suffix), beside(&old, suffix));
+        if from.exists() {
+            std::fs::rename(&from, &to).with_context(|| format!("cannot move {} aside", from.display()))?;
         }
     }
     std::fs::rename(&fresh, path).with_context(|| format!("cannot move {} into place", fresh.display()))?;
     for suffix in ["-wal", "-shm"] {
-        let side = fresh.with_file_name(format!("{}{suffix}", file_name(&fresh)));
-        let _ = std::fs::remove_file(side);
+        let _ = std::fs::remove_file(beside(&fresh, suffix));
     }
     Ok(Repaired { report, kept, kept_old_at: Some(old) })
 }
 
-fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+/// `path` with `suffix` appended to its file name (`chatctx.db` → `chatctx.db-wal`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
 }
