@@ -37,10 +37,10 @@ fn error_responses(codes: &[(u16, &str)]) -> Map<String, Value> {
 
 // `json!` on literals and our own values: a static document that cannot fail.
 #[allow(clippy::disallowed_methods)]
-fn operation(summary: &str, body: Option<Value>, ok: Value, errors: &[(u16, &str)]) -> Value {
+fn operation(id: &str, summary: &str, body: Option<Value>, ok: Value, errors: &[(u16, &str)]) -> Value {
     let mut responses = error_responses(errors);
     responses.insert("200".into(), json!({"description": "OK", "content": {"application/json": {"schema": ok}}}));
-    let mut op = json!({"summary": summary, "responses": responses});
+    let mut op = json!({"operationId": id, "summary": summary, "responses": responses});
     if let Some(schema) = body {
         op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema}}});
     }
@@ -102,6 +102,7 @@ fn ingest_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     paths.insert(
         "/v1/events".into(),
         json!({"post": operation(
+            "ingest",
             "Ingest one event, a JSON array of events, or JSON Lines (docs/protocol.md §3). Each is durable before the answer.",
             Some(json!({"oneOf": [{"$ref": "#/components/schemas/Event"}, {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}]})),
             report.clone(),
@@ -109,6 +110,7 @@ fn ingest_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
         )}),
     );
     let mut telegram = operation(
+        "telegram_update",
         "Ingest one raw Telegram Bot API update, as a webhook delivers it.",
         Some(json!({"type": "object", "description": "A Bot API Update."})),
         report,
@@ -132,6 +134,7 @@ fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
         paths.insert(
             format!("/v1/tools/{}", tool.name),
             json!({"post": operation(
+                tool.name,
                 tool.description,
                 Some(Value::Object(tool.input)),
                 responses.get(tool.name).cloned().unwrap_or_default(),
@@ -142,6 +145,7 @@ fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     paths.insert(
         "/v1/scopes".into(),
         json!({"post": operation(
+            "create_scope",
             "Issue a short-lived token bound to one chat (and optionally topic, current message, sender) for a model's tool loop.",
             Some(json!({"type": "object", "required": ["chat_id"], "properties": {
                 "chat_id": {"type": ["string", "integer"]}, "channel": {"type": "string"},
@@ -156,6 +160,7 @@ fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
         )}),
     );
     let mut revoke = operation(
+        "revoke_scope",
         "Revoke a scope: it stops working on every instance (within a second on the others) until it would have expired.",
         None,
         json!({"type": "object", "properties": {"revoked": {"type": "boolean"}, "scope_id": {"type": "string"}}}),
@@ -171,6 +176,7 @@ fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
 #[allow(clippy::disallowed_methods)]
 fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let mut delete = operation(
+        "delete_chat",
         "Forget a chat completely, in memory and in the store.",
         None,
         json!({"type": "object", "properties": {"deleted": {"type": "boolean"}}}),
@@ -191,7 +197,8 @@ fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
             schema_of::<chatctx_core::scenario::ScenarioState>(g),
         ),
     ] {
-        let mut op = operation(summary, None, schema, &[AUTH, FORBIDDEN, (404, "Unknown chat (`unknown_chat`).")]);
+        let mut op =
+            operation(what, summary, None, schema, &[AUTH, FORBIDDEN, (404, "Unknown chat (`unknown_chat`).")]);
         op["parameters"] = chat_path_params();
         paths.insert(format!("/v1/chats/{{chat_id}}/{what}"), json!({"get": op}));
     }
@@ -203,23 +210,23 @@ fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
 fn service_paths(paths: &mut Map<String, Value>) {
     paths.insert(
         "/healthz".into(),
-        json!({"get": {"summary": "Liveness.", "security": [], "responses": {"200": {"description": "ok"}}}}),
+        json!({"get": {"operationId": "health", "summary": "Liveness.", "security": [], "responses": {"200": {"description": "ok"}}}}),
     );
     paths.insert(
         "/readyz".into(),
-        json!({"get": {"summary": "Readiness: the state is rebuilt and the store answers.", "security": [], "responses": {"200": {"description": "ready"}, "503": {"description": "the store cannot be reached"}}}}),
+        json!({"get": {"operationId": "ready", "summary": "Readiness: the state is rebuilt and the store answers.", "security": [], "responses": {"200": {"description": "ready"}, "503": {"description": "the store cannot be reached"}}}}),
     );
     paths.insert(
         "/metrics".into(),
-        json!({"get": {"summary": "Prometheus metrics.", "security": [], "responses": {"200": {"description": "text/plain exposition", "content": {"text/plain": {"schema": {"type": "string"}}}}}}}),
+        json!({"get": {"operationId": "metrics", "summary": "Prometheus metrics.", "security": [], "responses": {"200": {"description": "text/plain exposition", "content": {"text/plain": {"schema": {"type": "string"}}}}}}}),
     );
     paths.insert(
         "/openapi.json".into(),
-        json!({"get": {"summary": "This document.", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}),
+        json!({"get": {"operationId": "openapi", "summary": "This document.", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}),
     );
     paths.insert(
         "/mcp".into(),
-        json!({"post": {"summary": "MCP streamable HTTP (JSON-RPC); the same tools as /v1/tools.", "responses": {"200": {"description": "JSON-RPC answer, as JSON or an event stream"}}}}),
+        json!({"post": {"operationId": "mcp", "summary": "MCP streamable HTTP (JSON-RPC); the same tools as /v1/tools.", "responses": {"200": {"description": "JSON-RPC answer, as JSON or an event stream"}}}}),
     );
 }
 
@@ -239,6 +246,21 @@ mod tests {
             assert!(answer.get("$ref").is_some() || answer.get("properties").is_some(), "{}: {answer}", tool.name);
         }
         assert_eq!(doc["openapi"], "3.1.0");
+    }
+
+    /// Every operation has an `operationId`, unique in the document: the Python client names its methods by
+    /// them (clients/python/tests/test_openapi.py holds it to that).
+    #[test]
+    fn every_operation_has_a_unique_id() {
+        let doc = document();
+        let mut ids = std::collections::BTreeSet::new();
+        for (path, ops) in doc["paths"].as_object().unwrap() {
+            for (method, op) in ops.as_object().unwrap() {
+                let id = op["operationId"].as_str().unwrap_or_else(|| panic!("{method} {path} has no operationId"));
+                assert!(ids.insert(id.to_owned()), "{id} twice");
+            }
+        }
+        assert!(ids.contains("get_chat_history_context") && ids.contains("telegram_update"), "{ids:?}");
     }
 
     /// Every `$ref` names a schema the document defines.

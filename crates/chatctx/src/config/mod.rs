@@ -189,16 +189,35 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
+/// Built-in starting points, by name (`--preset NAME`): laid under the file and the environment.
+pub const PRESETS: &[(&str, &str)] = &[("group-bot", include_str!("../../presets/group-bot.toml"))];
+
 /// Loads `file` (if any) and the `CHATCTX_…` variables of `env`.
 pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Loaded> {
-    let mut table = match file {
-        Some(p) => {
-            let text =
-                std::fs::read_to_string(p).with_context(|| format!("cannot read config file {}", p.display()))?;
-            text.parse::<Table>().with_context(|| format!("config file {} is not valid TOML", p.display()))?
+    load_with_preset(None, file, env)
+}
+
+/// Loads the preset named `preset` (one of [`PRESETS`]), then `file` over it, then the environment.
+pub fn load_with_preset(
+    preset: Option<&str>,
+    file: Option<&Path>,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<Loaded> {
+    let mut table = match preset {
+        Some(name) => {
+            let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
+                let known: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+                bail!("unknown preset `{name}` (known: {})", known.join(", "));
+            };
+            text.parse::<Table>().with_context(|| format!("preset {name}"))?
         }
         None => Table::new(),
     };
+    if let Some(p) = file {
+        let text = std::fs::read_to_string(p).with_context(|| format!("cannot read config file {}", p.display()))?;
+        let over = text.parse::<Table>().with_context(|| format!("config file {} is not valid TOML", p.display()))?;
+        lay_over(&mut table, over);
+    }
     let mut from_env = Vec::new();
     for (name, raw) in env {
         let Some(rest) = name.strip_prefix(ENV_PREFIX) else { continue };
@@ -219,6 +238,18 @@ pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>
         }
     }
     Ok(Loaded { config, warnings })
+}
+
+/// Lays `over` onto `under`, section by section: a key in both takes `over`'s value.
+fn lay_over(under: &mut Table, over: Table) {
+    for (key, value) in over {
+        match (under.get_mut(&key), value) {
+            (Some(Value::Table(inner)), Value::Table(value)) => lay_over(inner, value),
+            (_, value) => {
+                under.insert(key, value);
+            }
+        }
+    }
 }
 
 /// An environment value as TOML when it reads as a TOML value (`50`, `true`, `["a"]`), else as a string.
@@ -284,6 +315,27 @@ mod tests {
         let r = load(Some(&dir), env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let _ = std::fs::remove_file(&dir);
         r
+    }
+
+    #[test]
+    fn the_group_bot_preset_records_the_room_and_selects_without_a_model_under_file_and_environment() {
+        use chatctx_core::settings::{Scope, Selector};
+        let l = load_with_preset(Some("group-bot"), None, Vec::new()).unwrap();
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+        assert_eq!(l.config.core.history.mode, Mode::Talkative);
+        assert_eq!(l.config.core.history.scope, Scope::Topic);
+        assert_eq!(l.config.core.conversation.selector, Selector::Lexical);
+        // A file overrides one key of a preset's section and leaves its others alone; the environment wins.
+        let dir = std::env::temp_dir().join(format!("chatctx-preset-{}", std::process::id()));
+        std::fs::write(&dir, "[history]\nscope = \"chat\"\n").unwrap();
+        let env = vec![("CHATCTX_CONVERSATION__SELECTOR".to_owned(), "model".to_owned())];
+        let l = load_with_preset(Some("group-bot"), Some(&dir), env).unwrap();
+        let _ = std::fs::remove_file(&dir);
+        assert_eq!(l.config.core.history.mode, Mode::Talkative);
+        assert_eq!(l.config.core.history.scope, Scope::Chat);
+        assert_eq!(l.config.core.conversation.selector, Selector::Model);
+        let e = load_with_preset(Some("groupbot"), None, Vec::new()).err().unwrap().to_string();
+        assert!(e.contains("unknown preset `groupbot`") && e.contains("group-bot"), "{e}");
     }
 
     #[test]
