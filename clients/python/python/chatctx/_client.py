@@ -1,0 +1,558 @@
+"""The HTTP clients: one method per operation of the server's OpenAPI document, named by its operationId."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Optional, TypeVar, Union
+
+import httpx
+from pydantic import TypeAdapter
+
+from . import models
+
+Id = Union[int, str]
+"""A chat, topic, message or user id: Telegram's integers and any platform's strings alike."""
+Instant = Union[int, str, datetime]
+"""A time: Unix seconds, an RFC 3339 string, or a timezone-aware datetime."""
+
+DEFAULT_BASE_URL = "http://127.0.0.1:7878"
+T = TypeVar("T")
+
+
+class ChatctxError(Exception):
+    """Every failure of a call: the server's documented `{code, message}`, or a client-side code.
+
+    Client-side codes: `connection_error` (the server could not be reached, after the retries) and
+    `bad_response` (an answer that is not chatctx's JSON, e.g. from a proxy). `status` is the HTTP status when
+    the server answered.
+    """
+
+    def __init__(self, code: str, message: str, status: Optional[int] = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One HTTP request and how to read its answer."""
+
+    method: str
+    path: str
+    parse: Any  # a pydantic TypeAdapter, or None for a JSON value as is
+    body: Any = None
+    params: Optional[dict[str, str]] = None
+    # Safe to send again after a failure in flight (reads; ingest, whose resend is an edit of the same message).
+    idempotent: bool = False
+    text: bool = False  # the answer is text/plain
+
+
+def _id(value: Optional[Id]) -> Optional[str]:
+    return None if value is None else str(value)
+
+
+def _instant(value: Optional[Instant]) -> Union[int, str, None]:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValueError("`now` must be timezone-aware")
+        return value.isoformat()
+    return value
+
+
+def _args(**fields: Any) -> dict[str, Any]:
+    """A request body: the given fields without the ones left out (None)."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _plain(data: Any) -> Any:
+    """A Bot API object as JSON data: a dict, an aiogram model, or a python-telegram-bot object."""
+    if isinstance(data, Mapping):
+        return dict(data)
+    if hasattr(data, "model_dump"):  # aiogram (pydantic): "from" by alias, dates as Unix seconds
+        return data.model_dump(mode="json", exclude_none=True, by_alias=True)
+    if hasattr(data, "to_dict"):  # python-telegram-bot
+        return data.to_dict()
+    raise TypeError(f"cannot send a {type(data).__name__} as JSON")
+
+
+_adapters: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    if kind not in _adapters:
+        _adapters[kind] = TypeAdapter(kind)
+    return _adapters[kind]
+
+
+class _Operations:
+    """The operations, shared by [`Client`] and [`AsyncClient`]: each builds a call and hands it to `_send`,
+    which the sync client runs and the async client returns as a coroutine."""
+
+    def _send(self, call: _Call) -> Any:  # pragma: no cover - each client defines it
+        raise NotImplementedError
+
+    def _tool(self, name: str, body: dict[str, Any], answer: Any, idempotent: bool = True) -> Any:
+        return self._send(_Call("POST", f"/v1/tools/{name}", _adapter(answer), body, idempotent=idempotent))
+
+    # --- the tools (docs/protocol.md §6) ---
+
+    def get_chat_history_context(
+        self,
+        *,
+        chat_id: Id,
+        current_message_id: Optional[Id] = None,
+        topic_id: Optional[Id] = None,
+        now: Optional[Instant] = None,
+        channel: Optional[str] = None,
+    ) -> models.HistoryContext:
+        """The selected history and the whole prompt for answering `current_message_id`."""
+        body = _args(
+            chat_id=_id(chat_id),
+            current_message_id=_id(current_message_id),
+            topic_id=_id(topic_id),
+            now=_instant(now),
+            channel=channel,
+        )
+        return self._tool("get_chat_history_context", body, models.HistoryContext)
+
+    def resolve_reference_target(
+        self,
+        *,
+        chat_id: Id,
+        current_message_id: Id,
+        sender_user_id: Id,
+        raw_user_text: Optional[str] = None,
+        reply_to_message_id: Optional[Id] = None,
+        normalized_reference_hints: Optional[Mapping[str, Any]] = None,
+        allowed_kinds: Optional[Iterable[str]] = None,
+        max_candidates: Optional[int] = None,
+        topic_id: Optional[Id] = None,
+        now: Optional[Instant] = None,
+        channel: Optional[str] = None,
+    ) -> models.Resolution:
+        """What the user's reference ("this", "the poll above") points at: resolved, ambiguous or not_found."""
+        body = _args(
+            chat_id=_id(chat_id),
+            current_message_id=_id(current_message_id),
+            sender_user_id=_id(sender_user_id),
+            raw_user_text=raw_user_text,
+            reply_to_message_id=_id(reply_to_message_id),
+            normalized_reference_hints=None if normalized_reference_hints is None else dict(normalized_reference_hints),
+            allowed_kinds=None if allowed_kinds is None else list(allowed_kinds),
+            max_candidates=max_candidates,
+            topic_id=_id(topic_id),
+            now=_instant(now),
+            channel=channel,
+        )
+        return self._tool("resolve_reference_target", body, models.Resolution)
+
+    def list_active_context_objects(
+        self,
+        *,
+        chat_id: Id,
+        current_message_id: Optional[Id] = None,
+        reply_to_message_id: Optional[Id] = None,
+        kinds: Optional[Iterable[str]] = None,
+        limit: Optional[int] = None,
+        topic_id: Optional[Id] = None,
+        now: Optional[Instant] = None,
+        channel: Optional[str] = None,
+    ) -> models.ActiveObjects:
+        """The conversational objects (photos, links, polls, …) active right now."""
+        body = _args(
+            chat_id=_id(chat_id),
+            current_message_id=_id(current_message_id),
+            reply_to_message_id=_id(reply_to_message_id),
+            kinds=None if kinds is None else list(kinds),
+            limit=limit,
+            topic_id=_id(topic_id),
+            now=_instant(now),
+            channel=channel,
+        )
+        return self._tool("list_active_context_objects", body, models.ActiveObjects)
+
+    def get_scenario(
+        self,
+        *,
+        chat_id: Id,
+        revisions: Optional[bool] = None,
+        topic_id: Optional[Id] = None,
+        channel: Optional[str] = None,
+    ) -> models.ScenarioState:
+        """The conversation's structured state (and its kept revisions with `revisions=True`)."""
+        body = _args(chat_id=_id(chat_id), revisions=revisions, topic_id=_id(topic_id), channel=channel)
+        return self._tool("get_scenario", body, models.ScenarioState)
+
+    def update_scenario(
+        self,
+        *,
+        chat_id: Id,
+        patch: Mapping[str, Any],
+        expected_revision: Optional[int] = None,
+        topic_id: Optional[Id] = None,
+        now: Optional[Instant] = None,
+        channel: Optional[str] = None,
+    ) -> models.ScenarioState:
+        """Applies an RFC 7396 merge patch to the state; `expected_revision` makes it optimistic."""
+        body = _args(
+            chat_id=_id(chat_id),
+            patch=dict(patch),
+            expected_revision=expected_revision,
+            topic_id=_id(topic_id),
+            now=_instant(now),
+            channel=channel,
+        )
+        return self._tool("update_scenario", body, models.ScenarioState, idempotent=False)
+
+    def revert_scenario(
+        self,
+        *,
+        chat_id: Id,
+        to_revision: int,
+        expected_revision: Optional[int] = None,
+        topic_id: Optional[Id] = None,
+        now: Optional[Instant] = None,
+        channel: Optional[str] = None,
+    ) -> models.ScenarioState:
+        """Makes an earlier revision of the state the current one (as a new revision)."""
+        body = _args(
+            chat_id=_id(chat_id),
+            to_revision=to_revision,
+            expected_revision=expected_revision,
+            topic_id=_id(topic_id),
+            now=_instant(now),
+            channel=channel,
+        )
+        return self._tool("revert_scenario", body, models.ScenarioState, idempotent=False)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        """Calls a tool by name with a model's arguments as they came (a tool loop); answers the typed result."""
+        answers = {
+            "get_chat_history_context": models.HistoryContext,
+            "resolve_reference_target": models.Resolution,
+            "list_active_context_objects": models.ActiveObjects,
+            "get_scenario": models.ScenarioState,
+            "update_scenario": models.ScenarioState,
+            "revert_scenario": models.ScenarioState,
+        }
+        answer = answers.get(name, dict[str, Any])
+        return self._tool(name, dict(arguments), answer, idempotent=name.startswith(("get_", "list_", "resolve_")))
+
+    # --- events in ---
+
+    def ingest(self, events: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]]) -> models.IngestReport:
+        """Ingests one event or a list of them (docs/protocol.md §3); each is durable before the answer."""
+        body = dict(events) if isinstance(events, Mapping) else [dict(e) for e in events]
+        # A resent message is an edit of the same message, never a duplicate: safe to retry.
+        return self._send(_Call("POST", "/v1/events", _adapter(models.IngestReport), body, idempotent=True))
+
+    def telegram_update(
+        self,
+        update: Any,
+        bot_username: Optional[str] = None,
+        bot_user_id: Optional[Id] = None,
+        triggered_agent: Optional[bool] = None,
+    ) -> models.IngestReport:
+        """Ingests one raw Bot API update: a dict, an aiogram `Update` or a python-telegram-bot `Update`.
+
+        Give the bot's username or id so its own messages become `outbound_agent`."""
+        params = _args(
+            bot_username=bot_username,
+            bot_user_id=_id(bot_user_id),
+            triggered_agent=None if triggered_agent is None else str(triggered_agent).lower(),
+        )
+        call = _Call(
+            "POST", "/v1/telegram/updates", _adapter(models.IngestReport), _plain(update), params, idempotent=True
+        )
+        return self._send(call)
+
+    # --- what is stored ---
+
+    def _chat(self, what: str, chat_id: Id, topic_id: Optional[Id], channel: Optional[str], answer: Any) -> Any:
+        params = _args(topic_id=_id(topic_id), channel=channel)
+        return self._send(_Call("GET", f"/v1/chats/{_path(chat_id)}/{what}", _adapter(answer), None, params, True))
+
+    def history(
+        self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None
+    ) -> list[models.ChatHistoryItem]:
+        """Every stored history item of the conversation, oldest first."""
+        return self._chat("history", chat_id, topic_id, channel, list[models.ChatHistoryItem])
+
+    def objects(self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None) -> list[models.Object]:
+        """Every object the chat holds, active or not."""
+        return self._chat("objects", chat_id, topic_id, channel, list[models.Object])
+
+    def scenario(
+        self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None
+    ) -> models.ScenarioState:
+        """The conversation state with its kept revisions."""
+        return self._chat("scenario", chat_id, topic_id, channel, models.ScenarioState)
+
+    def delete_chat(self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None) -> models.Deleted:
+        """Forgets a chat (or one topic of it) completely, in memory and in the store."""
+        params = _args(topic_id=_id(topic_id), channel=channel)
+        call = _Call("DELETE", f"/v1/chats/{_path(chat_id)}", _adapter(models.Deleted), None, params, True)
+        return self._send(call)
+
+    # --- scopes ---
+
+    def create_scope(
+        self,
+        chat_id: Id,
+        topic_id: Optional[Id] = None,
+        current_message_id: Optional[Id] = None,
+        sender_user_id: Optional[Id] = None,
+        ttl_seconds: Optional[int] = None,
+        channel: Optional[str] = None,
+    ) -> models.Scope:
+        """Issues a short-lived token bound to one chat (and topic, message, sender) for a model's tool loop."""
+        body = _args(
+            chat_id=_id(chat_id),
+            topic_id=_id(topic_id),
+            current_message_id=_id(current_message_id),
+            sender_user_id=_id(sender_user_id),
+            ttl_seconds=ttl_seconds,
+            channel=channel,
+        )
+        return self._send(_Call("POST", "/v1/scopes", _adapter(models.Scope), body))
+
+    def revoke_scope(self, token: str) -> models.Revoked:
+        """Revokes a scope token before it expires, on every instance."""
+        return self._send(_Call("DELETE", f"/v1/scopes/{_path(token)}", _adapter(models.Revoked), idempotent=True))
+
+    # --- the service ---
+
+    def health(self) -> bool:
+        """Whether the server is up (`/healthz`); a server that cannot be reached raises `connection_error`."""
+        return self._send(_Call("GET", "/healthz", None, idempotent=True, text=True)) is not None
+
+    def ready(self) -> bool:
+        """Whether the server has rebuilt its state and its store answers (`/readyz`)."""
+        return self._send(_Call("GET", "/readyz", "ready", idempotent=True, text=True))
+
+    def metrics(self) -> str:
+        """The Prometheus exposition (`/metrics`)."""
+        return self._send(_Call("GET", "/metrics", None, idempotent=True, text=True))
+
+    def openapi(self) -> dict[str, Any]:
+        """The server's OpenAPI 3.1 document."""
+        return self._send(_Call("GET", "/openapi.json", None, idempotent=True))
+
+
+def _path(segment: Id) -> str:
+    from urllib.parse import quote
+
+    return quote(str(segment), safe="")
+
+
+_CONNECT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_IN_FLIGHT_ERRORS = (httpx.ReadError, httpx.WriteError, httpx.ReadTimeout, httpx.RemoteProtocolError)
+
+
+class _Transport:
+    """What both clients share: settings, headers, retry decisions and reading answers."""
+
+    def __init__(self, base_url: str, token: Optional[str], timeout: float, retries: int, backoff: float) -> None:
+        if retries < 0:
+            raise ValueError("retries must be 0 or more")
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.headers = {"accept": "application/json", "user-agent": f"chatctx-python/{_version()}"}
+        if token:
+            self.headers["authorization"] = f"Bearer {token}"
+
+    def retryable(self, call: _Call, error: Exception, attempt: int) -> bool:
+        """A request that never reached the server is always safe to send again; one that may have is when
+        the call is idempotent."""
+        if attempt >= self.retries:
+            return False
+        return isinstance(error, _CONNECT_ERRORS) or (call.idempotent and isinstance(error, _IN_FLIGHT_ERRORS))
+
+    def retryable_status(self, call: _Call, response: httpx.Response, attempt: int) -> bool:
+        """A 503 (`timeout`, or a proxy's) for an idempotent call, while retries are left."""
+        return attempt < self.retries and call.idempotent and response.status_code in (502, 503, 504)
+
+    def delay(self, attempt: int) -> float:
+        return min(self.backoff * (2**attempt), 2.0)
+
+    def request_args(self, call: _Call) -> dict[str, Any]:
+        args: dict[str, Any] = {"params": call.params}
+        if call.body is not None:
+            args["json"] = call.body
+        return args
+
+    @staticmethod
+    def unreachable(error: Exception, url: str) -> ChatctxError:
+        return ChatctxError("connection_error", f"cannot reach chatctx at {url}: {error!r}")
+
+    @staticmethod
+    def read(call: _Call, response: httpx.Response) -> Any:
+        if call.parse == "ready":
+            return response.status_code == 200
+        if response.status_code >= 400:
+            try:
+                err = response.json()
+                raise ChatctxError(str(err["code"]), str(err["message"]), response.status_code)
+            except (ValueError, KeyError, TypeError):
+                raise ChatctxError(
+                    "bad_response", f"HTTP {response.status_code}: {response.text[:200]}", response.status_code
+                ) from None
+        if call.text:
+            return response.text
+        try:
+            data = response.json()
+        except ValueError:
+            raise ChatctxError("bad_response", f"not JSON: {response.text[:200]}", response.status_code) from None
+        return data if call.parse is None else call.parse.validate_python(data)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chatctx")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "dev"
+
+
+class Client(_Operations):
+    """A blocking client for a chatctx server.
+
+    `Client(base_url="http://127.0.0.1:7878", token=None)`; `timeout` is seconds per attempt; `retries` is how
+    many times a call is sent again after a connection failure (always) or a failure in flight (reads and
+    ingests only). Use it as a context manager or call `close()`.
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        token: Optional[str] = None,
+        *,
+        timeout: float = 10.0,
+        retries: int = 2,
+        backoff: float = 0.1,
+        http: Optional[httpx.Client] = None,
+    ) -> None:
+        self._t = _Transport(base_url, token, timeout, retries, backoff)
+        self._http = http or httpx.Client(timeout=timeout)
+        self._owned = http is None
+
+    @property
+    def base_url(self) -> str:
+        return self._t.base_url
+
+    def _send(self, call: _Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    call.method, self._t.base_url + call.path, headers=self._t.headers, **self._t.request_args(call)
+                )
+            except httpx.TransportError as e:
+                if not self._t.retryable(call, e, attempt):
+                    raise self._t.unreachable(e, self._t.base_url) from e
+            else:
+                if not self._t.retryable_status(call, response, attempt):
+                    return self._t.read(call, response)
+            time.sleep(self._t.delay(attempt))
+            attempt += 1
+
+    def scoped(
+        self,
+        chat_id: Id,
+        *,
+        topic_id: Optional[Id] = None,
+        current_message_id: Optional[Id] = None,
+        sender_user_id: Optional[Id] = None,
+        ttl_seconds: int = 600,
+        channel: Optional[str] = None,
+    ) -> Client:
+        """A client holding a fresh bound scope: hand it to a model's tool loop. Every call it makes is pinned
+        to this chat (and topic, message, sender); any other chat is refused (`forbidden_scope`)."""
+        scope = self.create_scope(chat_id, topic_id, current_message_id, sender_user_id, ttl_seconds, channel)
+        t = self._t
+        return Client(t.base_url, scope.token, timeout=t.timeout, retries=t.retries, backoff=t.backoff)
+
+    def close(self) -> None:
+        if self._owned:
+            self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClient(_Operations):
+    """The asyncio client (httpx): the same methods as [`Client`], each a coroutine.
+
+    Use it as an async context manager or call `await aclose()`.
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        token: Optional[str] = None,
+        *,
+        timeout: float = 10.0,
+        retries: int = 2,
+        backoff: float = 0.1,
+        http: Optional[httpx.AsyncClient] = None,
+    ) -> None:
+        self._t = _Transport(base_url, token, timeout, retries, backoff)
+        self._http = http or httpx.AsyncClient(timeout=timeout)
+        self._owned = http is None
+
+    @property
+    def base_url(self) -> str:
+        return self._t.base_url
+
+    async def _send(self, call: _Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(
+                    call.method, self._t.base_url + call.path, headers=self._t.headers, **self._t.request_args(call)
+                )
+            except httpx.TransportError as e:
+                if not self._t.retryable(call, e, attempt):
+                    raise self._t.unreachable(e, self._t.base_url) from e
+            else:
+                if not self._t.retryable_status(call, response, attempt):
+                    return self._t.read(call, response)
+            await asyncio.sleep(self._t.delay(attempt))
+            attempt += 1
+
+    async def scoped(
+        self,
+        chat_id: Id,
+        *,
+        topic_id: Optional[Id] = None,
+        current_message_id: Optional[Id] = None,
+        sender_user_id: Optional[Id] = None,
+        ttl_seconds: int = 600,
+        channel: Optional[str] = None,
+    ) -> AsyncClient:
+        """An async client holding a fresh bound scope, for a model's tool loop (see `Client.scoped`)."""
+        scope = await self.create_scope(chat_id, topic_id, current_message_id, sender_user_id, ttl_seconds, channel)
+        t = self._t
+        return AsyncClient(t.base_url, scope.token, timeout=t.timeout, retries=t.retries, backoff=t.backoff)
+
+    async def aclose(self) -> None:
+        if self._owned:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
