@@ -12,7 +12,8 @@ from ._client import AsyncClient, _plain
 log = logging.getLogger("chatctx")
 
 # Bot API methods whose result is the message the bot sent or edited (a list for sendMediaGroup). Results of
-# any other method (getMe, answerCallbackQuery, setMessageReaction, …) are not messages of the chat.
+# any other method (getMe, answerCallbackQuery, setMessageReaction, …) are not messages of the chat; nor are
+# those of copyMessage(s) and forwardMessages, which answer bare message ids without the message.
 SENDS = frozenset(
     {
         "sendMessage",
@@ -35,9 +36,6 @@ SENDS = frozenset(
         "sendInvoice",
         "sendGame",
         "forwardMessage",
-        "forwardMessages",
-        "copyMessage",
-        "copyMessages",
     }
 )
 EDITS = frozenset(
@@ -82,10 +80,11 @@ class Forwarder:
         if field is None:
             return
         for message in result if isinstance(result, list) else [result]:
-            if isinstance(message, bool):  # an inline message's edit answers `true`
+            try:
+                data = _plain(message)
+            except TypeError:  # an inline message's edit answers `true`
                 continue
-            data = _plain(message)
-            if "message_id" in data:
+            if "message_id" in data and "chat" in data:
                 # The bot's messages never arrive as updates, so they have no update_id of their own; chatctx
                 # identifies messages by chat and message id, not by update_id.
                 await self._send({"update_id": 0, field: data}, method)

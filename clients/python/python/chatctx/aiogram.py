@@ -46,13 +46,13 @@ def setup(dispatcher: Dispatcher, bot: Bot, client: AsyncClient, *, timeout: flo
 
     class Outbound(BaseRequestMiddleware):
         async def __call__(self, make_request: Any, bot: Bot, method: Any) -> Any:
-            response = await make_request(bot, method)
+            result = await make_request(bot, method)  # the call's result (a Message, a list, True, …)
             name = getattr(method, "__api_method__", "")
             # Only message-returning calls: know_bot's own getMe passes through here too.
-            if response.ok and response.result is not None and forward.records(name):
+            if result is not None and forward.records(name):
                 await know_bot()
-                await forward.sent(name, response.result)
-            return response
+                await forward.sent(name, result)
+            return result
 
     dispatcher.update.outer_middleware(inbound)
     bot.session.middleware(Outbound())

@@ -13,6 +13,7 @@ mod http;
 mod instances;
 mod logline;
 mod mcp;
+mod python_client;
 mod scenarios;
 mod service;
 mod shared;

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::http::{client, start_with};
 
 /// The external program named by `var`; under CI its absence fails the test.
-fn external(var: &str, what: &str) -> Option<String> {
+pub(crate) fn external(var: &str, what: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(p) if !p.is_empty() => Some(p),
         _ if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("CI needs {var}: {what} (see .ci/run)"),
