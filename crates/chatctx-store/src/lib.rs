@@ -189,17 +189,25 @@ pub enum StoreUrl<'a> {
     Sqlite(&'a std::path::Path),
     /// A PostgreSQL connection URL.
     Postgres(&'a str),
+    /// A `scheme://…` of no store chatctx knows (`redis://`, a typo): refused, never taken for a file name.
+    Unknown(&'a str),
 }
 
 impl<'a> StoreUrl<'a> {
     /// Reads a store URL.
     pub fn parse(url: &'a str) -> Self {
-        if url == "memory" {
+        if matches!(url, "memory" | "memory:" | "memory://") {
             Self::Memory
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Self::Postgres(url)
+        } else if let Some(path) = url.strip_prefix("sqlite://") {
+            Self::Sqlite(std::path::Path::new(path))
+        } else if url.split_once("://").is_some_and(|(scheme, _)| {
+            !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        }) {
+            Self::Unknown(url)
         } else {
-            Self::Sqlite(std::path::Path::new(url.strip_prefix("sqlite://").unwrap_or(url)))
+            Self::Sqlite(std::path::Path::new(url))
         }
     }
 }
@@ -214,6 +222,10 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Opened, String> {
         }
         #[cfg(not(feature = "postgres"))]
         StoreUrl::Postgres(_) => Err("this build has no PostgreSQL support (cargo feature `postgres`)".to_owned()),
+        StoreUrl::Unknown(url) => Err(format!(
+            "unknown store URL scheme `{}://`: use memory, sqlite://PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+            url.split_once("://").map_or(url, |(scheme, _)| scheme)
+        )),
         StoreUrl::Sqlite(path) => SqliteStore::open_checked(path, options.check_time)
             .map(|s| Opened::Local(Arc::new(s)))
             .map_err(|e| format!("cannot open {}: {e}", path.display())),
@@ -233,4 +245,27 @@ pub(crate) fn by_chat(ops: &[Op]) -> Vec<((&str, &str), Vec<&str>)> {
         out[i].1.push(&o.line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreUrl;
+    use std::path::Path;
+
+    /// `memory://` is the memory store and an unknown scheme is refused: neither becomes an SQLite file named
+    /// after the URL in the working directory.
+    #[test]
+    fn store_urls_are_read_by_scheme() {
+        for memory in ["memory", "memory:", "memory://"] {
+            assert_eq!(StoreUrl::parse(memory), StoreUrl::Memory, "{memory}");
+        }
+        assert_eq!(StoreUrl::parse("sqlite://data/c.db"), StoreUrl::Sqlite(Path::new("data/c.db")));
+        assert_eq!(StoreUrl::parse("./c.db"), StoreUrl::Sqlite(Path::new("./c.db")));
+        assert_eq!(StoreUrl::parse("postgresql://u@h/d"), StoreUrl::Postgres("postgresql://u@h/d"));
+        assert_eq!(StoreUrl::parse("redis://u:secret@h"), StoreUrl::Unknown("redis://u:secret@h"));
+        let Err(e) = super::open("sqlit://c.db", &super::OpenOptions::default()) else { panic!("opened") };
+        assert!(e.contains("unknown store URL scheme `sqlit://`"), "{e}");
+        let Err(e) = super::open("redis://u:secret@h", &super::OpenOptions::default()) else { panic!("opened") };
+        assert!(!e.contains("secret"), "{e}");
+    }
 }
