@@ -72,8 +72,14 @@ def main() -> None:
         report("Client.resolve_reference_target", timed(calls, lambda: c.resolve_reference_target(**resolve)))
 
     async def run_async() -> None:
-        async with chatctx.AsyncClient(base) as a:
+        async with chatctx.AsyncClient(base) as a, httpx.AsyncClient() as raw_async:
             await a.get_chat_history_context(**history)
+
+            async def bare() -> object:
+                r = await raw_async.post(f"{base}/v1/tools/get_chat_history_context", json=history)
+                return r.json()
+
+            report("httpx async, history context (no models)", await timed_async(calls, bare))
             report("AsyncClient.get_chat_history_context", await timed_async(calls, lambda: a.get_chat_history_context(**history)))
             report("AsyncClient.resolve_reference_target", await timed_async(calls, lambda: a.resolve_reference_target(**resolve)))
 

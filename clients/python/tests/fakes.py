@@ -9,6 +9,15 @@ from typing import Any, Optional
 
 from aiohttp import web
 
+async def serve(app: web.Application) -> tuple[web.AppRunner, int]:
+    """Starts `app` on a free loopback port."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+
 BOT = {"id": 999, "is_bot": True, "first_name": "Helper", "username": "helper_bot"}
 
 
@@ -34,11 +43,7 @@ class FakeBotApi:
     async def start(self) -> str:
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, port = await serve(app)
         self.url = f"http://127.0.0.1:{port}"
         return self.url
 
@@ -123,11 +128,7 @@ class FakeModel:
     async def start(self) -> str:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._complete)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, port = await serve(app)
         self.url = f"http://127.0.0.1:{port}/v1"
         return self.url
 

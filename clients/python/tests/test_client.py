@@ -135,6 +135,9 @@ def test_a_scoped_client_is_pinned_to_its_chat(server: Any) -> None:
 async def test_async_client_matches_the_sync_one(server: Any) -> None:
     chat = new_chat()
     async with AsyncClient(server.url) as c:
+        assert await c.health() is True and await c.ready() is True
+        assert "chatctx" in await c.metrics()
+        assert (await c.openapi())["openapi"] == "3.1.0"
         for u in photo_and_question(chat):
             await c.telegram_update(u, bot_user_id=999, bot_username="helper_bot")
         ctx = await c.get_chat_history_context(chat_id=chat, current_message_id=503, now=1770970861)

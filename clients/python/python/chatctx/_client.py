@@ -44,7 +44,7 @@ class _Call:
 
     method: str
     path: str
-    parse: Any  # a pydantic TypeAdapter, or None for a JSON value as is
+    parse: Any  # a pydantic TypeAdapter, None for a JSON value as is, or STATUS for "answered 200"
     body: Any = None
     params: Optional[dict[str, str]] = None
     # Safe to send again after a failure in flight (reads; ingest, whose resend is an edit of the same message).
@@ -79,6 +79,9 @@ def _plain(data: Any) -> Any:
         return data.to_dict()
     raise TypeError(f"cannot send a {type(data).__name__} as JSON")
 
+
+STATUS = "status"
+"""A `_Call.parse` that reads only whether the answer was 200 (the probes)."""
 
 _adapters: dict[Any, TypeAdapter[Any]] = {}
 
@@ -329,11 +332,11 @@ class _Operations:
 
     def health(self) -> bool:
         """Whether the server is up (`/healthz`); a server that cannot be reached raises `connection_error`."""
-        return self._send(_Call("GET", "/healthz", None, idempotent=True, text=True)) is not None
+        return self._send(_Call("GET", "/healthz", STATUS, idempotent=True))
 
     def ready(self) -> bool:
         """Whether the server has rebuilt its state and its store answers (`/readyz`)."""
-        return self._send(_Call("GET", "/readyz", "ready", idempotent=True, text=True))
+        return self._send(_Call("GET", "/readyz", STATUS, idempotent=True))
 
     def metrics(self) -> str:
         """The Prometheus exposition (`/metrics`)."""
@@ -354,48 +357,60 @@ _CONNECT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _IN_FLIGHT_ERRORS = (httpx.ReadError, httpx.WriteError, httpx.ReadTimeout, httpx.RemoteProtocolError)
 
 
-class _Transport:
+_RETRY = object()
+"""What `_Base._outcome` answers when the call should be sent again."""
+
+
+class _Base(_Operations):
     """What both clients share: settings, headers, retry decisions and reading answers."""
 
     def __init__(self, base_url: str, token: Optional[str], timeout: float, retries: int, backoff: float) -> None:
         if retries < 0:
             raise ValueError("retries must be 0 or more")
-        self.base_url = base_url.rstrip("/")
-        self.token = token
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.headers = {"accept": "application/json", "user-agent": f"chatctx-python/{_version()}"}
+        self._base_url = base_url.rstrip("/")
+        self._timeout = timeout
+        self._retries = retries
+        self._backoff = backoff
+        self._headers = {"accept": "application/json", "user-agent": f"chatctx-python/{_version()}"}
         if token:
-            self.headers["authorization"] = f"Bearer {token}"
+            self._headers["authorization"] = f"Bearer {token}"
 
-    def retryable(self, call: _Call, error: Exception, attempt: int) -> bool:
-        """A request that never reached the server is always safe to send again; one that may have is when
-        the call is idempotent."""
-        if attempt >= self.retries:
-            return False
-        return isinstance(error, _CONNECT_ERRORS) or (call.idempotent and isinstance(error, _IN_FLIGHT_ERRORS))
+    @property
+    def base_url(self) -> str:
+        return self._base_url
 
-    def retryable_status(self, call: _Call, response: httpx.Response, attempt: int) -> bool:
-        """A 503 (`timeout`, or a proxy's) for an idempotent call, while retries are left."""
-        return attempt < self.retries and call.idempotent and response.status_code in (502, 503, 504)
+    def _with_token(self, token: str) -> Any:
+        """A client like this one holding `token` instead."""
+        return type(self)(self._base_url, token, timeout=self._timeout, retries=self._retries, backoff=self._backoff)
 
-    def delay(self, attempt: int) -> float:
-        return min(self.backoff * (2**attempt), 2.0)
-
-    def request_args(self, call: _Call) -> dict[str, Any]:
-        args: dict[str, Any] = {"params": call.params}
+    def _request(self, call: _Call) -> dict[str, Any]:
+        args: dict[str, Any] = {"method": call.method, "url": self._base_url + call.path, "headers": self._headers}
+        args["params"] = call.params
         if call.body is not None:
             args["json"] = call.body
         return args
 
-    @staticmethod
-    def unreachable(error: Exception, url: str) -> ChatctxError:
-        return ChatctxError("connection_error", f"cannot reach chatctx at {url}: {error!r}")
+    def _delay(self, attempt: int) -> float:
+        return min(self._backoff * (2**attempt), 2.0)
+
+    def _outcome(
+        self, call: _Call, attempt: int, response: Optional[httpx.Response] = None, error: Optional[Exception] = None
+    ) -> Any:
+        """The call's answer, or `_RETRY`, or raises. A request that never reached the server is always safe to
+        send again; one that may have (a failure in flight, a 502/503/504) only when the call is idempotent."""
+        left = attempt < self._retries
+        if error is not None:
+            if left and (isinstance(error, _CONNECT_ERRORS) or (call.idempotent and isinstance(error, _IN_FLIGHT_ERRORS))):
+                return _RETRY
+            raise ChatctxError("connection_error", f"cannot reach chatctx at {self._base_url}: {error!r}") from error
+        assert response is not None
+        if left and call.idempotent and response.status_code in (502, 503, 504):
+            return _RETRY
+        return self._read(call, response)
 
     @staticmethod
-    def read(call: _Call, response: httpx.Response) -> Any:
-        if call.parse == "ready":
+    def _read(call: _Call, response: httpx.Response) -> Any:
+        if call.parse == STATUS:
             return response.status_code == 200
         if response.status_code >= 400:
             try:
@@ -423,7 +438,7 @@ def _version() -> str:
         return "dev"
 
 
-class Client(_Operations):
+class Client(_Base):
     """A blocking client for a chatctx server.
 
     `Client(base_url="http://127.0.0.1:7878", token=None)`; `timeout` is seconds per attempt; `retries` is how
@@ -441,28 +456,20 @@ class Client(_Operations):
         backoff: float = 0.1,
         http: Optional[httpx.Client] = None,
     ) -> None:
-        self._t = _Transport(base_url, token, timeout, retries, backoff)
+        super().__init__(base_url, token, timeout, retries, backoff)
         self._http = http or httpx.Client(timeout=timeout)
         self._owned = http is None
-
-    @property
-    def base_url(self) -> str:
-        return self._t.base_url
 
     def _send(self, call: _Call) -> Any:
         attempt = 0
         while True:
             try:
-                response = self._http.request(
-                    call.method, self._t.base_url + call.path, headers=self._t.headers, **self._t.request_args(call)
-                )
+                answer = self._outcome(call, attempt, response=self._http.request(**self._request(call)))
             except httpx.TransportError as e:
-                if not self._t.retryable(call, e, attempt):
-                    raise self._t.unreachable(e, self._t.base_url) from e
-            else:
-                if not self._t.retryable_status(call, response, attempt):
-                    return self._t.read(call, response)
-            time.sleep(self._t.delay(attempt))
+                answer = self._outcome(call, attempt, error=e)
+            if answer is not _RETRY:
+                return answer
+            time.sleep(self._delay(attempt))
             attempt += 1
 
     def scoped(
@@ -478,8 +485,7 @@ class Client(_Operations):
         """A client holding a fresh bound scope: hand it to a model's tool loop. Every call it makes is pinned
         to this chat (and topic, message, sender); any other chat is refused (`forbidden_scope`)."""
         scope = self.create_scope(chat_id, topic_id, current_message_id, sender_user_id, ttl_seconds, channel)
-        t = self._t
-        return Client(t.base_url, scope.token, timeout=t.timeout, retries=t.retries, backoff=t.backoff)
+        return self._with_token(scope.token)
 
     def close(self) -> None:
         if self._owned:
@@ -492,7 +498,7 @@ class Client(_Operations):
         self.close()
 
 
-class AsyncClient(_Operations):
+class AsyncClient(_Base):
     """The asyncio client (httpx): the same methods as [`Client`], each a coroutine.
 
     Use it as an async context manager or call `await aclose()`.
@@ -508,28 +514,20 @@ class AsyncClient(_Operations):
         backoff: float = 0.1,
         http: Optional[httpx.AsyncClient] = None,
     ) -> None:
-        self._t = _Transport(base_url, token, timeout, retries, backoff)
+        super().__init__(base_url, token, timeout, retries, backoff)
         self._http = http or httpx.AsyncClient(timeout=timeout)
         self._owned = http is None
-
-    @property
-    def base_url(self) -> str:
-        return self._t.base_url
 
     async def _send(self, call: _Call) -> Any:
         attempt = 0
         while True:
             try:
-                response = await self._http.request(
-                    call.method, self._t.base_url + call.path, headers=self._t.headers, **self._t.request_args(call)
-                )
+                answer = self._outcome(call, attempt, response=await self._http.request(**self._request(call)))
             except httpx.TransportError as e:
-                if not self._t.retryable(call, e, attempt):
-                    raise self._t.unreachable(e, self._t.base_url) from e
-            else:
-                if not self._t.retryable_status(call, response, attempt):
-                    return self._t.read(call, response)
-            await asyncio.sleep(self._t.delay(attempt))
+                answer = self._outcome(call, attempt, error=e)
+            if answer is not _RETRY:
+                return answer
+            await asyncio.sleep(self._delay(attempt))
             attempt += 1
 
     async def scoped(
@@ -544,8 +542,7 @@ class AsyncClient(_Operations):
     ) -> AsyncClient:
         """An async client holding a fresh bound scope, for a model's tool loop (see `Client.scoped`)."""
         scope = await self.create_scope(chat_id, topic_id, current_message_id, sender_user_id, ttl_seconds, channel)
-        t = self._t
-        return AsyncClient(t.base_url, scope.token, timeout=t.timeout, retries=t.retries, backoff=t.backoff)
+        return self._with_token(scope.token)
 
     async def aclose(self) -> None:
         if self._owned:
