@@ -196,6 +196,14 @@ def test_an_answer_that_is_not_chatctx_json_is_a_bad_response() -> None:
             c.update_scenario(chat_id=1, patch={})
         assert e.value.code == "bad_response" and e.value.status == 502
 
+    def elsewhere(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"something": "else"})
+
+    with Client("http://chatctx.test", http=httpx.Client(transport=httpx.MockTransport(elsewhere))) as c:
+        with pytest.raises(ChatctxError) as e:
+            c.get_scenario(chat_id=1)
+        assert e.value.code == "bad_response" and "revision" in e.value.message
+
 
 def _closed_port() -> int:
     from conftest import free_port

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Optional, TypeVar, Union
 
 import httpx
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from . import models
 
@@ -426,7 +426,12 @@ class _Base(_Operations):
             data = response.json()
         except ValueError:
             raise ChatctxError("bad_response", f"not JSON: {response.text[:200]}", response.status_code) from None
-        return data if call.parse is None else call.parse.validate_python(data)
+        if call.parse is None:
+            return data
+        try:
+            return call.parse.validate_python(data)
+        except ValidationError as e:
+            raise ChatctxError("bad_response", f"an answer of another shape: {e}", response.status_code) from e
 
 
 def _version() -> str:
