@@ -75,10 +75,8 @@ enum Command {
 
 #[derive(Args)]
 struct ReplayArgs {
-    /// Start from a built-in preset (the file and CHATCTX_* variables override it): `group-bot` records every
-    /// member's message and selects history without a model (crates/chatctx/presets/).
-    #[arg(long, value_parser = preset_names())]
-    preset: Option<String>,
+    #[command(flatten)]
+    preset: PresetArg,
     /// Replay file; `-` or nothing reads stdin.
     file: Option<PathBuf>,
     /// Configuration file (docs/protocol.md §8 keys; see chatctx.example.toml).
@@ -104,10 +102,8 @@ struct ImportArgs {
 
 #[derive(Args)]
 struct ServeArgs {
-    /// Start from a built-in preset (the file and CHATCTX_* variables override it): `group-bot` records every
-    /// member's message and selects history without a model (crates/chatctx/presets/).
-    #[arg(long, value_parser = preset_names())]
-    preset: Option<String>,
+    #[command(flatten)]
+    preset: PresetArg,
     /// Configuration file.
     #[arg(long, short)]
     config: Option<PathBuf>,
@@ -121,10 +117,8 @@ struct ServeArgs {
 
 #[derive(Args)]
 struct McpArgs {
-    /// Start from a built-in preset (the file and CHATCTX_* variables override it): `group-bot` records every
-    /// member's message and selects history without a model (crates/chatctx/presets/).
-    #[arg(long, value_parser = preset_names())]
-    preset: Option<String>,
+    #[command(flatten)]
+    preset: PresetArg,
     /// Configuration file.
     #[arg(long, short)]
     config: Option<PathBuf>,
@@ -135,6 +129,8 @@ struct McpArgs {
 
 #[derive(Args)]
 struct ExportArgs {
+    #[command(flatten)]
+    preset: PresetArg,
     /// Replay file to build the state from; `-` or nothing reads stdin.
     file: Option<PathBuf>,
     /// The chat to export (group ids are negative: `--chat -1001234567890` works).
@@ -170,6 +166,8 @@ enum StoreAction {
 
 #[derive(Args)]
 struct StoreArgs {
+    #[command(flatten)]
+    preset: PresetArg,
     /// Configuration file (for store.url and the settings the log is replayed with).
     #[arg(long, short)]
     config: Option<PathBuf>,
@@ -185,15 +183,18 @@ enum ConfigAction {
         /// Configuration file.
         #[arg(long, short)]
         config: Option<PathBuf>,
-        /// A built-in preset the file is laid over (`group-bot`).
-        #[arg(long, value_parser = preset_names())]
-        preset: Option<String>,
+        #[command(flatten)]
+        preset: PresetArg,
     },
 }
 
-/// The names `--preset` accepts.
-fn preset_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(config::PRESETS.iter().map(|(name, _)| *name))
+/// `--preset NAME`, for every command that reads the configuration.
+#[derive(Args)]
+struct PresetArg {
+    /// Start from a built-in preset (the file and CHATCTX_* variables override it): `group-bot` records every
+    /// member's message and selects history without a model (crates/chatctx/presets/).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(config::PRESETS.iter().map(|(name, _)| *name)))]
+    preset: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -205,9 +206,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => run_replay(a),
         Command::Import(a) => run_import(a),
         Command::Export(a) => run_export(a),
-        Command::Config { action: ConfigAction::Check { config, preset } } => {
-            check_config(preset.as_deref(), config.as_deref())
-        }
+        Command::Config { action: ConfigAction::Check { config, preset } } => check_config(&preset, config.as_deref()),
         Command::Store { action: StoreAction::Check(a) } => check_store(a),
         Command::Store { action: StoreAction::Repair { store, drop_damaged } } => repair_store(store, drop_damaged),
     };
@@ -258,8 +257,8 @@ impl Write for LogWriter {
     }
 }
 
-fn load_config(preset: Option<&str>, path: Option<&Path>) -> Result<config::Config> {
-    let loaded = config::load_with_preset(preset, path, std::env::vars())?;
+fn load_config(preset: &PresetArg, path: Option<&Path>) -> Result<config::Config> {
+    let loaded = config::load_with_preset(preset.preset.as_deref(), path, std::env::vars())?;
     for w in &loaded.warnings {
         tracing::warn!("{w}");
     }
@@ -281,7 +280,7 @@ fn open_service(cfg: &chatctx::config::Config, store: Option<String>) -> Result<
 
 /// The configuration and the store URL a `chatctx store` command works on.
 fn store_target(a: StoreArgs) -> Result<(config::Config, String)> {
-    let cfg = load_config(None, a.config.as_deref())?;
+    let cfg = load_config(&a.preset, a.config.as_deref())?;
     let url = a.store.unwrap_or(cfg.store.url.clone());
     Ok((cfg, url))
 }
@@ -324,7 +323,7 @@ fn repair_store(a: StoreArgs, drop_damaged: bool) -> Result<ExitCode> {
 }
 
 fn run_serve(a: ServeArgs) -> Result<ExitCode> {
-    let cfg = load_config(a.preset.as_deref(), a.config.as_deref())?;
+    let cfg = load_config(&a.preset, a.config.as_deref())?;
     let listen = a.listen.unwrap_or(cfg.server.listen.clone());
     let tokens = cfg.server.tokens.clone();
     let store_url = a.store.clone().unwrap_or(cfg.store.url.clone());
@@ -390,7 +389,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
 }
 
 fn run_mcp(a: McpArgs) -> Result<ExitCode> {
-    let cfg = load_config(a.preset.as_deref(), a.config.as_deref())?;
+    let cfg = load_config(&a.preset, a.config.as_deref())?;
     let service = open_service(&cfg, a.store)?;
     tracing::info!("serving MCP on stdio");
     let runtime =
@@ -480,7 +479,7 @@ async fn shutdown_signal() {
 }
 
 fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
-    let cfg = load_config(a.preset.as_deref(), a.config.as_deref())?;
+    let cfg = load_config(&a.preset, a.config.as_deref())?;
     let mut engine = Engine::new(cfg.core);
     if let Some(t) = chatctx::triage::HttpTriage::from_settings(&cfg.llm)? {
         engine.set_triage(Box::new(t));
@@ -543,7 +542,7 @@ fn run_import(a: ImportArgs) -> Result<ExitCode> {
 }
 
 fn run_export(a: ExportArgs) -> Result<ExitCode> {
-    let cfg = load_config(None, a.config.as_deref())?;
+    let cfg = load_config(&a.preset, a.config.as_deref())?;
     let mut engine = Engine::new(cfg.core);
     let input: Box<dyn Read> = match a.file.as_deref() {
         None => Box::new(io::stdin().lock()),
@@ -558,8 +557,8 @@ fn run_export(a: ExportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn check_config(preset: Option<&str>, path: Option<&Path>) -> Result<ExitCode> {
-    let loaded = config::load_with_preset(preset, path, std::env::vars())?;
+fn check_config(preset: &PresetArg, path: Option<&Path>) -> Result<ExitCode> {
+    let loaded = config::load_with_preset(preset.preset.as_deref(), path, std::env::vars())?;
     for w in &loaded.warnings {
         println!("warning: {w}");
     }
