@@ -25,7 +25,13 @@ from ._forward import Forwarder
 __all__ = ["setup"]
 
 
-def setup(application: Application, client: AsyncClient, *, group: int = -1000, timeout: float = 2.0) -> None:
+def setup(
+    application: Application[Any, Any, Any, Any, Any, Any],
+    client: AsyncClient,
+    *,
+    group: int = -1000,
+    timeout: float = 2.0,
+) -> None:
     """Forwards `application`'s updates and its bot's sent messages to chatctx through `client`."""
     forward = Forwarder(client, timeout)
     bot = application.bot
@@ -55,5 +61,5 @@ def setup(application: Application, client: AsyncClient, *, group: int = -1000, 
             await forward.sent(method, result)
         return result
 
-    request.post = recording_post  # type: ignore[method-assign]
+    request.post = recording_post
     application.add_handler(TypeHandler(Update, inbound), group=group)
