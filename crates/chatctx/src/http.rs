@@ -209,7 +209,13 @@ pub struct AppState {
     pub hosts: Arc<crate::guard::Hosts>,
     /// `server.public_metrics`.
     pub public_metrics: bool,
+    /// OpenTelemetry spans (`[telemetry]`; off by default).
+    pub telemetry: Arc<crate::telemetry::Telemetry>,
 }
+
+/// The request's span, for the spans under it (only when tracing is on).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestSpan(pub crate::telemetry::SpanContext);
 
 /// What one request may ask for (`[server]`).
 #[derive(Debug, Clone, Copy)]
@@ -241,6 +247,7 @@ impl AppState {
             limits: Limits::of(&crate::config::ServerSettings::default()),
             hosts: Arc::new(crate::guard::Hosts::new(&[], "127.0.0.1:0")),
             public_metrics: false,
+            telemetry: crate::telemetry::Telemetry::off(),
         }
     }
 }
@@ -323,6 +330,7 @@ async fn post_tool(
     State(app): State<AppState>,
     headers: HeaderMap,
     Path(tool): Path<String>,
+    span: Option<axum::Extension<RequestSpan>>,
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
@@ -337,7 +345,70 @@ async fn post_tool(
         return Err(ApiError(Error::invalid_request("the body must be a JSON object")));
     }
     let call = a.decode_call(&tool, &args).inspect_err(|e| crate::replay::log_refused(&tool, e))?;
-    Ok(json_body(&app.svc.call_logged(call, now()).await?))
+    let parent = span.map(|axum::Extension(RequestSpan(p))| p);
+    Ok(json_body(&call_traced(&app.svc, &app.telemetry, parent, call).await?))
+}
+
+/// Answers a tool call (logged), with a span under the request's when tracing is on.
+pub(crate) async fn call_traced(
+    svc: &Arc<Service>,
+    telemetry: &crate::telemetry::Telemetry,
+    parent: Option<crate::telemetry::SpanContext>,
+    call: chatctx_core::tools::ToolCall,
+) -> Result<chatctx_core::tools::ToolResponse, Error> {
+    let Some(parent) = parent.filter(|_| telemetry.enabled()) else { return svc.call_logged(call, now()).await };
+    let started = std::time::SystemTime::now();
+    let (name, chat) = (call.name(), call.scope().chat_id.clone());
+    let answer = svc.call_logged(call, now()).await;
+    telemetry.record(tool_span(telemetry, parent, name, chat, started, &answer));
+    answer
+}
+
+/// The span of one tool call: chat, tool, outcome and counts, never text.
+fn tool_span(
+    t: &crate::telemetry::Telemetry,
+    parent: crate::telemetry::SpanContext,
+    tool: &'static str,
+    chat: String,
+    started: std::time::SystemTime,
+    answer: &Result<chatctx_core::tools::ToolResponse, Error>,
+) -> crate::telemetry::Span {
+    use crate::telemetry::Attr::{Int, Str};
+    use chatctx_core::tools::ToolResponse as R;
+    let count = |n: usize| Int(i64::try_from(n).unwrap_or(i64::MAX));
+    let mut attributes = vec![("chatctx.chat_id", Str(chat)), ("chatctx.tool", Str(tool.to_owned()))];
+    match answer {
+        Ok(R::History(h)) => attributes.extend([
+            ("chatctx.status", Str("ok".into())),
+            ("chatctx.selection.method", Str(crate::telemetry::plain(&h.selection.method))),
+            ("chatctx.selection.considered", count(h.selection.considered)),
+            ("chatctx.selection.kept", count(h.selection.kept)),
+        ]),
+        Ok(R::Resolve(r)) => attributes.extend([
+            ("chatctx.status", Str(crate::telemetry::plain(&r.status))),
+            ("chatctx.resolve.candidate_count", count(r.diagnostics.candidate_count)),
+            ("chatctx.resolve.returned", count(r.candidates.len())),
+        ]),
+        Ok(R::List(l)) => attributes.extend([
+            ("chatctx.status", Str(crate::telemetry::plain(&l.status))),
+            ("chatctx.list.object_count", count(l.objects.len())),
+        ]),
+        Ok(R::Scenario(s)) => attributes.extend([
+            ("chatctx.status", Str("ok".into())),
+            ("chatctx.scenario.revision", Int(i64::try_from(s.revision).unwrap_or(i64::MAX))),
+        ]),
+        Err(e) => attributes.push(("chatctx.status", Str(crate::telemetry::plain(&e.code)))),
+    }
+    crate::telemetry::Span {
+        context: crate::telemetry::SpanContext { trace_id: parent.trace_id, span_id: t.new_span_id() },
+        parent: Some(parent.span_id),
+        name: format!("tool {tool}"),
+        kind: 1,
+        start: started,
+        end: std::time::SystemTime::now(),
+        attributes,
+        error: answer.as_ref().is_err_and(|e| status_of(e.code).is_server_error()),
+    }
 }
 
 /// `POST /v1/scopes`.
@@ -543,8 +614,9 @@ pub fn router(app: AppState) -> Router {
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .disable_allowed_hosts();
-    let mcp_app =
-        crate::mcp::Mcp::http(app.svc.clone(), app.auth.clone()).with_max_json_depth(app.limits.max_json_depth);
+    let mcp_app = crate::mcp::Mcp::http(app.svc.clone(), app.auth.clone())
+        .with_max_json_depth(app.limits.max_json_depth)
+        .with_telemetry(app.telemetry.clone());
     let mcp =
         StreamableHttpService::new(move || Ok(mcp_app.clone()), Arc::new(LocalSessionManager::default()), mcp_config);
     let mcp =
@@ -583,7 +655,17 @@ async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<Stri
     if !app.public_metrics {
         access(&app, &headers)?.not_a_scope("read the server's metrics")?;
     }
-    Ok(app.metrics.render())
+    let mut out = app.metrics.render();
+    if app.telemetry.enabled() {
+        use std::fmt::Write as _;
+        let _ = writeln!(
+            out,
+            "# HELP chatctx_telemetry_spans_dropped_total Spans dropped because the export queue was full."
+        );
+        let _ = writeln!(out, "# TYPE chatctx_telemetry_spans_dropped_total counter");
+        let _ = writeln!(out, "chatctx_telemetry_spans_dropped_total {}", app.telemetry.dropped());
+    }
+    Ok(out)
 }
 
 /// The checks every request passes first ([`crate::guard`]), and the documented error shape for every error.
@@ -631,8 +713,32 @@ async fn observe(State(app): State<AppState>, req: axum::extract::Request, next:
         axum::http::Method::OPTIONS => "OPTIONS",
         _ => "OTHER",
     };
+    if !app.telemetry.enabled() {
+        let r = next.run(req).await;
+        app.metrics.observe(route, method, r.status().as_u16(), started.elapsed());
+        return r;
+    }
+    let context = app.telemetry.new_trace();
+    let (name, wall) = (format!("{method} {route}"), std::time::SystemTime::now());
+    let mut req = req;
+    req.extensions_mut().insert(RequestSpan(context));
     let r = next.run(req).await;
-    app.metrics.observe(route, method, r.status().as_u16(), started.elapsed());
+    let status = r.status();
+    app.metrics.observe(route, method, status.as_u16(), started.elapsed());
+    app.telemetry.record(crate::telemetry::Span {
+        context,
+        parent: None,
+        name,
+        kind: 2,
+        start: wall,
+        end: std::time::SystemTime::now(),
+        attributes: vec![
+            ("http.request.method", crate::telemetry::Attr::Str(method.to_owned())),
+            ("http.route", crate::telemetry::Attr::Str(route.to_owned())),
+            ("http.response.status_code", crate::telemetry::Attr::Int(i64::from(status.as_u16()))),
+        ],
+        error: status.is_server_error(),
+    });
     r
 }
 

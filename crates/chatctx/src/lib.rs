@@ -30,4 +30,5 @@ pub mod openapi;
 pub mod repair;
 pub mod replay;
 pub mod service;
+pub mod telemetry;
 pub mod triage;

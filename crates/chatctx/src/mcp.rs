@@ -32,17 +32,29 @@ pub struct Mcp {
     auth: Option<Arc<Auth>>,
     /// `server.max_json_depth`, for tool arguments.
     max_json_depth: usize,
+    /// Spans of tool calls, under the HTTP request's (off over stdio).
+    telemetry: Arc<crate::telemetry::Telemetry>,
 }
 
 impl Mcp {
     /// Over stdio: no credentials.
     pub fn local(svc: Arc<Service>) -> Self {
-        Self { svc, auth: None, max_json_depth: crate::config::ServerSettings::default().max_json_depth }
+        Self {
+            svc,
+            auth: None,
+            max_json_depth: crate::config::ServerSettings::default().max_json_depth,
+            telemetry: crate::telemetry::Telemetry::off(),
+        }
     }
 
     /// The same, with tool arguments nested at most `depth` levels deep (`server.max_json_depth`).
     pub fn with_max_json_depth(self, depth: usize) -> Self {
         Self { max_json_depth: depth, ..self }
+    }
+
+    /// Tool calls traced with `telemetry` (under the span of the HTTP request that carries them).
+    pub fn with_telemetry(self, telemetry: Arc<crate::telemetry::Telemetry>) -> Self {
+        Self { telemetry, ..self }
     }
 
     /// Over HTTP: each call is checked against the request's bearer token.
@@ -111,7 +123,12 @@ impl ServerHandler for Mcp {
                 return Ok(error_result(&e));
             }
         };
-        let answer = self.svc.call_logged(call, now()).await.and_then(|a| {
+        let parent = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<crate::http::RequestSpan>())
+            .map(|s| s.0);
+        let answer = crate::http::call_traced(&self.svc, &self.telemetry, parent, call).await.and_then(|a| {
             serde_json::to_value(&a).map_err(|e| Error::new(chatctx_core::ErrorCode::Internal, e.to_string()))
         });
         Ok(match answer {

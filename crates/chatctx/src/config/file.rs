@@ -30,11 +30,19 @@ pub(super) struct File {
     prompt: Prompt,
     server: Server,
     store: Store,
+    telemetry: Telemetry,
 }
 
 /// The sections a file may have.
 pub(super) const SECTIONS: &[&str] =
-    &["history", "conversation", "llm", "objects", "state", "resolver", "prompt", "server", "store"];
+    &["history", "conversation", "llm", "objects", "state", "resolver", "prompt", "server", "store", "telemetry"];
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Telemetry {
+    otlp_endpoint: Option<String>,
+    service_name: Option<String>,
+}
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -235,6 +243,15 @@ impl File {
         self.server.apply(&mut c)?;
         lay!(self.store => c.store; url, max_age, pool_size, check_timeout, compact_after);
         ensure!(c.store.pool_size >= 1, "store.pool_size: must be at least 1");
+        if let Some(url) = self.telemetry.otlp_endpoint.filter(|u| !u.is_empty()) {
+            ensure!(
+                url.starts_with("http://") || url.starts_with("https://"),
+                "telemetry.otlp_endpoint: expected the OTLP/HTTP base URL, http://HOST:4318, got `{url}`"
+            );
+            c.telemetry.otlp_endpoint = Some(url.trim_end_matches('/').to_owned());
+        }
+        lay!(self.telemetry => c.telemetry; service_name);
+        ensure!(!c.telemetry.service_name.is_empty(), "telemetry.service_name: must not be empty");
         Ok(c)
     }
 }

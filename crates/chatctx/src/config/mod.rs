@@ -31,6 +31,23 @@ pub struct Config {
     pub server: ServerSettings,
     /// `[store]`.
     pub store: StoreSettings,
+    /// `[telemetry]`.
+    pub telemetry: TelemetrySettings,
+}
+
+/// `[telemetry]`: OpenTelemetry spans over OTLP/HTTP, off unless `otlp_endpoint` is set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TelemetrySettings {
+    /// The OTLP/HTTP base URL (`http://host:4318`); spans go to its `/v1/traces`.
+    pub otlp_endpoint: Option<String>,
+    /// The `service.name` resource attribute.
+    pub service_name: String,
+}
+
+impl Default for TelemetrySettings {
+    fn default() -> Self {
+        Self { otlp_endpoint: None, service_name: "chatctx".to_owned() }
+    }
 }
 
 /// `[llm]`: an OpenAI-compatible endpoint. Without `base_url` no model is configured.
@@ -165,6 +182,8 @@ impl fmt::Debug for Config {
             .field("store.pool_size", &self.store.pool_size)
             .field("store.check_timeout", &self.store.check_timeout)
             .field("store.compact_after", &self.store.compact_after)
+            .field("telemetry.otlp_endpoint", &self.telemetry.otlp_endpoint.as_deref().map(redact_url))
+            .field("telemetry.service_name", &self.telemetry.service_name)
             .finish()
     }
 }
@@ -315,6 +334,18 @@ mod tests {
         let r = load(Some(&dir), env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let _ = std::fs::remove_file(&dir);
         r
+    }
+
+    #[test]
+    fn telemetry_is_off_by_default_and_takes_only_an_http_endpoint() {
+        let l = load(None, Vec::new()).unwrap();
+        assert_eq!(l.config.telemetry, TelemetrySettings::default());
+        let l = load_str("[telemetry]\notlp_endpoint = \"http://collector:4318/\"\n", &[]).unwrap();
+        assert_eq!(l.config.telemetry.otlp_endpoint.as_deref(), Some("http://collector:4318"));
+        let e = load_str("[telemetry]\notlp_endpoint = \"collector:4317\"\n", &[]).err().unwrap().to_string();
+        assert!(e.contains("telemetry.otlp_endpoint") && e.contains("http://HOST:4318"), "{e}");
+        let e = load_str("[telemetry]\nservice_name = \"\"\n", &[]).err().unwrap().to_string();
+        assert!(e.contains("telemetry.service_name"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod python_client;
 mod scenarios;
 mod service;
 mod shared;
+mod telemetry;
 mod triage;
 
 /// Decodes and makes a tool call through a service, as the front ends do.
