@@ -694,10 +694,38 @@ async fn time_limit(
     }
 }
 
-/// Counts every answer for `/metrics`, by route template.
+/// The header a request id travels in, both ways.
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// A request's id: the caller's `x-request-id` when it is a plain token (at most 64 of `A-Z a-z 0-9 . _ -`),
+/// else a new one: a random per-process prefix and a counter (unique without a system call per request). Every log line of the request carries it (`request{id=…}`), the answer echoes it,
+/// and its spans have it as `chatctx.request_id`.
+fn request_id(headers: &HeaderMap) -> String {
+    let given = headers.get(REQUEST_ID).and_then(|v| v.to_str().ok()).filter(|v| {
+        !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+    });
+    match given {
+        Some(id) => id.to_owned(),
+        None => {
+            static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            let prefix = PREFIX.get_or_init(|| {
+                use ring::rand::SecureRandom;
+                let mut b = [0u8; 4];
+                let _ = ring::rand::SystemRandom::new().fill(&mut b);
+                u32::from_le_bytes(b)
+            });
+            format!("{prefix:08x}{:08x}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+        }
+    }
+}
+
+/// Names every request (`x-request-id`, and a log span around its work), counts every answer for `/metrics`
+/// by route template, and traces it when `[telemetry]` is on.
 async fn observe(State(app): State<AppState>, req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use tracing::Instrument;
     let started = std::time::Instant::now();
-    // The matched route is a cheap clone (an `Arc`); nothing here allocates per request.
+    // The matched route is a cheap clone (an `Arc`).
     let matched = req.extensions().get::<axum::extract::MatchedPath>().cloned();
     let route = match &matched {
         Some(p) => p.as_str(),
@@ -713,32 +741,37 @@ async fn observe(State(app): State<AppState>, req: axum::extract::Request, next:
         axum::http::Method::OPTIONS => "OPTIONS",
         _ => "OTHER",
     };
-    if !app.telemetry.enabled() {
-        let r = next.run(req).await;
-        app.metrics.observe(route, method, r.status().as_u16(), started.elapsed());
-        return r;
-    }
-    let context = app.telemetry.new_trace();
-    let (name, wall) = (format!("{method} {route}"), std::time::SystemTime::now());
+    let id = request_id(req.headers());
+    let span = tracing::info_span!("request", id = %id);
+    let traced = app.telemetry.enabled().then(|| (app.telemetry.new_trace(), std::time::SystemTime::now()));
     let mut req = req;
-    req.extensions_mut().insert(RequestSpan(context));
-    let r = next.run(req).await;
+    if let Some((context, _)) = traced {
+        req.extensions_mut().insert(RequestSpan(context));
+    }
+    let mut r = next.run(req).instrument(span).await;
     let status = r.status();
     app.metrics.observe(route, method, status.as_u16(), started.elapsed());
-    app.telemetry.record(crate::telemetry::Span {
-        context,
-        parent: None,
-        name,
-        kind: 2,
-        start: wall,
-        end: std::time::SystemTime::now(),
-        attributes: vec![
-            ("http.request.method", crate::telemetry::Attr::Str(method.to_owned())),
-            ("http.route", crate::telemetry::Attr::Str(route.to_owned())),
-            ("http.response.status_code", crate::telemetry::Attr::Int(i64::from(status.as_u16()))),
-        ],
-        error: status.is_server_error(),
-    });
+    if let Some((context, wall)) = traced {
+        use crate::telemetry::Attr::{Int, Str};
+        app.telemetry.record(crate::telemetry::Span {
+            context,
+            parent: None,
+            name: format!("{method} {route}"),
+            kind: 2,
+            start: wall,
+            end: std::time::SystemTime::now(),
+            attributes: vec![
+                ("http.request.method", Str(method.to_owned())),
+                ("http.route", Str(route.to_owned())),
+                ("http.response.status_code", Int(i64::from(status.as_u16()))),
+                ("chatctx.request_id", Str(id.clone())),
+            ],
+            error: status.is_server_error(),
+        });
+    }
+    if let Ok(v) = axum::http::HeaderValue::from_str(&id) {
+        r.headers_mut().insert(REQUEST_ID, v);
+    }
     r
 }
 

@@ -33,7 +33,10 @@ impl Drop for Server {
 
 /// Starts `chatctx serve` on a free port; returns the process, its log lines from after the address, and
 /// the base URL.
-fn spawn(store: &str, env: &[(&str, &str)]) -> (Child, std::io::Lines<BufReader<std::process::ChildStderr>>, String) {
+pub fn spawn(
+    store: &str,
+    env: &[(&str, &str)],
+) -> (Child, std::io::Lines<BufReader<std::process::ChildStderr>>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
         .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
         .env("CHATCTX_LOG", "info")

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::http::{JsonBody, client, mcp_request, start_with};
+use super::http::{JsonBody, client, mcp_request, spawn, start_with};
 
 /// What the receiver got: each request's path and JSON body.
 type Received = Arc<Mutex<Vec<(String, Value)>>>;
@@ -135,6 +135,7 @@ fn spans_reach_an_otlp_receiver_without_message_text() {
         assert!(!exported.contains(text), "`{text}` was exported: {exported}");
     }
     assert!(exported.contains("bot-ctx"));
+    assert!(attr(request, "chatctx.request_id").is_some(), "{request}");
     assert!(got.lock().unwrap().iter().all(|(path, _)| path == "/v1/traces"));
 }
 
@@ -155,4 +156,38 @@ fn an_unreachable_collector_changes_no_answer() {
         assert_eq!(r.status(), 404);
     }
     assert!(c.get(format!("{}/readyz", server.base)).send().unwrap().status().is_success());
+}
+
+/// Every answer names its request (`x-request-id`: the caller's when it is a plain token, else a new one), and
+/// the tool call's log line carries the same id.
+#[test]
+fn requests_are_named_in_the_answer_and_in_the_log() {
+    let (mut child, lines, base) = spawn("memory", &[]);
+    let c = client();
+    let call = |id: Option<&str>| {
+        let r = c.post(format!("{base}/v1/tools/get_scenario")).body(r#"{"chat_id":"-7"}"#);
+        let r = match id {
+            Some(id) => r.header("x-request-id", id),
+            None => r,
+        };
+        let answer = r.send().unwrap();
+        assert_eq!(answer.status(), 200);
+        answer.headers()["x-request-id"].to_str().unwrap().to_owned()
+    };
+    assert_eq!(call(Some("bot-update-4711")), "bot-update-4711");
+    let made = call(None);
+    assert!(made.len() == 16 && made.bytes().all(|b| b.is_ascii_hexdigit()), "{made}");
+    assert_ne!(call(None), made, "a new id for every request");
+    let replaced = call(Some("has spaces and \u{e9}"));
+    assert!(replaced.len() == 16 && replaced != "has spaces", "{replaced}");
+    let long = "x".repeat(65);
+    assert_ne!(call(Some(&long)), long);
+    let refused = c.get(format!("{base}/no/such/route")).send().unwrap();
+    assert!(refused.headers().contains_key("x-request-id"), "errors are named too");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let log: Vec<String> = lines.map_while(Result::ok).collect();
+    let line = |id: &str| log.iter().find(|l| l.contains("call get_scenario") && l.contains(id)).cloned();
+    assert!(line("bot-update-4711").is_some(), "{log:#?}");
+    assert!(line(&made).is_some(), "{log:#?}");
 }
