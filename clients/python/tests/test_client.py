@@ -209,3 +209,18 @@ def _closed_port() -> int:
     from conftest import free_port
 
     return free_port()
+
+
+def test_arguments_reach_the_server_as_it_reads_them(server: Any) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    chat = new_chat()
+    with Client(server.url) as c:
+        reports = [c.telegram_update(u, bot_username="helper_bot", triggered_agent=False) for u in photo_and_question(chat)]
+        # The mention would trigger the bot; the query flag, sent as `false`, overrides it.
+        assert reports[2].decisions[0].triggered_agent is False
+        at = datetime.fromtimestamp(1770970861, tz=timezone(timedelta(hours=2)))
+        listed = c.list_active_context_objects(chat_id=chat, kinds=("media.image",), now=at)
+        assert [o.object_id for o in listed.objects] == ["501:media.image"]
+        with pytest.raises(ValueError, match="timezone-aware"):
+            c.get_chat_history_context(chat_id=chat, now=datetime(2026, 2, 13))

@@ -52,21 +52,29 @@ class _Call:
     text: bool = False  # the answer is text/plain
 
 
-def _id(value: Optional[Id]) -> Optional[str]:
-    return None if value is None else str(value)
-
-
-def _instant(value: Optional[Instant]) -> Union[int, str, None]:
+def _wire(name: str, value: Any) -> Any:
+    """One argument as the server reads it: ids as strings, a time as Unix seconds or RFC 3339, a flag in a
+    query as `true`/`false`, mappings and other iterables as JSON objects and arrays."""
+    if name.endswith("_id"):
+        return str(value)
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            raise ValueError("`now` must be timezone-aware")
+            raise ValueError(f"`{name}` must be timezone-aware")
         return value.isoformat()
+    if isinstance(value, bool):
+        return str(value).lower() if name == "triggered_agent" else value
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        return list(value)
     return value
 
 
-def _args(**fields: Any) -> dict[str, Any]:
-    """A request body: the given fields without the ones left out (None)."""
-    return {k: v for k, v in fields.items() if v is not None}
+def _fields(arguments: dict[str, Any], *leave_out: str) -> dict[str, Any]:
+    """A method's arguments (its `locals()`) as request fields: `self`, `leave_out` and the arguments left
+    unset (None) dropped, each converted by [`_wire`]. The methods' parameters are the request's fields by
+    name, which tests/test_openapi.py holds to the server's document."""
+    return {k: _wire(k, v) for k, v in arguments.items() if v is not None and k != "self" and k not in leave_out}
 
 
 def _plain(data: Any) -> Any:
@@ -92,6 +100,17 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
     return _adapters[kind]
 
 
+# What each tool answers (a tool this client does not know answers plain JSON).
+_TOOL_ANSWERS: dict[str, Any] = {
+    "get_chat_history_context": models.HistoryContext,
+    "resolve_reference_target": models.Resolution,
+    "list_active_context_objects": models.ActiveObjects,
+    "get_scenario": models.ScenarioState,
+    "update_scenario": models.ScenarioState,
+    "revert_scenario": models.ScenarioState,
+}
+
+
 class _Operations:
     """The operations, shared by [`Client`] and [`AsyncClient`]: each builds a call and hands it to `_send`,
     which the sync client runs and the async client returns as a coroutine."""
@@ -99,8 +118,11 @@ class _Operations:
     def _send(self, call: _Call) -> Any:  # pragma: no cover - each client defines it
         raise NotImplementedError
 
-    def _tool(self, name: str, body: dict[str, Any], answer: Any, idempotent: bool = True) -> Any:
-        return self._send(_Call("POST", f"/v1/tools/{name}", _adapter(answer), body, idempotent=idempotent))
+    def _tool(self, name: str, body: dict[str, Any]) -> Any:
+        """A tool call; reads (`get_…`, `list_…`, `resolve_…`) may be sent again, state changes may not."""
+        answer = _adapter(_TOOL_ANSWERS.get(name, dict[str, Any]))
+        read = name.startswith(("get_", "list_", "resolve_"))
+        return self._send(_Call("POST", f"/v1/tools/{name}", answer, body, idempotent=read))
 
     # --- the tools (docs/protocol.md §6) ---
 
@@ -114,14 +136,7 @@ class _Operations:
         channel: Optional[str] = None,
     ) -> models.HistoryContext:
         """The selected history and the whole prompt for answering `current_message_id`."""
-        body = _args(
-            chat_id=_id(chat_id),
-            current_message_id=_id(current_message_id),
-            topic_id=_id(topic_id),
-            now=_instant(now),
-            channel=channel,
-        )
-        return self._tool("get_chat_history_context", body, models.HistoryContext)
+        return self._tool("get_chat_history_context", _fields(locals()))
 
     def resolve_reference_target(
         self,
@@ -139,20 +154,7 @@ class _Operations:
         channel: Optional[str] = None,
     ) -> models.Resolution:
         """What the user's reference ("this", "the poll above") points at: resolved, ambiguous or not_found."""
-        body = _args(
-            chat_id=_id(chat_id),
-            current_message_id=_id(current_message_id),
-            sender_user_id=_id(sender_user_id),
-            raw_user_text=raw_user_text,
-            reply_to_message_id=_id(reply_to_message_id),
-            normalized_reference_hints=None if normalized_reference_hints is None else dict(normalized_reference_hints),
-            allowed_kinds=None if allowed_kinds is None else list(allowed_kinds),
-            max_candidates=max_candidates,
-            topic_id=_id(topic_id),
-            now=_instant(now),
-            channel=channel,
-        )
-        return self._tool("resolve_reference_target", body, models.Resolution)
+        return self._tool("resolve_reference_target", _fields(locals()))
 
     def list_active_context_objects(
         self,
@@ -167,17 +169,7 @@ class _Operations:
         channel: Optional[str] = None,
     ) -> models.ActiveObjects:
         """The conversational objects (photos, links, polls, …) active right now."""
-        body = _args(
-            chat_id=_id(chat_id),
-            current_message_id=_id(current_message_id),
-            reply_to_message_id=_id(reply_to_message_id),
-            kinds=None if kinds is None else list(kinds),
-            limit=limit,
-            topic_id=_id(topic_id),
-            now=_instant(now),
-            channel=channel,
-        )
-        return self._tool("list_active_context_objects", body, models.ActiveObjects)
+        return self._tool("list_active_context_objects", _fields(locals()))
 
     def get_scenario(
         self,
@@ -188,8 +180,7 @@ class _Operations:
         channel: Optional[str] = None,
     ) -> models.ScenarioState:
         """The conversation's structured state (and its kept revisions with `revisions=True`)."""
-        body = _args(chat_id=_id(chat_id), revisions=revisions, topic_id=_id(topic_id), channel=channel)
-        return self._tool("get_scenario", body, models.ScenarioState)
+        return self._tool("get_scenario", _fields(locals()))
 
     def update_scenario(
         self,
@@ -202,15 +193,7 @@ class _Operations:
         channel: Optional[str] = None,
     ) -> models.ScenarioState:
         """Applies an RFC 7396 merge patch to the state; `expected_revision` makes it optimistic."""
-        body = _args(
-            chat_id=_id(chat_id),
-            patch=dict(patch),
-            expected_revision=expected_revision,
-            topic_id=_id(topic_id),
-            now=_instant(now),
-            channel=channel,
-        )
-        return self._tool("update_scenario", body, models.ScenarioState, idempotent=False)
+        return self._tool("update_scenario", _fields(locals()))
 
     def revert_scenario(
         self,
@@ -223,28 +206,11 @@ class _Operations:
         channel: Optional[str] = None,
     ) -> models.ScenarioState:
         """Makes an earlier revision of the state the current one (as a new revision)."""
-        body = _args(
-            chat_id=_id(chat_id),
-            to_revision=to_revision,
-            expected_revision=expected_revision,
-            topic_id=_id(topic_id),
-            now=_instant(now),
-            channel=channel,
-        )
-        return self._tool("revert_scenario", body, models.ScenarioState, idempotent=False)
+        return self._tool("revert_scenario", _fields(locals()))
 
     def call_tool(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Calls a tool by name with a model's arguments as they came (a tool loop); answers the typed result."""
-        answers = {
-            "get_chat_history_context": models.HistoryContext,
-            "resolve_reference_target": models.Resolution,
-            "list_active_context_objects": models.ActiveObjects,
-            "get_scenario": models.ScenarioState,
-            "update_scenario": models.ScenarioState,
-            "revert_scenario": models.ScenarioState,
-        }
-        answer = answers.get(name, dict[str, Any])
-        return self._tool(name, dict(arguments), answer, idempotent=name.startswith(("get_", "list_", "resolve_")))
+        return self._tool(name, dict(arguments))
 
     # --- events in ---
 
@@ -264,11 +230,7 @@ class _Operations:
         """Ingests one raw Bot API update: a dict, an aiogram `Update` or a python-telegram-bot `Update`.
 
         Give the bot's username or id so its own messages become `outbound_agent`."""
-        params = _args(
-            bot_username=bot_username,
-            bot_user_id=_id(bot_user_id),
-            triggered_agent=None if triggered_agent is None else str(triggered_agent).lower(),
-        )
+        params = _fields(locals(), "update")
         call = _Call(
             "POST", "/v1/telegram/updates", _adapter(models.IngestReport), _plain(update), params, idempotent=True
         )
@@ -277,7 +239,7 @@ class _Operations:
     # --- what is stored ---
 
     def _chat(self, what: str, chat_id: Id, topic_id: Optional[Id], channel: Optional[str], answer: Any) -> Any:
-        params = _args(topic_id=_id(topic_id), channel=channel)
+        params = _fields({"topic_id": topic_id, "channel": channel})
         return self._send(_Call("GET", f"/v1/chats/{_path(chat_id)}/{what}", _adapter(answer), None, params, True))
 
     def history(
@@ -298,7 +260,7 @@ class _Operations:
 
     def delete_chat(self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None) -> models.Deleted:
         """Forgets a chat (or one topic of it) completely, in memory and in the store."""
-        params = _args(topic_id=_id(topic_id), channel=channel)
+        params = _fields({"topic_id": topic_id, "channel": channel})
         call = _Call("DELETE", f"/v1/chats/{_path(chat_id)}", _adapter(models.Deleted), None, params, True)
         return self._send(call)
 
@@ -314,15 +276,7 @@ class _Operations:
         channel: Optional[str] = None,
     ) -> models.Scope:
         """Issues a short-lived token bound to one chat (and topic, message, sender) for a model's tool loop."""
-        body = _args(
-            chat_id=_id(chat_id),
-            topic_id=_id(topic_id),
-            current_message_id=_id(current_message_id),
-            sender_user_id=_id(sender_user_id),
-            ttl_seconds=ttl_seconds,
-            channel=channel,
-        )
-        return self._send(_Call("POST", "/v1/scopes", _adapter(models.Scope), body))
+        return self._send(_Call("POST", "/v1/scopes", _adapter(models.Scope), _fields(locals())))
 
     def revoke_scope(self, token: str) -> models.Revoked:
         """Revokes a scope token before it expires, on every instance."""
