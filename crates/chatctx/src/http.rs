@@ -374,30 +374,21 @@ fn tool_span(
     answer: &Result<chatctx_core::tools::ToolResponse, Error>,
 ) -> crate::telemetry::Span {
     use crate::telemetry::Attr::{Int, Str};
-    use chatctx_core::tools::ToolResponse as R;
-    let count = |n: usize| Int(i64::try_from(n).unwrap_or(i64::MAX));
-    let mut attributes = vec![("chatctx.chat_id", Str(chat)), ("chatctx.tool", Str(tool.to_owned()))];
+    let mut attributes = vec![("chatctx.chat_id".into(), Str(chat)), ("chatctx.tool".into(), Str(tool.to_owned()))];
     match answer {
-        Ok(R::History(h)) => attributes.extend([
-            ("chatctx.status", Str("ok".into())),
-            ("chatctx.selection.method", Str(crate::telemetry::plain(&h.selection.method))),
-            ("chatctx.selection.considered", count(h.selection.considered)),
-            ("chatctx.selection.kept", count(h.selection.kept)),
-        ]),
-        Ok(R::Resolve(r)) => attributes.extend([
-            ("chatctx.status", Str(crate::telemetry::plain(&r.status))),
-            ("chatctx.resolve.candidate_count", count(r.diagnostics.candidate_count)),
-            ("chatctx.resolve.returned", count(r.candidates.len())),
-        ]),
-        Ok(R::List(l)) => attributes.extend([
-            ("chatctx.status", Str(crate::telemetry::plain(&l.status))),
-            ("chatctx.list.object_count", count(l.objects.len())),
-        ]),
-        Ok(R::Scenario(s)) => attributes.extend([
-            ("chatctx.status", Str("ok".into())),
-            ("chatctx.scenario.revision", Int(i64::try_from(s.revision).unwrap_or(i64::MAX))),
-        ]),
-        Err(e) => attributes.push(("chatctx.status", Str(crate::telemetry::plain(&e.code)))),
+        // The answer's summary, as its log line has it: `chatctx.status`, `chatctx.candidate_count`, …
+        Ok(r) => {
+            let fields = r.fields();
+            if !fields.iter().any(|(k, _)| *k == "status") {
+                attributes.push(("chatctx.status".into(), Str("ok".to_owned())));
+            }
+            attributes.extend(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (format!("chatctx.{k}").into(), v.parse().map_or_else(|_| Str(v), Int))),
+            );
+        }
+        Err(e) => attributes.push(("chatctx.status".into(), Str(chatctx_core::tools::serde_plain(&e.code)))),
     }
     crate::telemetry::Span {
         context: crate::telemetry::SpanContext { trace_id: parent.trace_id, span_id: t.new_span_id() },
@@ -761,10 +752,10 @@ async fn observe(State(app): State<AppState>, req: axum::extract::Request, next:
             start: wall,
             end: std::time::SystemTime::now(),
             attributes: vec![
-                ("http.request.method", Str(method.to_owned())),
-                ("http.route", Str(route.to_owned())),
-                ("http.response.status_code", Int(i64::from(status.as_u16()))),
-                ("chatctx.request_id", Str(id.clone())),
+                ("http.request.method".into(), Str(method.to_owned())),
+                ("http.route".into(), Str(route.to_owned())),
+                ("http.response.status_code".into(), Int(i64::from(status.as_u16()))),
+                ("chatctx.request_id".into(), Str(id.clone())),
             ],
             error: status.is_server_error(),
         });

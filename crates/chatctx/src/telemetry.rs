@@ -6,6 +6,7 @@
 //! and counted, so tracing can neither grow memory nor slow a request. An exporter task posts batches of at
 //! most [`BATCH`] spans to `{otlp_endpoint}/v1/traces` at least once a second.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -54,8 +55,8 @@ pub struct Span {
     pub start: SystemTime,
     /// When it ended.
     pub end: SystemTime,
-    /// Its attributes.
-    pub attributes: Vec<(&'static str, Attr)>,
+    /// Its attributes (names are mostly fixed; a tool answer's summary fields are named at run time).
+    pub attributes: Vec<(Cow<'static, str>, Attr)>,
     /// Whether it failed (OTLP status ERROR; else OK).
     pub error: bool,
 }
@@ -154,11 +155,6 @@ async fn export(mut rx: mpsc::Receiver<Span>, url: String, service: String) {
     }
 }
 
-/// A unit enum's serde name (`resolved`, `lexical`, `unknown_chat`), for an attribute.
-pub fn plain<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -219,7 +215,10 @@ mod tests {
             kind: 1,
             start,
             end: start + Duration::from_micros(15),
-            attributes: vec![("chatctx.tool", Attr::Str("get_scenario".into())), ("chatctx.revision", Attr::Int(3))],
+            attributes: vec![
+                ("chatctx.tool".into(), Attr::Str("get_scenario".into())),
+                ("chatctx.revision".into(), Attr::Int(3)),
+            ],
             error: false,
         };
         let doc = otlp_json("chatctx-test", &[span]);

@@ -42,47 +42,52 @@ pub enum ToolResponse {
 }
 
 impl ToolResponse {
-    /// The compact log fields of this answer (never message text); see docs/protocol.md.
-    pub fn log_fields(&self) -> String {
+    /// The compact summary of this answer, as `(name, value)` pairs: ids, codes and counts, never message text.
+    /// The tool call's log line ([`ToolResponse::log_fields`]) and its trace span are made of it.
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
         match self {
-            ToolResponse::History(h) => format!(
-                "method={} considered={} kept={}",
-                serde_plain(&h.selection.method),
-                h.selection.considered,
-                h.selection.kept
-            ),
+            ToolResponse::History(h) => vec![
+                ("method", serde_plain(&h.selection.method)),
+                ("considered", h.selection.considered.to_string()),
+                ("kept", h.selection.kept.to_string()),
+            ],
             ToolResponse::Resolve(r) => {
                 let top: Vec<&str> = r.candidates.iter().map(|c| c.descriptor.object_id.as_str()).collect();
-                format!(
-                    "status={} candidate_count={} top={} top_score_gap={} scope_used={}",
-                    serde_plain(&r.status),
-                    r.diagnostics.candidate_count,
-                    top.join(","),
-                    r.diagnostics.top_score_gap,
-                    serde_plain(&r.scope_used)
-                )
+                vec![
+                    ("status", serde_plain(&r.status)),
+                    ("candidate_count", r.diagnostics.candidate_count.to_string()),
+                    ("top", top.join(",")),
+                    ("top_score_gap", r.diagnostics.top_score_gap.to_string()),
+                    ("scope_used", serde_plain(&r.scope_used)),
+                ]
             }
-            ToolResponse::Scenario(s) => format!(
-                "revision={} changed={} bytes={}",
-                s.revision,
-                s.changed.map_or("-", |c| if c { "true" } else { "false" }),
-                serde_json::to_string(&s.state).map_or(0, |j| j.len())
-            ),
+            ToolResponse::Scenario(s) => vec![
+                ("revision", s.revision.to_string()),
+                ("changed", s.changed.map_or("-", |c| if c { "true" } else { "false" }).to_owned()),
+                ("bytes", serde_json::to_string(&s.state).map_or(0, |j| j.len()).to_string()),
+            ],
             ToolResponse::List(l) => {
                 let top: Vec<&str> = l.objects.iter().take(3).map(|o| o.descriptor.object_id.as_str()).collect();
-                format!(
-                    "status={} count={} top={} truncated={}",
-                    serde_plain(&l.status),
-                    l.objects.len(),
-                    top.join(","),
-                    l.truncated
-                )
+                vec![
+                    ("status", serde_plain(&l.status)),
+                    ("count", l.objects.len().to_string()),
+                    ("top", top.join(",")),
+                    ("truncated", l.truncated.to_string()),
+                ]
             }
         }
     }
+
+    /// The compact log fields of this answer (never message text), `name=value` by [`ToolResponse::fields`];
+    /// see docs/protocol.md.
+    pub fn log_fields(&self) -> String {
+        let fields: Vec<String> = self.fields().into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        fields.join(" ")
+    }
 }
 
-fn serde_plain<T: Serialize>(v: &T) -> String {
+/// A unit enum's serde name (`resolved`, `lexical`, `unknown_chat`), as logs and spans show it.
+pub fn serde_plain<T: Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 

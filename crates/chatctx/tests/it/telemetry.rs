@@ -112,7 +112,7 @@ fn spans_reach_an_otlp_receiver_without_message_text() {
     assert_eq!(attr(&resolve, "chatctx.chat_id"), Some(&json!({"stringValue": "-100500"})));
     assert_eq!(attr(&resolve, "chatctx.tool"), Some(&json!({"stringValue": "resolve_reference_target"})));
     assert_eq!(attr(&resolve, "chatctx.status"), Some(&json!({"stringValue": "resolved"})));
-    assert!(attr(&resolve, "chatctx.resolve.candidate_count").is_some_and(|v| v["intValue"] != "0"), "{resolve}");
+    assert!(attr(&resolve, "chatctx.candidate_count").is_some_and(|v| v["intValue"] != "0"), "{resolve}");
     // Under its request's server span, in the same trace.
     let request = all
         .iter()
@@ -128,7 +128,7 @@ fn spans_reach_an_otlp_receiver_without_message_text() {
     let listed = tool_span("tool list_active_context_objects").expect("a span for the MCP tool call");
     let carrier = all.iter().find(|s| s["spanId"] == listed["parentSpanId"]).expect("its request's span");
     assert_eq!(carrier["name"], "POST /mcp");
-    assert_eq!(attr(&listed, "chatctx.list.object_count"), Some(&json!({"intValue": "1"})));
+    assert_eq!(attr(&listed, "chatctx.count"), Some(&json!({"intValue": "1"})));
     // Never message text; the resource names the service as configured; posted to /v1/traces.
     let exported = format!("{:?}", got.lock().unwrap());
     for text in ["secret", "what about this one", "alice", "bob"] {
