@@ -117,19 +117,20 @@ def generate(doc: dict[str, Any]) -> str:
                 op_id = op["operationId"]
                 described = {"description": f"`{op_id}` response.", **schema}
                 schemas[RESPONSE_NAMES.get(op_id, camel(op_id) + "Response")] = described
-    models, aliases = [], []
+    model_names = {name for name, schema in schemas.items() if is_model(schema)}
+    models, plain, of_models = [], [], []
     for name in sorted(schemas):
         schema = schemas[name]
-        if is_model(schema):
+        if name in model_names:
             models.append(model(name, schema))
-        else:
-            annotation = py_type(schema)[0]
-            aliases.append(f"{name} = {annotation}\n\"\"\"{doc_line(schema.get('description', name))}\"\"\"")
-    # Aliases of plain types first (models refer to them), unions of models after the models.
-    plain = [a for a in aliases if "Union[" not in a.split("\n")[0] or "[str" in a.split("\n")[0]]
-    unions = [a for a in aliases if a not in plain]
-    body = "\n\n".join(plain) + "\n\n\n" + "\n\n\n".join(models) + "\n\n\n" + "\n\n".join(unions)
-    rebuild = "\n".join(f"{name}.model_rebuild()" for name in sorted(schemas) if is_model(schemas[name]))
+            continue
+        annotation = py_type(schema)[0]
+        alias = f"{name} = {annotation}\n\"\"\"{doc_line(schema.get('description', name))}\"\"\""
+        # An alias naming a model is evaluated at import, so it follows the models; the others precede them.
+        names = set(annotation.replace("[", " ").replace("]", " ").replace(",", " ").split())
+        (of_models if names & model_names else plain).append(alias)
+    body = "\n\n".join(plain) + "\n\n\n" + "\n\n\n".join(models) + "\n\n\n" + "\n\n".join(of_models)
+    rebuild = "\n".join(f"{name}.model_rebuild()" for name in sorted(model_names))
     return HEADER + "\n\n" + body + "\n\n" + rebuild + "\n"
 
 
