@@ -26,6 +26,30 @@ pub struct Applied {
     pub edited: bool,
 }
 
+/// One chat, as [`Engine::chat_overviews`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct ChatOverview {
+    /// The platform.
+    pub channel: String,
+    /// The chat id.
+    pub chat_id: String,
+    /// The chat's type as the platform names it (`supergroup`, …), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_type: Option<String>,
+    /// History items held.
+    pub items: usize,
+    /// Forum topics (threads) with history.
+    pub topics: usize,
+    /// Objects held.
+    pub objects: usize,
+    /// People known.
+    pub people: usize,
+    /// When the newest item was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_at: Option<crate::time::Timestamp>,
+}
+
 /// `(channel, chat_id, object_id)` of an object known by a platform id.
 type ExternalRef = (Box<str>, Box<str>, Box<str>);
 
@@ -117,6 +141,28 @@ impl Engine {
             self.chats.iter().flat_map(|(ch, chats)| chats.keys().map(|c| (ch.clone(), c.clone()))).collect();
         keys.sort();
         keys
+    }
+
+    /// One line per chat held, sorted by channel and chat id, for listings (the console's chat list).
+    pub fn chat_overviews(&self) -> Vec<ChatOverview> {
+        let mut out: Vec<ChatOverview> = self
+            .chats
+            .iter()
+            .flat_map(|(channel, chats)| {
+                chats.iter().map(move |(chat_id, c)| ChatOverview {
+                    channel: channel.clone(),
+                    chat_id: chat_id.clone(),
+                    chat_type: c.chat_type.as_deref().map(str::to_owned),
+                    items: c.convs.iter().map(|v| v.items.len()).sum(),
+                    topics: c.convs.iter().filter(|v| v.topic.is_some()).count(),
+                    objects: c.objects.len(),
+                    people: c.people.len(),
+                    last_at: c.convs.iter().filter_map(|v| v.items.back().map(|i| i.sent_at)).max(),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.channel, &a.chat_id).cmp(&(&b.channel, &b.chat_id)));
+        out
     }
 
     /// Whether a platform id (a Telegram poll id) names an object this engine holds.

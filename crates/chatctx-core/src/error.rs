@@ -45,6 +45,8 @@ pub enum ErrorCode {
     MethodNotAllowed,
     /// A request line or headers over the server's limits (HTTP 414 or 431).
     RequestTooLarge,
+    /// No decision record with that request id is kept for the chat (HTTP 404).
+    UnknownDecision,
 }
 
 impl ErrorCode {
@@ -67,6 +69,7 @@ impl ErrorCode {
             Self::ForbiddenHost => "forbidden_host",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::RequestTooLarge => "request_too_large",
+            Self::UnknownDecision => "unknown_decision",
         }
     }
 }

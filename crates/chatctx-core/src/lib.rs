@@ -17,6 +17,7 @@
 //! - [`scenario`]: conversation state: merge patches, revisions, limits (the tools are in [`tools::state`]).
 //! - [`schema`]: the JSON Schema subset that state can be checked against.
 //! - [`render`]: `single` / `per_item` rendering, prompt assembly, the addressing input.
+//! - [`decision`]: decision records, how each answer was reached.
 //! - [`selection`]: which history items go into the prompt (lookback, recency, triage, lexical).
 //! - [`settings`]: validated configuration.
 //! - [`engine`]: applying events.
@@ -27,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod chat;
+pub mod decision;
 pub mod engine;
 pub mod error;
 pub mod event;

@@ -63,6 +63,9 @@ pub struct ScenarioState {
     /// The kept revisions, newest first (`get_scenario` with `"revisions": true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<RevisionInfo>>,
+    /// What the call did (docs/protocol.md §6.7): in the answer when the request says `"explain": true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Box<crate::decision::ScenarioDecision>>,
 }
 
 /// One kept revision as reported.
@@ -160,6 +163,11 @@ impl Scenario {
         &self.state
     }
 
+    /// The state as shared (a cheap clone), to compare a write against.
+    pub(crate) fn state_arc(&self) -> Arc<Map<String, Value>> {
+        self.state.clone()
+    }
+
     pub(crate) fn view(&self, changed: Option<bool>, with_revisions: bool) -> ScenarioState {
         ScenarioState {
             revision: self.revision,
@@ -177,6 +185,7 @@ impl Scenario {
                     })
                     .collect()
             }),
+            explain: None,
         }
     }
 

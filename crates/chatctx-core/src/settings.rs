@@ -21,6 +21,24 @@ pub struct Settings {
     pub prompt: PromptSettings,
     /// `[resolver]`.
     pub resolver: ResolverSettings,
+    /// `[decisions]`.
+    pub decisions: DecisionSettings,
+}
+
+/// `[decisions]`: the decision records of tool answers (docs/protocol.md §6.7), kept in memory by the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionSettings {
+    /// Records kept per chat, newest first; 0 turns records off (a request's `"explain": true` still gets one).
+    pub keep: usize,
+    /// Estimated bytes all chats' records may hold together; past it the oldest go first, whatever the chat.
+    pub max_bytes: usize,
+}
+
+impl Default for DecisionSettings {
+    /// Off: an embedding program asks per request (`explain`); the server's configuration keeps 32.
+    fn default() -> Self {
+        Self { keep: 0, max_bytes: 64 << 20 }
+    }
 }
 
 crate::vocabulary! {

@@ -122,6 +122,7 @@ impl Bound {
             topic_id: self.topic_id.clone(),
             current_message_id: self.current_message_id.clone(),
             sender_user_id: self.sender_user_id.clone(),
+            explain: false,
         }
     }
 }

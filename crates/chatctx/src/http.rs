@@ -40,7 +40,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
     match code {
         ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
         ErrorCode::ForbiddenScope => StatusCode::FORBIDDEN,
-        ErrorCode::UnknownTool | ErrorCode::UnknownChat => StatusCode::NOT_FOUND,
+        ErrorCode::UnknownTool | ErrorCode::UnknownChat | ErrorCode::UnknownDecision => StatusCode::NOT_FOUND,
         ErrorCode::RevisionConflict => StatusCode::CONFLICT,
         ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -217,6 +217,13 @@ pub struct AppState {
 #[derive(Debug, Clone, Copy)]
 pub struct RequestSpan(pub crate::telemetry::SpanContext);
 
+/// Records `GET /v1/chats/{chat_id}/decisions` answers without a `limit`.
+const DEFAULT_DECISIONS: usize = 20;
+
+/// The request's id (`x-request-id`), as its log lines and decision records carry it.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
 /// What one request may ask for (`[server]`).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -331,6 +338,7 @@ async fn post_tool(
     headers: HeaderMap,
     Path(tool): Path<String>,
     span: Option<axum::Extension<RequestSpan>>,
+    id: Option<axum::Extension<RequestId>>,
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
@@ -346,22 +354,47 @@ async fn post_tool(
     }
     let call = a.decode_call(&tool, &args).inspect_err(|e| crate::replay::log_refused(&tool, e))?;
     let parent = span.map(|axum::Extension(RequestSpan(p))| p);
-    Ok(json_body(&call_traced(&app.svc, &app.telemetry, parent, call).await?))
+    let id = id.map(|axum::Extension(RequestId(id))| id).unwrap_or_default();
+    Ok(call_traced(&app.svc, &app.telemetry, parent, &id, call, json_body).await?)
 }
 
-/// Answers a tool call (logged), with a span under the request's when tracing is on.
-pub(crate) async fn call_traced(
+/// Answers a tool call (logged), with a span under the request's when tracing is on, and writes the answer
+/// with `write`: with its decision record inline when the call asked (`"explain": true`), else without.
+/// The record is then kept under `request_id` (records are on unless `[decisions] keep = 0`).
+pub(crate) async fn call_traced<T>(
     svc: &Arc<Service>,
     telemetry: &crate::telemetry::Telemetry,
     parent: Option<crate::telemetry::SpanContext>,
+    request_id: &str,
     call: chatctx_core::tools::ToolCall,
-) -> Result<chatctx_core::tools::ToolResponse, Error> {
-    let Some(parent) = parent.filter(|_| telemetry.enabled()) else { return svc.call_logged(call, now()).await };
+    write: impl FnOnce(&chatctx_core::tools::ToolResponse) -> T,
+) -> Result<T, Error> {
     let started = std::time::SystemTime::now();
-    let (name, chat) = (call.name(), call.scope().chat_id.clone());
-    let answer = svc.call_logged(call, now()).await;
-    telemetry.record(tool_span(telemetry, parent, name, chat, started, &answer));
-    answer
+    let at = now();
+    let (name, scope, call_now) = (call.name(), call.scope().clone(), call.now());
+    let answer = svc.call_logged(call, at).await;
+    if let Some(parent) = parent.filter(|_| telemetry.enabled()) {
+        telemetry.record(tool_span(telemetry, parent, name, scope.chat_id.clone(), started, &answer));
+    }
+    let mut answer = answer?;
+    let mut explain = answer.take_explain();
+    let written = match explain.take() {
+        Some(e) if scope.explain => {
+            answer.put_explain(e);
+            let written = write(&answer);
+            explain = answer.take_explain();
+            written
+        }
+        e => {
+            explain = e;
+            write(&answer)
+        }
+    };
+    if let Some(e) = explain.filter(|_| svc.decisions().enabled()) {
+        let record = crate::decisions::Record::new(request_id, name, scope, call_now.unwrap_or(at), e, &mut answer);
+        svc.decisions().push(record);
+    }
+    Ok(written)
 }
 
 /// The span of one tool call: chat, tool, outcome and counts, never text.
@@ -588,8 +621,93 @@ async fn get_scenario(
     let (_, channel, topic) = chat_route(&app, &headers, &chat_id, &q)?;
     let scope = Scope { channel, topic_id: topic, ..Scope::chat(chat_id) };
     let call = ToolCall::GetScenario(GetScenario { scope, revisions: true });
-    let answer = app.svc.call_logged(call, now()).await?;
+    let mut answer = app.svc.call_logged(call, now()).await?;
+    // A read route, not a tool call: it keeps no record and shows none.
+    answer.take_explain();
     Ok(json_body(&answer))
+}
+
+/// `GET /v1/chats`: the chats this credential may read (the console's list).
+async fn get_chats(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let a = access(&app, &headers)?;
+    let svc = app.svc.clone();
+    let mut chats = blocking(move || svc.read(|e| e.chat_overviews())).await?;
+    chats.retain(|c| a.allows(&c.channel, &c.chat_id));
+    #[derive(serde::Serialize)]
+    struct Chats {
+        chats: Vec<chatctx_core::engine::ChatOverview>,
+    }
+    Ok(json_body(&Chats { chats }))
+}
+
+/// `?limit=` of `GET /v1/chats/{chat_id}/decisions`.
+#[derive(Deserialize)]
+struct DecisionsQuery {
+    channel: Option<String>,
+    topic_id: Option<String>,
+    limit: Option<usize>,
+}
+
+/// The records a credential may see of a chat: a scope pinned to a topic sees that topic's calls only.
+fn visible(a: &Access, topic: Option<&str>, r: &crate::decisions::Record) -> bool {
+    match a {
+        Access::Bound(Bound { topic_id: Some(_), .. }) => r.topic_id.as_deref() == topic,
+        _ => true,
+    }
+}
+
+/// `GET /v1/chats/{chat_id}/decisions?limit=N`: the chat's newest decision records, newest first.
+async fn get_decisions(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Path(chat_id): Path<String>,
+    Query(q): Query<DecisionsQuery>,
+) -> Result<Response, ApiError> {
+    let keep = app.svc.decisions().keep();
+    let limit = q.limit.unwrap_or(DEFAULT_DECISIONS.min(keep));
+    if limit == 0 || limit > keep.max(1) {
+        let why = if keep == 0 { "decision records are off ([decisions] keep = 0)".to_owned() } else {
+            format!("`limit` must be 1..={keep} ([decisions] keep)")
+        };
+        return Err(ApiError(Error::invalid_request(why)));
+    }
+    let cq = ChannelQuery { channel: q.channel, topic_id: q.topic_id };
+    let (a, channel, topic) = chat_route(&app, &headers, &chat_id, &cq)?;
+    let records: Vec<_> = app
+        .svc
+        .decisions()
+        .newest(&channel, &chat_id, keep)
+        .into_iter()
+        .filter(|r| visible(&a, topic.as_deref(), r))
+        .take(limit)
+        .collect();
+    #[derive(serde::Serialize)]
+    struct Records {
+        decisions: Vec<Arc<crate::decisions::Record>>,
+        keep: usize,
+    }
+    Ok(json_body(&Records { decisions: records, keep }))
+}
+
+/// `GET /v1/chats/{chat_id}/decisions/{request_id}`: one record, by the request id its call was logged under.
+async fn get_decision(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Path((chat_id, request_id)): Path<(String, String)>,
+    Query(q): Query<ChannelQuery>,
+) -> Result<Response, ApiError> {
+    let (a, channel, topic) = chat_route(&app, &headers, &chat_id, &q)?;
+    match app.svc.decisions().find(&channel, &chat_id, &request_id).filter(|r| visible(&a, topic.as_deref(), r)) {
+        Some(r) => Ok(json_body(&*r)),
+        None => Err(ApiError(Error::new(
+            ErrorCode::UnknownDecision,
+            format!(
+                "no decision record {request_id:?} in chat {chat_id}: records are kept in memory, the newest {} \
+                 per chat",
+                app.svc.decisions().keep()
+            ),
+        ))),
+    }
 }
 
 /// `/openapi.json`, built once.
@@ -622,6 +740,9 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/chats/{chat_id}/history", get(get_history))
         .route("/v1/chats/{chat_id}/objects", get(get_objects))
         .route("/v1/chats/{chat_id}/scenario", get(get_scenario))
+        .route("/v1/chats", get(get_chats))
+        .route("/v1/chats/{chat_id}/decisions", get(get_decisions))
+        .route("/v1/chats/{chat_id}/decisions/{request_id}", get(get_decision))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .route("/openapi.json", get(openapi))
@@ -695,20 +816,20 @@ fn request_id(headers: &HeaderMap) -> String {
     let given = headers.get(REQUEST_ID).and_then(|v| v.to_str().ok()).filter(|v| {
         !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
     });
-    match given {
-        Some(id) => id.to_owned(),
-        None => {
-            static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-            let prefix = PREFIX.get_or_init(|| {
-                use ring::rand::SecureRandom;
-                let mut b = [0u8; 4];
-                let _ = ring::rand::SystemRandom::new().fill(&mut b);
-                u32::from_le_bytes(b)
-            });
-            format!("{prefix:08x}{:08x}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-        }
-    }
+    given.map_or_else(new_request_id, str::to_owned)
+}
+
+/// A fresh request id: this process's random prefix and a counter.
+pub(crate) fn new_request_id() -> String {
+    static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let prefix = PREFIX.get_or_init(|| {
+        use ring::rand::SecureRandom;
+        let mut b = [0u8; 4];
+        let _ = ring::rand::SystemRandom::new().fill(&mut b);
+        u32::from_le_bytes(b)
+    });
+    format!("{prefix:08x}{:08x}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 /// Names every request (`x-request-id`, and a log span around its work), counts every answer for `/metrics`
@@ -736,6 +857,7 @@ async fn observe(State(app): State<AppState>, req: axum::extract::Request, next:
     let span = tracing::info_span!("request", id = %id);
     let traced = app.telemetry.enabled().then(|| (app.telemetry.new_trace(), std::time::SystemTime::now()));
     let mut req = req;
+    req.extensions_mut().insert(RequestId(id.clone()));
     if let Some((context, _)) = traced {
         req.extensions_mut().insert(RequestSpan(context));
     }

@@ -5,6 +5,7 @@
 //! - [`auth`]: bearer tokens and bound scopes.
 //! - [`clock`]: the wall clock, read in one place.
 //! - [`config`]: TOML file and `CHATCTX_SECTION__KEY` environment into validated settings.
+//! - [`decisions`]: the decision records the server keeps per chat.
 //! - [`http`]: the HTTP front end (axum).
 //! - [`mcp`]: the MCP front end (rmcp), over stdio and streamable HTTP.
 //! - [`openapi`]: the OpenAPI document.
@@ -20,6 +21,7 @@
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod decisions;
 pub mod guard;
 pub mod http;
 pub mod ingest;

@@ -123,14 +123,18 @@ impl ServerHandler for Mcp {
                 return Ok(error_result(&e));
             }
         };
-        let parent = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<crate::http::RequestSpan>())
-            .map(|s| s.0);
-        let answer = crate::http::call_traced(&self.svc, &self.telemetry, parent, call).await.and_then(|a| {
-            serde_json::to_value(&a).map_err(|e| Error::new(chatctx_core::ErrorCode::Internal, e.to_string()))
-        });
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let parent = parts.and_then(|p| p.extensions.get::<crate::http::RequestSpan>()).map(|s| s.0);
+        // Over stdio there is no HTTP request to name the call: each gets an id of its own.
+        let id = parts
+            .and_then(|p| p.extensions.get::<crate::http::RequestId>())
+            .map_or_else(crate::http::new_request_id, |i| i.0.clone());
+        let to_value = |a: &chatctx_core::tools::ToolResponse| {
+            serde_json::to_value(a).map_err(|e| Error::new(chatctx_core::ErrorCode::Internal, e.to_string()))
+        };
+        let answer = crate::http::call_traced(&self.svc, &self.telemetry, parent, &id, call, to_value)
+            .await
+            .and_then(|v| v);
         Ok(match answer {
             Ok(v) => CallToolResult::structured(v).into(),
             Err(e) => error_result(&e),

@@ -105,14 +105,15 @@ fn terms(text: &str) -> Vec<u64> {
     out
 }
 
-/// Indexes into `older` (oldest first) of the `keep` most relevant items for `current`, best first.
-pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: usize) -> Vec<usize> {
+/// Indexes into `older` (oldest first) of the `keep` most relevant items for `current`, best first, with
+/// their scores (none when there was nothing to rank: few items, or no current message).
+pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: usize) -> Vec<(usize, Option<f64>)> {
     if older.len() <= keep {
-        return (0..older.len()).collect();
+        return (0..older.len()).map(|i| (i, None)).collect();
     }
     let Some(q) = current else {
         // Nothing to compare with: the newest ones.
-        return (older.len() - keep..older.len()).rev().collect();
+        return (older.len() - keep..older.len()).rev().map(|i| (i, None)).collect();
     };
     let q_terms = terms(&q.text);
     let q_mentions = mentions(&q.text);
@@ -173,7 +174,7 @@ pub(crate) fn rank(chat: &Chat, older: &[&Item], current: Option<&Item>, keep: u
     }
     // Best first; on equal scores the newer item.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-    scored.into_iter().take(keep).map(|(_, i)| i).collect()
+    scored.into_iter().take(keep).map(|(s, i)| (i, Some(s))).collect()
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::chat::{Chat, Conv, Item, Key};
+use crate::decision::{Budget, HistoryDecision, ItemVerdict, Reason, TriageOutcome, TriageRecord};
 use crate::kinds::Origin;
 use crate::render::{PromptMessage, Role};
 use crate::settings::{ConversationSettings, OnTriageError, Policy, Scope, Selector, Settings};
@@ -139,10 +140,11 @@ pub fn parse_relevant_ids(text: &str, count: usize) -> Result<Vec<usize>, String
     Err("the answer holds no {\"relevant_ids\": [...]} object".to_owned())
 }
 
-/// The selected items, oldest first, and the report.
+/// The selected items, oldest first, and the report (and the record, when one was asked for).
 pub(crate) struct Selected<'c> {
     pub(crate) items: Vec<&'c Item>,
     pub(crate) report: SelectionReport,
+    pub(crate) decision: Option<HistoryDecision>,
 }
 
 /// A rough token count: about four bytes per token, plus a few for the message frame. Computed once per item
@@ -166,7 +168,7 @@ fn newest<'c>(
     topic: Option<&str>,
     before: Option<Key>,
     limit: usize,
-    mut keep: impl FnMut(&Item) -> bool,
+    mut keep: impl FnMut(&'c Item) -> bool,
 ) -> Vec<&'c Item> {
     let convs = in_scope(chat, scope, topic);
     let mut out: Vec<&Item> = Vec::with_capacity(limit.min(convs.iter().map(|c| c.items.len()).sum()));
@@ -192,7 +194,71 @@ fn newest<'c>(
     out
 }
 
-/// Runs selection for `current` (or the scope's newest items) and returns the items, oldest first.
+/// What selection looked at and why it kept or left out each item, gathered while it runs when a record is
+/// wanted: pointers and codes only, turned into a [`HistoryDecision`] at the end.
+#[derive(Default)]
+struct Notes<'c> {
+    verdicts: Vec<(&'c Item, Reason, Option<f64>)>,
+    triage: Option<TriageRecord>,
+}
+
+impl<'c> Notes<'c> {
+    /// Sets the verdict of `item` (sorted by key from [`select`]'s first sort on), adding it when new.
+    fn set(&mut self, item: &'c Item, reason: Reason) {
+        match self.verdicts.binary_search_by_key(&item.key(), |v| v.0.key()) {
+            Ok(at) => self.verdicts[at].1 = reason,
+            Err(at) => self.verdicts.insert(at, (item, reason, None)),
+        }
+    }
+
+    fn into_decision(
+        self,
+        method: SelectionMethod,
+        total_before: usize,
+        max_tokens: Option<u64>,
+        current: Option<&Item>,
+    ) -> HistoryDecision {
+        let outside_lookback = total_before.saturating_sub(self.verdicts.len());
+        let used = self.verdicts.iter().filter(|v| v.1.kept()).map(|v| u64::from(v.0.tokens)).sum::<u64>()
+            + current.map_or(0, |c| u64::from(c.tokens));
+        HistoryDecision {
+            method,
+            items: self
+                .verdicts
+                .into_iter()
+                .map(|(i, reason, score)| ItemVerdict {
+                    message_id: i.message_id.clone(),
+                    kind: i.kind,
+                    sent_at: i.sent_at,
+                    kept: reason.kept(),
+                    reason,
+                    tokens: i.tokens,
+                    score: score.map(|s| (s * 1000.0).round() / 1000.0),
+                })
+                .collect(),
+            outside_lookback,
+            budget: Budget { max_tokens, used_tokens: used },
+            triage: self.triage,
+        }
+    }
+}
+
+impl Reason {
+    /// Whether an item with this verdict is in the prompt.
+    pub fn kept(self) -> bool {
+        !matches!(
+            self,
+            Reason::NotRecordedByMode
+                | Reason::Background
+                | Reason::OutsideRecencyWindow
+                | Reason::NotChosen
+                | Reason::TokenBudget
+        )
+    }
+}
+
+/// Runs selection for `current` (or the scope's newest items) and returns the items, oldest first, with a
+/// record of every verdict when `record` is set.
 pub(crate) fn select<'c>(
     chat: &'c Chat,
     settings: &Settings,
@@ -200,37 +266,61 @@ pub(crate) fn select<'c>(
     current: Option<&'c Item>,
     triage: Option<&dyn Triage>,
     render_line: &dyn Fn(&Item) -> String,
+    record: bool,
 ) -> Selected<'c> {
     let conv = &settings.conversation;
     let mode = settings.history.mode;
+    let scope = settings.history.scope;
     let before = current.map(Item::key);
+    let mut notes = record.then(Notes::default);
+    let total_before = || count(chat, scope, topic, before, |_| true);
     if !conv.enabled {
+        let decision = notes.map(|n| n.into_decision(SelectionMethod::All, total_before(), None, current));
         return Selected {
             items: Vec::new(),
             report: SelectionReport { method: SelectionMethod::All, considered: 0, kept: 0, forced: Vec::new() },
+            decision,
         };
     }
     if settings.history.policy == Policy::ModeCap {
-        let mut items = newest(chat, settings.history.scope, topic, before, mode.cap(), |i| i.eligible(mode));
-        let considered = count(chat, settings.history.scope, topic, before, |i| i.eligible(mode));
+        let mut items = newest(chat, scope, topic, before, mode.cap(), |i| i.eligible(mode));
+        let considered = count(chat, scope, topic, before, |i| i.eligible(mode));
         items.reverse();
         let kept = items.len();
+        let decision = notes.map(|mut n| {
+            n.verdicts = items.iter().map(|&i| (i, Reason::ModeCap, None)).collect();
+            n.into_decision(SelectionMethod::Cap, total_before(), None, current)
+        });
         return Selected {
             items,
             report: SelectionReport { method: SelectionMethod::Cap, considered, kept, forced: Vec::new() },
+            decision,
         };
     }
     let mut forced = Vec::new();
-    let list = lookback(chat, settings, topic, current, &mut forced);
+    let list = lookback(chat, settings, topic, current, &mut forced, notes.as_mut());
     let considered = list.len();
     // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
-    let (mut chosen, method) = pick_older(chat, conv, list, current, triage, render_line);
+    let (mut chosen, method) = pick_older(chat, conv, list, current, triage, render_line, notes.as_mut());
+    if let Some(n) = notes.as_mut() {
+        n.verdicts.sort_by_key(|v| v.0.key());
+    }
     let parent = keep_reply_parent(chat, current, &mut chosen, &mut forced);
-    if conv.max_context_tokens > 0 {
-        fit_budget(&mut chosen, conv.max_context_tokens as u64, current, parent);
+    if let (Some(p), Some(n)) = (parent, notes.as_mut()) {
+        n.set(p, Reason::ReplyParent);
+    }
+    let budget = (conv.max_context_tokens > 0).then_some(conv.max_context_tokens as u64);
+    if let Some(max) = budget {
+        let dropped = fit_budget(&mut chosen, max, current, parent);
+        if let Some(n) = notes.as_mut() {
+            for i in dropped {
+                n.set(i, Reason::TokenBudget);
+            }
+        }
     }
     let kept = chosen.len();
-    Selected { items: chosen, report: SelectionReport { method, considered, kept, forced } }
+    let decision = notes.map(|n| n.into_decision(method, total_before(), budget, current));
+    Selected { items: chosen, report: SelectionReport { method, considered, kept, forced }, decision }
 }
 
 /// The eligible items of the lookback, oldest first: background items leave interactive context (the newest
@@ -242,24 +332,32 @@ fn lookback<'c>(
     topic: Option<&str>,
     current: Option<&'c Item>,
     forced: &mut Vec<&'static str>,
+    mut notes: Option<&mut Notes<'c>>,
 ) -> Vec<&'c Item> {
     let conv = &settings.conversation;
     let mode = settings.history.mode;
     let parent_id = current.and_then(|c| c.reply_to.as_deref());
     let mut tasks_left = conv.previous_tasks_count;
+    let mut skipped: Vec<(&'c Item, Reason, Option<f64>)> = Vec::new();
+    let recording = notes.is_some();
     let mut list = newest(chat, settings.history.scope, topic, current.map(Item::key), conv.lookback_count, |i| {
-        if !i.eligible(mode) {
-            return false;
-        }
-        match i.origin {
-            Origin::Interactive => true,
-            _ if parent_id.is_some() && i.message_id.as_deref() == parent_id => true,
-            Origin::Scheduled | Origin::Briefing if tasks_left > 0 => {
-                tasks_left -= 1;
-                true
+        let verdict = if !i.eligible(mode) {
+            Err(Reason::NotRecordedByMode)
+        } else {
+            match i.origin {
+                Origin::Interactive => Ok(()),
+                _ if parent_id.is_some() && i.message_id.as_deref() == parent_id => Ok(()),
+                Origin::Scheduled | Origin::Briefing if tasks_left > 0 => {
+                    tasks_left -= 1;
+                    Ok(())
+                }
+                _ => Err(Reason::Background),
             }
-            _ => false,
+        };
+        if let (true, Err(reason)) = (recording, verdict) {
+            skipped.push((i, reason, None));
         }
+        verdict.is_ok()
     });
     if tasks_left < conv.previous_tasks_count {
         forced.push("previous_task");
@@ -270,7 +368,17 @@ fn lookback<'c>(
         let window = (conv.context_recency_hours * 3600.0) as i64;
         let cutoff = newest.unix().saturating_sub(window);
         let keep = list.iter().take_while(|i| i.sent_at.unix() >= cutoff).count().max(conv.context_min_messages);
+        if let Some(n) = notes.as_deref_mut() {
+            let cut = list.get(keep..).unwrap_or_default();
+            n.verdicts.extend(cut.iter().map(|&i| (i, Reason::OutsideRecencyWindow, None)));
+        }
         list.truncate(keep);
+    }
+    if let Some(n) = notes {
+        // Skipped items older than the lookback's oldest were passed by a walk over another topic's items
+        // (a chat-wide scope walks each topic) and belong outside it.
+        let oldest = if list.len() == conv.lookback_count { list.last().map(|i| i.key()) } else { None };
+        n.verdicts.extend(skipped.into_iter().filter(|v| oldest.is_none_or(|o| v.0.key() > o)));
     }
     list.reverse();
     list
@@ -285,23 +393,29 @@ fn pick_older<'c>(
     current: Option<&'c Item>,
     triage: Option<&dyn Triage>,
     render_line: &dyn Fn(&Item) -> String,
+    notes: Option<&mut Notes<'c>>,
 ) -> (Vec<&'c Item>, SelectionMethod) {
     let considered = list.len();
     if !conv.use_selection || considered <= conv.skip_selection_threshold || considered <= conv.always_include_recent {
+        if let Some(n) = notes {
+            n.verdicts.extend(list.iter().map(|&i| (i, Reason::AlwaysInclude, None)));
+        }
         return (list, SelectionMethod::All);
     }
     let (older, recent) = list.split_at(considered - conv.always_include_recent);
-    let picked: Result<Vec<usize>, SelectionMethod> = match conv.selector {
+    let mut triage_record = None;
+    let picked: Result<Vec<(usize, Option<f64>)>, SelectionMethod> = match conv.selector {
         Selector::Lexical => Ok(lexical::rank(chat, older, current, conv.lexical_keep)),
-        Selector::Model => ask_model(conv, older, current, triage, render_line),
+        Selector::Model => ask_model(conv, older, current, triage, render_line, &mut triage_record),
     };
     let method = match (&picked, conv.selector) {
         (Ok(_), Selector::Lexical) => SelectionMethod::Lexical,
         (Ok(_), Selector::Model) => SelectionMethod::Triage,
         (Err(m), _) => *m,
     };
-    let mut chosen: Vec<&Item> = match picked {
-        Ok(mut ids) => {
+    let mut chosen: Vec<&Item> = match &picked {
+        Ok(ids) => {
+            let mut ids: Vec<usize> = ids.iter().map(|p| p.0).collect();
             ids.sort_unstable();
             ids.dedup();
             ids.into_iter().filter_map(|i| older.get(i).copied()).collect()
@@ -309,19 +423,43 @@ fn pick_older<'c>(
         Err(SelectionMethod::FailOpen) => older.to_vec(),
         Err(_) => Vec::new(),
     };
+    if let Some(n) = notes {
+        let mut verdicts: Vec<(&Item, Reason, Option<f64>)> = match &picked {
+            Err(SelectionMethod::FailOpen) => older.iter().map(|&i| (i, Reason::AlwaysInclude, None)).collect(),
+            _ => older.iter().map(|&i| (i, Reason::NotChosen, None)).collect(),
+        };
+        if let Ok(ids) = &picked {
+            let why = if method == SelectionMethod::Lexical { Reason::LexicalScore } else { Reason::ModelTriage };
+            for &(i, score) in ids {
+                if let Some(v) = verdicts.get_mut(i) {
+                    *v = (v.0, why, score);
+                }
+            }
+        }
+        verdicts.extend(recent.iter().map(|&i| (i, Reason::RecentWindow, None)));
+        for v in &mut verdicts {
+            if v.0.origin != Origin::Interactive && v.1.kept() {
+                v.1 = Reason::PreviousTask;
+            }
+        }
+        n.verdicts.extend(verdicts);
+        n.triage = triage_record;
+    }
     chosen.extend_from_slice(recent);
     (chosen, method)
 }
 
 /// Model triage of the older items: the positions it keeps, or the method that stands in for it (no model
-/// configured: fail open; an empty answer: recent only; an error: as `on_triage_error` says).
+/// configured: fail open; an empty answer: recent only; an error: as `on_triage_error` says). What was asked
+/// and how it ended goes to `record`.
 fn ask_model(
     conv: &ConversationSettings,
     older: &[&Item],
     current: Option<&Item>,
     triage: Option<&dyn Triage>,
     render_line: &dyn Fn(&Item) -> String,
-) -> Result<Vec<usize>, SelectionMethod> {
+    record: &mut Option<TriageRecord>,
+) -> Result<Vec<(usize, Option<f64>)>, SelectionMethod> {
     let Some(t) = triage.filter(|t| t.configured()) else { return Err(SelectionMethod::FailOpen) };
     let lines: Vec<String> = older.iter().map(|i| render_line(i)).collect();
     let request = TriageRequest {
@@ -330,9 +468,26 @@ fn ask_model(
         messages: triage_prompt(&lines, current.map(render_line).as_deref()),
         count: older.len(),
     };
-    match t.triage(&request) {
+    let answer = t.triage(&request);
+    let (outcome, error) = match &answer {
+        Ok(ids) if ids.is_empty() => (TriageOutcome::Empty, None),
+        Ok(_) => (TriageOutcome::Chosen, None),
+        Err(e) => (TriageOutcome::Error, Some(crate::render::excerpt(e, 200))),
+    };
+    *record = Some(TriageRecord {
+        model: request.model,
+        listed: request.count,
+        timeout_secs: request.timeout_secs,
+        outcome,
+        chosen: answer
+            .as_ref()
+            .map(|ids| ids.iter().filter_map(|&i| older.get(i).and_then(|o| o.message_id.clone())).collect())
+            .unwrap_or_default(),
+        error,
+    });
+    match answer {
         Ok(ids) if ids.is_empty() => Err(SelectionMethod::RecentOnly),
-        Ok(ids) => Ok(ids),
+        Ok(ids) => Ok(ids.into_iter().map(|i| (i, None)).collect()),
         Err(_) => Err(match conv.on_triage_error {
             OnTriageError::RecentOnly => SelectionMethod::RecentOnly,
             OnTriageError::KeepAll => SelectionMethod::FailOpen,
@@ -362,8 +517,13 @@ fn keep_reply_parent<'c>(
 }
 
 /// The token budget drops the oldest selected items first, never the reply parent: one pass from the newest
-/// finds how far back the budget reaches.
-fn fit_budget<'c>(chosen: &mut Vec<&'c Item>, budget: u64, current: Option<&Item>, parent: Option<&'c Item>) {
+/// finds how far back the budget reaches. Returns the items it dropped.
+fn fit_budget<'c>(
+    chosen: &mut Vec<&'c Item>,
+    budget: u64,
+    current: Option<&Item>,
+    parent: Option<&'c Item>,
+) -> Vec<&'c Item> {
     let is_parent = |i: &Item| parent.is_some_and(|p| std::ptr::eq(i, p));
     let mut total: u64 = current.map_or(0, |c| u64::from(c.tokens)) + parent.map_or(0, |p| u64::from(p.tokens));
     let mut start = chosen.len();
@@ -379,10 +539,11 @@ fn fit_budget<'c>(chosen: &mut Vec<&'c Item>, budget: u64, current: Option<&Item
     }
     // The parent, when it is older than the budget reaches, stays first.
     let older_parent = parent.filter(|p| chosen[..start].binary_search_by_key(&p.key(), |i| i.key()).is_ok());
-    chosen.drain(..start);
+    let dropped: Vec<&Item> = chosen.drain(..start).filter(|i| !is_parent(i)).collect();
     if let Some(p) = older_parent {
         chosen.insert(0, p);
     }
+    dropped
 }
 
 /// How many items before `before` in the scope pass `keep` (for the mode cap's report).

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::request::{Request, Scope, ScopeUse, scoped_request};
 use crate::chat::{Chat, Item};
+use crate::decision::HistoryDecision;
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::history::ChatHistoryItem;
@@ -62,7 +63,7 @@ pub enum Rendered {
 }
 
 /// `get_chat_history_context` response (docs/protocol.md §6.3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
 pub struct HistoryContext {
     /// The selected items, oldest first.
@@ -73,6 +74,10 @@ pub struct HistoryContext {
     pub rendered: Rendered,
     /// The whole prompt, in the order of docs/protocol.md §5.4.
     pub prompt: Vec<PromptMessage>,
+    /// How the items were chosen (docs/protocol.md §6.7): in the answer when the request says
+    /// `"explain": true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Box<HistoryDecision>>,
 }
 
 /// [`Engine::get_chat_history_prompt`]: the prompt alone.
@@ -88,7 +93,8 @@ pub struct HistoryPrompt {
 impl Engine {
     /// `get_chat_history_context` (docs/protocol.md §6.3): selection (see [`crate::selection`]), rendering and the prompt.
     pub fn get_chat_history_context(&self, req: &GetChatHistoryContext) -> Result<HistoryContext, Error> {
-        let h = self.select_history(req)?;
+        let mut h = self.select_history(req, self.records(&req.scope))?;
+        let explain = h.selected.decision.take().map(Box::new);
         let cut = self.settings().conversation.context_truncation;
         let items: Vec<ChatHistoryItem> = h
             .selected
@@ -108,14 +114,14 @@ impl Engine {
             Format::Single => Rendered::Single(render::payload(&req.scope.channel, &items)),
             Format::PerItem => Rendered::PerItem(prompt[history].to_vec()),
         };
-        Ok(HistoryContext { selection: h.selected.report, items, rendered, prompt })
+        Ok(HistoryContext { selection: h.selected.report, items, rendered, prompt, explain })
     }
 
     /// The prompt of [`Engine::get_chat_history_context`] and its selection report, without the structured
     /// `items` and `rendered` parts: the same selection and byte for byte the same prompt, rendered straight
     /// from the stored items. For bots that embed the library and only send the prompt.
     pub fn get_chat_history_prompt(&self, req: &GetChatHistoryContext) -> Result<HistoryPrompt, Error> {
-        let h = self.select_history(req)?;
+        let h = self.select_history(req, false)?;
         let (prompt, _) = self.history_prompt(&h, &req.scope.channel);
         Ok(HistoryPrompt { selection: h.selected.report, prompt })
     }
@@ -128,19 +134,24 @@ impl Engine {
             return Ok(None);
         }
         let capture = Capture(std::sync::Mutex::new(None));
-        self.select_history_with(req, Some(&capture))?;
+        self.select_history_with(req, Some(&capture), false)?;
         Ok(capture.0.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
     /// The chat, the scope and the selection of a history request.
-    fn select_history<'e>(&'e self, req: &'e GetChatHistoryContext) -> Result<HistorySelection<'e>, Error> {
-        self.select_history_with(req, self.triage())
+    fn select_history<'e>(
+        &'e self,
+        req: &'e GetChatHistoryContext,
+        record: bool,
+    ) -> Result<HistorySelection<'e>, Error> {
+        self.select_history_with(req, self.triage(), record)
     }
 
     fn select_history_with<'e>(
         &'e self,
         req: &'e GetChatHistoryContext,
         triage: Option<&dyn Triage>,
+        record: bool,
     ) -> Result<HistorySelection<'e>, Error> {
         let chat = self.chat(&req.scope.channel, &req.scope.chat_id).ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
         let (topic, current): (Option<&str>, Option<&Item>) = match &req.scope.current_message_id {
@@ -156,7 +167,7 @@ impl Engine {
             None => (req.scope.topic_id.as_deref(), None),
         };
         let line = |i: &Item| render::line(&chat.line(i, 0));
-        let selected = crate::selection::select(chat, self.settings(), topic, current, triage, &line);
+        let selected = crate::selection::select(chat, self.settings(), topic, current, triage, &line, record);
         Ok(HistorySelection { chat, topic, current, selected })
     }
 

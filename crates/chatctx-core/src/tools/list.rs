@@ -114,6 +114,10 @@ pub struct ActiveObjects {
     pub objects: Vec<ActiveObject>,
     /// More were active than `limit`.
     pub truncated: bool,
+    /// Each live object's activation and TTL (docs/protocol.md §6.7): in the answer when the request says
+    /// `"explain": true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Box<crate::decision::ListDecision>>,
 }
 
 impl Engine {
@@ -167,6 +171,22 @@ impl Engine {
         });
         found.dedup_by(|later, first| later.1.object_id == first.1.object_id);
         let truncated = found.len() > req.limit;
+        let explain = self.records(&req.scope).then(|| {
+            let objects = found.iter().enumerate().filter_map(|(i, (tier, o, expires_at))| {
+                Some(crate::decision::ObjectLiveness {
+                    object_id: o.object_id.clone(),
+                    kind: o.kind,
+                    tier: *tier,
+                    activation: o.activation?,
+                    activated_at: o.activated_at?,
+                    activated_by: o.activated_by.clone(),
+                    expires_at: *expires_at,
+                    ttl_left_secs: expires_at.unix() - now.unix(),
+                    returned: i < req.limit,
+                })
+            });
+            Box::new(crate::decision::ListDecision { now, objects: objects.collect() })
+        });
         let objects: Vec<ActiveObject> = found
             .into_iter()
             .take(req.limit)
@@ -196,6 +216,7 @@ impl Engine {
             scope_used: if topic.is_some() { Tier::Topic } else { Tier::Chat },
             objects,
             truncated,
+            explain,
         })
     }
 }

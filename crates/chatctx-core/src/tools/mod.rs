@@ -23,6 +23,7 @@ pub use call::{ToolCall, ToolSchema, Writes};
 pub use history::{GetChatHistoryContext, HistoryContext, HistoryPrompt, Rendered};
 pub use request::{Request, Scope, ScopeUse};
 
+use crate::decision::Explain;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::time::Timestamp;
@@ -78,6 +79,27 @@ impl ToolResponse {
         }
     }
 
+    /// Takes the answer's decision record out of it (the answer then serializes without `explain`).
+    pub fn take_explain(&mut self) -> Option<Explain> {
+        match self {
+            ToolResponse::History(h) => h.explain.take().map(Explain::History),
+            ToolResponse::Resolve(r) => r.explain.take().map(Explain::Resolve),
+            ToolResponse::List(l) => l.explain.take().map(Explain::List),
+            ToolResponse::Scenario(s) => s.explain.take().map(Explain::Scenario),
+        }
+    }
+
+    /// Puts a record taken by [`ToolResponse::take_explain`] back (a record of another tool is dropped).
+    pub fn put_explain(&mut self, explain: Explain) {
+        match (self, explain) {
+            (ToolResponse::History(h), Explain::History(e)) => h.explain = Some(e),
+            (ToolResponse::Resolve(r), Explain::Resolve(e)) => r.explain = Some(e),
+            (ToolResponse::List(l), Explain::List(e)) => l.explain = Some(e),
+            (ToolResponse::Scenario(s), Explain::Scenario(e)) => s.explain = Some(e),
+            _ => {}
+        }
+    }
+
     /// The compact log fields of this answer (never message text), `name=value` by [`ToolResponse::fields`];
     /// see docs/protocol.md.
     pub fn log_fields(&self) -> String {
@@ -92,6 +114,12 @@ pub fn serde_plain<T: Serialize>(v: &T) -> String {
 }
 
 impl Engine {
+    /// Whether an answer for `scope` carries its decision record: records are on (`[decisions] keep`), or
+    /// the request asked for it.
+    pub(crate) fn records(&self, scope: &Scope) -> bool {
+        scope.explain || self.settings().decisions.keep > 0
+    }
+
     /// Answers `call`. `now` is used when the call names no time.
     pub fn answer(&mut self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
         let at = call.now().unwrap_or(now);

@@ -34,6 +34,10 @@ pub struct Scope {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Id>")]
     pub sender_user_id: Option<String>,
+    /// Return the answer's decision record inline, as `explain` (docs/protocol.md §6.7). Not a place, but
+    /// every request has it, so it travels with the scope.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
 }
 
 fn default_channel() -> String {
@@ -77,6 +81,7 @@ impl Scope {
             topic_id: id("topic_id", defaults.map(|d| &d.topic_id))?,
             current_message_id: id("current_message_id", defaults.map(|d| &d.current_message_id))?,
             sender_user_id: id("sender_user_id", defaults.map(|d| &d.sender_user_id))?,
+            explain: f.bool("explain")?.unwrap_or(false),
         })
     }
 }

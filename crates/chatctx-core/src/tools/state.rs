@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::request::{Request, Scope, ScopeUse, scoped_request};
+use crate::decision::ScenarioDecision;
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
 use crate::scenario::{Scenario, ScenarioState};
@@ -134,10 +135,32 @@ impl crate::engine::Engine {
     /// `get_scenario`: revision 0 and `{}` when nothing was written (also for a chat never seen).
     pub fn get_scenario(&self, req: &GetScenario) -> ScenarioState {
         let k = &req.scope;
-        match self.chat(&k.channel, &k.chat_id).and_then(|c| c.scenarios.get(&k.topic_id)) {
+        let mut view = match self.chat(&k.channel, &k.chat_id).and_then(|c| c.scenarios.get(&k.topic_id)) {
             Some(s) => s.view(None, req.revisions),
             None => Scenario::default().view(None, req.revisions),
+        };
+        // Only a chat that is held gets a record (a read of an unknown chat answers the empty state).
+        if self.records(k) && self.chat(&k.channel, &k.chat_id).is_some() {
+            view.explain = Some(Box::new(ScenarioDecision { revision: view.revision, changed: false, keys_changed: vec![] }));
         }
+        view
+    }
+
+    /// The answer of a state write, with its record when records are on: the top-level keys it changed.
+    fn written(&self, scope: &Scope, before: &Map<String, Value>, mut view: ScenarioState) -> ScenarioState {
+        if self.records(scope) {
+            let after = &view.state;
+            let mut keys: Vec<String> = before
+                .iter()
+                .filter(|(k, v)| after.get(*k) != Some(*v))
+                .map(|(k, _)| k.clone())
+                .chain(after.keys().filter(|k| !before.contains_key(*k)).cloned())
+                .collect();
+            keys.sort();
+            let changed = view.changed.unwrap_or(false);
+            view.explain = Some(Box::new(ScenarioDecision { revision: view.revision, changed, keys_changed: keys }));
+        }
+        view
     }
 
     /// `update_scenario`. Nothing is written on any error.
@@ -152,12 +175,15 @@ impl crate::engine::Engine {
         let fresh = Scenario::default();
         let current = self.chat(&k.channel, &k.chat_id).and_then(|c| c.scenarios.get(&k.topic_id)).unwrap_or(&fresh);
         let Some(delta) = current.prepare(patch, req.expected_revision, state, state.schema.as_ref())? else {
-            return Ok(current.view(Some(false), false));
+            let view = current.view(Some(false), false);
+            return Ok(self.written(k, &view.state.clone(), view));
         };
+        let before = current.state_arc();
         let (settings, chat) = self.with_chat(&k.channel, &k.chat_id);
         let scenario = chat.scenarios.entry(k.topic_id.clone()).or_default();
         scenario.commit(delta, &req.patch, req.now.unwrap_or(now), settings.state.keep_revisions);
-        Ok(scenario.view(Some(true), false))
+        let view = scenario.view(Some(true), false);
+        Ok(self.written(k, &before, view))
     }
 
     /// `revert_scenario`: writes a kept revision's state back as a new revision.
@@ -169,11 +195,14 @@ impl crate::engine::Engine {
         let Some((delta, written)) =
             current.prepare_revert(req.to_revision, req.expected_revision, state, state.schema.as_ref())?
         else {
-            return Ok(current.view(Some(false), false));
+            let view = current.view(Some(false), false);
+            return Ok(self.written(k, &view.state.clone(), view));
         };
+        let before = current.state_arc();
         let (settings, chat) = self.with_chat(&k.channel, &k.chat_id);
         let scenario = chat.scenarios.entry(k.topic_id.clone()).or_default();
         scenario.commit(delta, &written, req.now.unwrap_or(now), settings.state.keep_revisions);
-        Ok(scenario.view(Some(true), false))
+        let view = scenario.view(Some(true), false);
+        Ok(self.written(k, &before, view))
     }
 }

@@ -31,11 +31,33 @@ pub(super) struct File {
     server: Server,
     store: Store,
     telemetry: Telemetry,
+    decisions: Decisions,
 }
 
 /// The sections a file may have.
-pub(super) const SECTIONS: &[&str] =
-    &["history", "conversation", "llm", "objects", "state", "resolver", "prompt", "server", "store", "telemetry"];
+pub(super) const SECTIONS: &[&str] = &[
+    "history",
+    "conversation",
+    "llm",
+    "objects",
+    "state",
+    "resolver",
+    "prompt",
+    "server",
+    "store",
+    "telemetry",
+    "decisions",
+];
+
+/// The largest `decisions.keep`: records per chat.
+pub const MAX_DECISIONS_KEEP: usize = 1000;
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Decisions {
+    keep: Option<usize>,
+    max_bytes: Option<usize>,
+}
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -251,6 +273,12 @@ impl File {
             c.telemetry.otlp_endpoint = Some(url.trim_end_matches('/').to_owned());
         }
         lay!(self.telemetry => c.telemetry; service_name);
+        lay!(self.decisions => c.core.decisions; keep, max_bytes);
+        ensure!(
+            c.core.decisions.keep <= MAX_DECISIONS_KEEP,
+            "decisions.keep: at most {MAX_DECISIONS_KEEP} records per chat (0 turns records off), got {}",
+            c.core.decisions.keep
+        );
         ensure!(!c.telemetry.service_name.is_empty(), "telemetry.service_name: must not be empty");
         Ok(c)
     }

@@ -21,7 +21,7 @@ use toml::{Table, Value};
 pub const ENV_PREFIX: &str = "CHATCTX_";
 
 /// Everything chatctx is configured with.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Config {
     /// What the engine uses.
     pub core: Settings,
@@ -33,6 +33,21 @@ pub struct Config {
     pub store: StoreSettings,
     /// `[telemetry]`.
     pub telemetry: TelemetrySettings,
+}
+
+impl Default for Config {
+    /// The engine's defaults, with the server's: decision records on (32 per chat).
+    fn default() -> Self {
+        let mut core = Settings::default();
+        core.decisions.keep = 32;
+        Self {
+            core,
+            llm: LlmSettings::default(),
+            server: ServerSettings::default(),
+            store: StoreSettings::default(),
+            telemetry: TelemetrySettings::default(),
+        }
+    }
 }
 
 /// `[telemetry]`: OpenTelemetry spans over OTLP/HTTP, off unless `otlp_endpoint` is set.
@@ -443,6 +458,6 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../chatctx.example.toml");
         let l = load(Some(&path), Vec::new()).unwrap();
         assert!(l.warnings.is_empty(), "{:?}", l.warnings);
-        assert_eq!(l.config.core, Settings::default(), "the example documents the defaults");
+        assert_eq!(l.config.core, Config::default().core, "the example documents the defaults");
     }
 }

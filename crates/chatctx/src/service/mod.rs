@@ -130,6 +130,8 @@ fn key(channel: &str, chat: &str) -> ChatKey {
 /// The running service.
 pub struct Service {
     durability: Durability,
+    /// The decision records of recent answers (`[decisions]`).
+    decisions: crate::decisions::Decisions,
     /// Model triage, when configured: asked before the engine is locked (see [`Service::call`]).
     triage: Option<Arc<Answered>>,
 }
@@ -364,6 +366,7 @@ impl Service {
         options: Options,
     ) -> anyhow::Result<(Self, u64)> {
         let every = snapshot_every(&settings, &options);
+        let decisions = crate::decisions::Decisions::new(&settings.decisions);
         let triage = crate::triage::HttpTriage::from_settings(&llm)?.map(|t| Arc::new(Answered::new(t)));
         let (durability, read) = match store {
             Opened::Local(log) => {
@@ -375,7 +378,7 @@ impl Service {
                 (Durability::Shared(shared), read)
             }
         };
-        Ok((Self { durability, triage }, read))
+        Ok((Self { durability, triage, decisions }, read))
     }
 
     /// Ingests a batch of raw events (docs/protocol.md §3, including `telegram_update`). Each is accepted or
@@ -541,10 +544,17 @@ impl Service {
 
     /// Forgets a chat completely, in memory and in the store. Whether anything was held.
     pub fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
-        match &self.durability {
+        let deleted = match &self.durability {
             Durability::Local(l) => l.delete_chat(channel, chat_id),
             Durability::Shared(s) => s.delete_chat(channel, chat_id),
-        }
+        };
+        self.decisions.forget(channel, chat_id);
+        deleted
+    }
+
+    /// The decision records of recent answers.
+    pub fn decisions(&self) -> &crate::decisions::Decisions {
+        &self.decisions
     }
 
     /// Whether the store answers (a shared store is asked; the embedded ones always do).

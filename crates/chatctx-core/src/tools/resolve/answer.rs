@@ -116,6 +116,10 @@ pub struct Resolution {
     /// Whether recording this answer's `resolved` activation changed the state (not part of the answer).
     #[serde(skip)]
     pub recorded: bool,
+    /// How the answer was reached (docs/protocol.md §6.7): in the answer when the request says
+    /// `"explain": true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Box<crate::decision::ResolveDecision>>,
 }
 
 /// Reason codes, in output order.
@@ -186,6 +190,7 @@ pub(super) fn decide(
             scope_used: widest,
             diagnostics,
             recorded: false,
+            explain: None,
         };
         return (resolution, None);
     }
@@ -226,6 +231,7 @@ pub(super) fn decide(
             scope_used: first.tier,
             diagnostics,
             recorded: false,
+            explain: None,
         };
         return (resolution, None);
     }
@@ -242,6 +248,7 @@ pub(super) fn decide(
         scope_used: first.tier,
         diagnostics,
         recorded: false,
+        explain: None,
     };
     (resolution, Some(winner))
 }

@@ -322,7 +322,62 @@ fn resolve(
     }
     order.sort_by(|&a, &b| rank(&pool[a], &pool[b]));
     let ranked: Vec<&Cand<'_>> = order.iter().map(|&i| &pool[i]).collect();
-    decide(&ranked, pool.len(), req, cfg, fallback)
+    let (mut resolution, winner) = decide(&ranked, pool.len(), req, cfg, fallback);
+    if req.scope.explain || settings.decisions.keep > 0 {
+        resolution.explain = Some(Box::new(record(&pool, &ctx, req, cfg, &resolution)));
+    }
+    (resolution, winner)
+}
+
+/// The decision record of a resolution: every scored candidate, best first, with the parts of its score.
+fn record(
+    pool: &[Cand<'_>],
+    ctx: &pool::Ctx<'_>,
+    req: &ResolveReferenceTarget,
+    cfg: &ResolverSettings,
+    resolution: &Resolution,
+) -> crate::decision::ResolveDecision {
+    let kinds = &req.hints.target_kinds;
+    let may_win = |c: &Cand<'_>| kinds.is_empty() || kinds.contains(&c.kind);
+    let mut order: Vec<&Cand<'_>> = pool.iter().collect();
+    order.sort_by(|a, b| {
+        may_win(b)
+            .cmp(&may_win(a))
+            .then(b.score.total_cmp(&a.score))
+            .then(b.last_touched.cmp(&a.last_touched))
+            .then(b.created_at.cmp(&a.created_at))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    let eligible = order.iter().filter(|c| may_win(c)).count();
+    let top = order.first().filter(|c| may_win(c)).map_or(0.0, |c| c.score);
+    let why = match resolution.status {
+        Status::Resolved => "resolved",
+        Status::Ambiguous => "ambiguous",
+        Status::NotFound if pool.is_empty() => "no_candidates",
+        Status::NotFound if eligible == 0 => "no_candidate_of_kind",
+        Status::NotFound if top < cfg.min_score => "below_min_score",
+        Status::NotFound => "not_found",
+    };
+    crate::decision::ResolveDecision {
+        status: resolution.status,
+        candidates: order
+            .iter()
+            .enumerate()
+            .map(|(i, c)| crate::decision::CandidateVerdict {
+                object_id: c.id.render(),
+                kind: c.kind,
+                tier: c.tier,
+                score: answer::round(c.score, 2),
+                parts: score::parts(c, ctx, req, cfg),
+                reasons: answer::reasons_of(c.mask),
+                rank: (i < eligible).then_some(i + 1),
+            })
+            .collect(),
+        why,
+        min_score: cfg.min_score,
+        ambiguity_gap: cfg.ambiguity_gap,
+        top_score_gap: resolution.diagnostics.top_score_gap,
+    }
 }
 
 impl Engine {

@@ -133,3 +133,56 @@ fn by_position(
         pool[i].add(cfg.ordinal_hint, R::OrdinalHint);
     }
 }
+
+/// The parts of a scored candidate's score, for its decision record: the same rules as [`features`] and
+/// [`by_position`], read back from the candidate's reason bits. They add up to its score.
+pub(super) fn parts(
+    c: &Cand<'_>,
+    ctx: &Ctx<'_>,
+    req: &ResolveReferenceTarget,
+    cfg: &ResolverSettings,
+) -> Vec<crate::decision::ScorePart> {
+    let hints = &req.hints;
+    let mut out: Vec<(&'static str, f64)> = Vec::with_capacity(8);
+    if !c.is_message {
+        out.push(("typed_object", cfg.typed_object));
+    }
+    for (bit, name) in REASONS.iter().enumerate() {
+        if c.mask & (1 << bit) == 0 {
+            continue;
+        }
+        let points = match bit {
+            b if b == R::ExactReplyTarget as usize => cfg.exact_reply_target,
+            b if b == R::InReplyChain as usize => cfg.in_reply_chain,
+            b if b == R::SameTopic as usize => cfg.same_topic,
+            b if b == R::KindMatch as usize => cfg.kind_match,
+            b if b == R::CurrentlyActive as usize => {
+                let twice = hints.recency == Some(Recency::CurrentlyActive);
+                cfg.currently_active * if twice { 2.0 } else { 1.0 }
+            }
+            b if b == R::BotCreated as usize => cfg.bot_created,
+            b if b == R::OwnedBySender as usize => cfg.owned_by_sender,
+            b if b == R::TouchedInInteraction as usize => cfg.touched_in_interaction,
+            b if b == R::PositionalHint as usize => cfg.positional_hint,
+            b if b == R::OrdinalHint as usize => cfg.ordinal_hint,
+            b if b == R::CarrierMessage as usize => cfg.carrier_message,
+            b if b == R::StalePenalty as usize => cfg.stale_penalty,
+            b if b == R::WeakScopeFallback as usize => cfg.weak_scope_fallback,
+            _ => continue, // recent_object is a flag; its points are the recency part
+        };
+        out.push((name, points));
+    }
+    let half_life = cfg.recency_half_life.secs().max(1) as f64;
+    let recency_weight = if hints.recency == Some(Recency::Recent) { 2.0 * cfg.recency } else { cfg.recency };
+    let age = (ctx.now.unix() - c.last_touched.unix()).max(0) as f64;
+    out.push(("recency", recency_weight * half_life / (half_life + age)));
+    if hints.ownership == Some(Ownership::Mine) && c.by_user != Some(req.sender()) {
+        out.push(("not_owned", cfg.not_owned));
+    }
+    debug_assert!(
+        (out.iter().map(|p| p.1).sum::<f64>() - c.score).abs() < 1e-6,
+        "the score parts of {} do not add up to its score",
+        c.id.render()
+    );
+    out.into_iter().map(|(part, points)| crate::decision::ScorePart { part, points: round(points, 3) }).collect()
+}

@@ -1,0 +1,245 @@
+//! Decision records: how a tool answer was reached, item by item (docs/protocol.md §6.7).
+//!
+//! A record holds ids, codes, numbers and times, never message text: for `get_chat_history_context` every item
+//! that selection looked at with its verdict and reason, the token budget and the model triage; for
+//! `resolve_reference_target` every scored candidate with its score parts; for `list_active_context_objects`
+//! each live object's activation and TTL. The engine builds one when `[decisions] keep` is above 0 or the
+//! request says `"explain": true`, and hands it out with the answer (the answer's `explain` field); the
+//! server keeps the newest per chat and serves them. Built from the same state and request, a record is the
+//! same, byte for byte, so a replay of a log reproduces its records.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::kinds::{Activation, ItemKind, ObjectKind};
+use crate::selection::SelectionMethod;
+use crate::time::Timestamp;
+use crate::tools::resolve::{Status, Tier};
+
+crate::vocabulary! {
+    /// Why an item was kept in the prompt or left out of it.
+    Reason {
+        /// Kept: one of the newest `always_include_recent` items, kept whatever selection chose.
+        RecentWindow = "recent_window",
+        /// Kept: the message being answered replies to it.
+        ReplyParent = "reply_parent",
+        /// Kept: the lexical selector ranked it among the best `lexical_keep` (its `score` is given).
+        LexicalScore = "lexical_score",
+        /// Kept: model triage chose it.
+        ModelTriage = "model_triage",
+        /// Kept: everything considered was kept (selection off, history at or below
+        /// `skip_selection_threshold`, or a triage that failed open); `method` says which.
+        AlwaysInclude = "always_include",
+        /// Kept: one of the newest items under `history.policy = "mode_cap"`.
+        ModeCap = "mode_cap",
+        /// Kept: one of the newest `previous_tasks_count` scheduled or briefing outputs.
+        PreviousTask = "previous_task",
+        /// Left out: the write policy of the mode does not record it for the prompt (an inbound message that
+        /// did not trigger the bot in `smart` or `strict` mode, or a reaction).
+        NotRecordedByMode = "not_recorded_by_mode",
+        /// Left out: a background item (scheduled, briefing, subtask, heartbeat) beyond the previous tasks.
+        Background = "background",
+        /// Left out: older than `context_recency_hours` before the newest item considered.
+        OutsideRecencyWindow = "outside_recency_window",
+        /// Left out: older than the items the recent window, the lexical selector or triage kept.
+        NotChosen = "not_chosen",
+        /// Left out: the token budget (`max_context_tokens`) was spent on newer items.
+        TokenBudget = "token_budget",
+    }
+}
+
+/// One item selection looked at.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct ItemVerdict {
+    /// The message id (items without one, such as reactions, are named by `sent_at` and `kind`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub message_id: Option<Arc<str>>,
+    /// The item's kind.
+    pub kind: ItemKind,
+    /// When it was sent.
+    pub sent_at: Timestamp,
+    /// Whether it is in the prompt.
+    pub kept: bool,
+    /// Why.
+    pub reason: Reason,
+    /// Its estimated tokens (the measure `max_context_tokens` is counted in).
+    pub tokens: u32,
+    /// The lexical selector's score, when it ranked the item.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+/// The token budget and what the prompt's history cost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct Budget {
+    /// `max_context_tokens` (absent when there is no budget).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Estimated tokens of the kept items and the current message.
+    pub used_tokens: u64,
+}
+
+crate::vocabulary! {
+    /// How a model triage ended.
+    TriageOutcome {
+        /// The model chose some items.
+        Chosen = "chosen",
+        /// The model answered that none is relevant.
+        Empty = "empty",
+        /// The call failed (transport, timeout, status or an unreadable answer).
+        Error = "error",
+    }
+}
+
+/// The model triage of a history request, when a model was asked.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct TriageRecord {
+    /// The role alias asked (`conversation.selection_model`).
+    pub model: String,
+    /// How many older items were listed to it.
+    pub listed: usize,
+    /// Its time budget, retries included.
+    pub timeout_secs: f64,
+    /// How it ended.
+    pub outcome: TriageOutcome,
+    /// The message ids it chose.
+    #[schemars(with = "Vec<String>")]
+    pub chosen: Vec<Arc<str>>,
+    /// The failure, when it failed (never the model's text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// How `get_chat_history_context` chose its items.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct HistoryDecision {
+    /// The method that ran.
+    pub method: SelectionMethod,
+    /// Every item looked at, oldest first, with its verdict.
+    pub items: Vec<ItemVerdict>,
+    /// Older items of the scope that selection did not look at (beyond `lookback_count` or the mode's cap).
+    pub outside_lookback: usize,
+    /// The budget and its use.
+    pub budget: Budget,
+    /// The model triage, when a model was asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub triage: Option<TriageRecord>,
+}
+
+/// One part of a candidate's score.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct ScorePart {
+    /// What it is for: a reason code, or `typed_object`, `recency`, `not_owned`.
+    pub part: &'static str,
+    /// Its points (rounded to 3 places).
+    pub points: f64,
+}
+
+/// One scored candidate of a resolution.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct CandidateVerdict {
+    /// The object id.
+    pub object_id: String,
+    /// Its kind.
+    pub kind: ObjectKind,
+    /// How near the request it is.
+    pub tier: Tier,
+    /// The total (rounded to 2 places, as answers show it).
+    pub score: f64,
+    /// The parts of the score, which add up to it.
+    pub parts: Vec<ScorePart>,
+    /// Reason codes.
+    pub reasons: Vec<&'static str>,
+    /// Its rank among the candidates that may win (1 = the best), absent when a kind hint excluded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+}
+
+/// How `resolve_reference_target` decided.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct ResolveDecision {
+    /// The answer's status.
+    pub status: Status,
+    /// Every candidate scored, best first (those a kind hint excluded last).
+    pub candidates: Vec<CandidateVerdict>,
+    /// Why the answer is what it is: `resolved` (the winner leads by at least `ambiguity_gap`),
+    /// `ambiguous` (the runner-up is within it), `below_min_score`, `no_candidates`, `no_candidate_of_kind`.
+    pub why: &'static str,
+    /// `resolver.min_score`.
+    pub min_score: f64,
+    /// `resolver.ambiguity_gap`.
+    pub ambiguity_gap: f64,
+    /// The lead of the best over the runner-up.
+    pub top_score_gap: f64,
+}
+
+/// One live object as `list_active_context_objects` found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct ObjectLiveness {
+    /// The object id.
+    pub object_id: String,
+    /// Its kind.
+    pub kind: ObjectKind,
+    /// The scope tier it was found in.
+    pub tier: Tier,
+    /// How it was activated.
+    pub activation: Activation,
+    /// When.
+    pub activated_at: Timestamp,
+    /// By which message, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub activated_by: Option<String>,
+    /// When it stops being active.
+    pub expires_at: Timestamp,
+    /// Seconds of its TTL left at the request's `now`.
+    pub ttl_left_secs: i64,
+    /// Whether it is in the answer (`false`: beyond `limit`).
+    pub returned: bool,
+}
+
+/// How `list_active_context_objects` found its objects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct ListDecision {
+    /// The time liveness was judged at.
+    pub now: Timestamp,
+    /// Every live object found, in answer order.
+    pub objects: Vec<ObjectLiveness>,
+}
+
+/// What a state tool did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+pub struct ScenarioDecision {
+    /// The revision after the call.
+    pub revision: u64,
+    /// Whether the call wrote a revision.
+    pub changed: bool,
+    /// The top-level keys whose values differ from the revision before (sorted).
+    pub keys_changed: Vec<String>,
+}
+
+/// One answer's record, whichever tool gave it ([`crate::tools::ToolResponse::take_explain`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Explain {
+    /// `get_chat_history_context`.
+    History(Box<HistoryDecision>),
+    /// `resolve_reference_target`.
+    Resolve(Box<ResolveDecision>),
+    /// `list_active_context_objects`.
+    List(Box<ListDecision>),
+    /// The state tools.
+    Scenario(Box<ScenarioDecision>),
+}
