@@ -666,7 +666,9 @@ async fn get_decisions(
     let keep = app.svc.decisions().keep();
     let limit = q.limit.unwrap_or(DEFAULT_DECISIONS.min(keep));
     if limit == 0 || limit > keep.max(1) {
-        let why = if keep == 0 { "decision records are off ([decisions] keep = 0)".to_owned() } else {
+        let why = if keep == 0 {
+            "decision records are off ([decisions] keep = 0)".to_owned()
+        } else {
             format!("`limit` must be 1..={keep} ([decisions] keep)")
         };
         return Err(ApiError(Error::invalid_request(why)));

@@ -85,6 +85,10 @@ struct ReplayArgs {
     /// Write answers here instead of stdout.
     #[arg(long, short)]
     output: Option<PathBuf>,
+    /// Give every answer its decision record (`explain`: each history item's verdict and reason, each
+    /// resolver candidate's score parts), as if every call said "explain": true.
+    #[arg(long)]
+    explain: bool,
 }
 
 #[derive(Args)]
@@ -494,9 +498,12 @@ fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     let stats = match a.output {
         Some(p) => {
             let f = File::create(&p).with_context(|| format!("cannot create {}", p.display()))?;
-            replay::run(&mut engine, input, BufWriter::with_capacity(1 << 16, f))
+            replay::run_explained(&mut engine, input, BufWriter::with_capacity(1 << 16, f), a.explain)
         }
-        None => replay::run(&mut engine, input, BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+        None => {
+            let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+            replay::run_explained(&mut engine, input, out, a.explain)
+        }
     }
     .context("replay stopped: input or output failed")?;
     tracing::info!(

@@ -132,9 +132,8 @@ impl ServerHandler for Mcp {
         let to_value = |a: &chatctx_core::tools::ToolResponse| {
             serde_json::to_value(a).map_err(|e| Error::new(chatctx_core::ErrorCode::Internal, e.to_string()))
         };
-        let answer = crate::http::call_traced(&self.svc, &self.telemetry, parent, &id, call, to_value)
-            .await
-            .and_then(|v| v);
+        let answer =
+            crate::http::call_traced(&self.svc, &self.telemetry, parent, &id, call, to_value).await.and_then(|v| v);
         Ok(match answer {
             Ok(v) => CallToolResult::structured(v).into(),
             Err(e) => error_result(&e),

@@ -48,7 +48,19 @@ struct EventError<'a> {
 }
 
 /// Runs `input` against `engine`, writing answers to `output`. Only an I/O error stops the run.
-pub fn run(engine: &mut Engine, input: impl BufRead, mut output: impl Write) -> io::Result<Stats> {
+pub fn run(engine: &mut Engine, input: impl BufRead, output: impl Write) -> io::Result<Stats> {
+    run_explained(engine, input, output, false)
+}
+
+/// [`run`], where every answer carries its decision record (`explain`) when `explain_all` is set, and
+/// otherwise only the answers of calls that asked (`"explain": true`). Records depend only on the state and
+/// the call, so replaying a log gives the records the server gave.
+pub fn run_explained(
+    engine: &mut Engine,
+    input: impl BufRead,
+    mut output: impl Write,
+    explain_all: bool,
+) -> io::Result<Stats> {
     let mut stats = Stats::default();
     // `now` for calls that carry none: the newest event time seen so far.
     let mut newest = Timestamp::default();
@@ -61,7 +73,7 @@ pub fn run(engine: &mut Engine, input: impl BufRead, mut output: impl Write) -> 
             continue;
         }
         buf.clear();
-        match step(engine, trimmed, &mut newest) {
+        match step(engine, trimmed, &mut newest, explain_all) {
             Step::Accepted(ignored) => {
                 stats.events += 1;
                 stats.ignored += ignored as u64;
@@ -112,10 +124,14 @@ enum Step {
     Refused(String, Error),
 }
 
-fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp) -> Step {
+fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp, explain_all: bool) -> Step {
     match LogLine::parse(line) {
         Ok(LogLine::Forget) => {
             Step::Rejected(Error::invalid_event("a `forget` line belongs to a store's log: it names no chat"))
+        }
+        Ok(LogLine::Call(mut call)) if explain_all => {
+            call.to_mut().scope_mut().explain = true;
+            apply(engine, LogLine::Call(call), newest, true)
         }
         Ok(line) => apply(engine, line, newest, true),
         Err(BadLine { call: Some(name), error }) => {
@@ -154,7 +170,10 @@ fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp, narrate
             }
         }
         LogLine::Call(call) => {
-            let result = engine.answer(&call, *newest);
+            let mut result = engine.answer(&call, *newest);
+            if let (false, Ok(answer)) = (call.scope().explain, result.as_mut()) {
+                answer.take_explain();
+            }
             if narrate {
                 log_call(&call, &result);
             }

@@ -304,6 +304,10 @@ pub(crate) fn select<'c>(
     let (mut chosen, method) = pick_older(chat, conv, list, current, triage, render_line, notes.as_mut());
     if let Some(n) = notes.as_mut() {
         n.verdicts.sort_by_key(|v| v.0.key());
+        // A background item that is in came back as one of the previous tasks (or is the reply parent, below).
+        for v in n.verdicts.iter_mut().filter(|v| v.0.origin != Origin::Interactive && v.1.kept()) {
+            v.1 = Reason::PreviousTask;
+        }
     }
     let parent = keep_reply_parent(chat, current, &mut chosen, &mut forced);
     if let (Some(p), Some(n)) = (parent, notes.as_mut()) {
@@ -437,11 +441,6 @@ fn pick_older<'c>(
             }
         }
         verdicts.extend(recent.iter().map(|&i| (i, Reason::RecentWindow, None)));
-        for v in &mut verdicts {
-            if v.0.origin != Origin::Interactive && v.1.kept() {
-                v.1 = Reason::PreviousTask;
-            }
-        }
         n.verdicts.extend(verdicts);
         n.triage = triage_record;
     }

@@ -141,7 +141,8 @@ impl crate::engine::Engine {
         };
         // Only a chat that is held gets a record (a read of an unknown chat answers the empty state).
         if self.records(k) && self.chat(&k.channel, &k.chat_id).is_some() {
-            view.explain = Some(Box::new(ScenarioDecision { revision: view.revision, changed: false, keys_changed: vec![] }));
+            view.explain =
+                Some(Box::new(ScenarioDecision { revision: view.revision, changed: false, keys_changed: vec![] }));
         }
         view
     }

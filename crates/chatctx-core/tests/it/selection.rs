@@ -272,3 +272,112 @@ fn mode_cap_still_reports_cap() {
     let h = history(&e, "-1", None, None);
     assert_eq!((h.selection.method, h.selection.kept, h.selection.considered), (SelectionMethod::Cap, 16, 20));
 }
+
+/// History for `current` with its decision record, checked to agree with the answer: the kept verdicts are
+/// the answer's items, in order.
+fn explained(e: &Engine, current: u32) -> (HistoryContext, chatctx_core::decision::HistoryDecision) {
+    let mut scope = chatctx_core::tools::Scope::chat("-1");
+    scope.current_message_id = Some(current.to_string());
+    scope.explain = true;
+    let mut h = e.get_chat_history_context(&GetChatHistoryContext { scope, now: None }).unwrap();
+    let d = *h.explain.take().expect("asked for");
+    let kept: Vec<Option<&str>> = d.items.iter().filter(|i| i.kept).map(|i| i.message_id.as_deref()).collect();
+    let answered: Vec<Option<&str>> = h.items.iter().map(|i| i.message_id.as_deref()).collect();
+    assert_eq!(kept, answered, "the kept verdicts are the answer's items: {d:?}");
+    assert_eq!(d.method, h.selection.method);
+    (h, d)
+}
+
+fn reason_of(d: &chatctx_core::decision::HistoryDecision, id: &str) -> Reason {
+    d.items.iter().find(|i| i.message_id.as_deref() == Some(id)).unwrap_or_else(|| panic!("{id} in {d:?}")).reason
+}
+
+use chatctx_core::decision::Reason;
+
+#[test]
+fn records_give_each_item_its_verdict() {
+    // The budget: the reply parent kept, the oldest dropped for tokens, the newest kept.
+    let mut s = sel_settings();
+    s.conversation.use_selection = false;
+    s.conversation.max_context_tokens = 60;
+    let mut events = msgs(10, 60);
+    let mut v = serde_json::to_value(msg("-1", None, 11, user("1", "Ann"), "re m1", true, 700)).unwrap();
+    v["reply_to_message_id"] = json!("1");
+    events.push(ev(v));
+    let (_, d) = explained(&engine(s, events), 11);
+    assert_eq!(reason_of(&d, "1"), Reason::ReplyParent);
+    assert_eq!(reason_of(&d, "2"), Reason::TokenBudget);
+    assert_eq!(reason_of(&d, "10"), Reason::AlwaysInclude);
+    assert_eq!(d.budget.max_tokens, Some(60));
+    assert!(d.budget.used_tokens <= 60 && d.budget.used_tokens > 0, "{:?}", d.budget);
+
+    // Lookback and recency window.
+    let mut s = sel_settings();
+    s.conversation.context_recency_hours = 3.0;
+    s.conversation.context_min_messages = 2;
+    s.conversation.use_selection = false;
+    s.conversation.lookback_count = 8;
+    let (_, d) = explained(&engine(s, msgs(12, 3600)), 12);
+    assert_eq!(reason_of(&d, "7"), Reason::OutsideRecencyWindow, "more than 3 h before m11");
+    assert_eq!(reason_of(&d, "8"), Reason::AlwaysInclude, "3 h before m11: in");
+    assert_eq!(d.items.len(), 8, "the lookback's eight");
+    assert_eq!(d.outside_lookback, 3, "m1..m3 were never looked at");
+
+    // Smart mode: what the write policy does not record for the prompt.
+    let mut s = sel_settings();
+    s.history.mode = Mode::Smart;
+    let events = vec![
+        msg("-1", None, 1, user("1", "Ann"), "chatter", false, 10),
+        msg("-1", None, 2, user("1", "Ann"), "@bot help", true, 20),
+        msg("-1", None, 3, user("1", "Ann"), "@bot again", true, 30),
+    ];
+    let (_, d) = explained(&engine(s, events), 3);
+    assert_eq!(reason_of(&d, "1"), Reason::NotRecordedByMode);
+    assert_eq!(reason_of(&d, "2"), Reason::AlwaysInclude);
+
+    // Background items, and the previous tasks that come back.
+    let mut s = sel_settings();
+    s.conversation.previous_tasks_count = 1;
+    s.conversation.use_selection = false;
+    let events = vec![
+        with("scheduled", 1, 10, None),
+        with("heartbeat", 2, 20, None),
+        with("scheduled", 3, 30, None),
+        msg("-1", None, 4, user("1", "Ann"), "hi", true, 40),
+    ];
+    let (_, d) = explained(&engine(s, events), 4);
+    assert_eq!(reason_of(&d, "1"), Reason::Background, "beyond previous_tasks_count");
+    assert_eq!(reason_of(&d, "2"), Reason::Background);
+    assert_eq!(reason_of(&d, "3"), Reason::PreviousTask);
+}
+
+#[test]
+fn records_tell_what_triage_was_asked_and_answered() {
+    let mut s = sel_settings();
+    s.conversation.selector = Selector::Model;
+    s.conversation.always_include_recent = 2;
+    let mut e = engine(s.clone(), msgs(8, 60));
+    let (triage, _) = stub(Ok(vec![1]));
+    e.set_triage(triage);
+    let (_, d) = explained(&e, 8);
+    let t = d.triage.as_ref().expect("a model was asked");
+    assert_eq!((t.listed, t.outcome), (5, chatctx_core::decision::TriageOutcome::Chosen));
+    assert_eq!(t.chosen.iter().map(|c| &**c).collect::<Vec<_>>(), ["2"]);
+    assert_eq!(reason_of(&d, "2"), Reason::ModelTriage);
+    assert_eq!(reason_of(&d, "1"), Reason::NotChosen);
+    assert_eq!(reason_of(&d, "7"), Reason::RecentWindow);
+
+    let mut e = engine(s, msgs(8, 60));
+    let (triage, _) = stub(Err("timed out after 30 s".to_owned()));
+    e.set_triage(triage);
+    let (h, d) = explained(&e, 8);
+    let t = d.triage.as_ref().unwrap();
+    assert_eq!(t.outcome, chatctx_core::decision::TriageOutcome::Error);
+    assert_eq!(t.error.as_deref(), Some("timed out after 30 s"));
+    assert_eq!(h.selection.method, SelectionMethod::RecentOnly);
+    assert_eq!(reason_of(&d, "1"), Reason::NotChosen);
+
+    // Without `explain` and with records off, nothing is built.
+    let e = engine(sel_settings(), msgs(8, 60));
+    assert!(history(&e, "-1", None, Some(8)).explain.is_none());
+}
