@@ -143,10 +143,122 @@ pub struct ScorePart {
     pub points: f64,
 }
 
-/// One scored candidate of a resolution.
+/// One scored candidate as the record keeps it: what its score was made of, in a few numbers. Its parts,
+/// reason codes and rank are worked out when the record is written out ([`ResolveView`]), so that keeping a
+/// record costs a resolution little.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateVerdict {
+    /// Its id.
+    pub(crate) id: CandKey,
+    /// Its kind.
+    pub kind: ObjectKind,
+    /// How near the request it is.
+    pub tier: Tier,
+    /// The total.
+    pub score: f64,
+    /// Its reason bits (the resolver's reason codes).
+    pub(crate) mask: u32,
+    /// Whether it scored as a typed object, was not the sender's under an ownership hint, counted
+    /// `currently_active` twice (a `currently_active` recency hint) or recency twice (a `recent` one).
+    pub(crate) flags: u8,
+    /// Whether it may win (no kind hint, or of the hinted kind).
+    pub(crate) eligible: bool,
+    pub(crate) last_touched: Timestamp,
+    pub(crate) created_at: Timestamp,
+}
+
+/// An id kept without a heap allocation when it is short (as message and object ids mostly are).
+#[derive(Clone, PartialEq, Eq)]
+pub enum ShortId {
+    /// Up to 30 bytes, inline.
+    Inline([u8; 30], u8),
+    /// A longer one.
+    Heap(String),
+}
+
+impl ShortId {
+    /// `id`, kept.
+    pub fn new(id: &str) -> Self {
+        let mut buf = [0u8; 30];
+        match buf.get_mut(..id.len()) {
+            Some(to) => {
+                to.copy_from_slice(id.as_bytes());
+                Self::Inline(buf, id.len() as u8)
+            }
+            None => Self::Heap(id.to_owned()),
+        }
+    }
+
+    /// The id.
+    pub fn as_str(&self) -> &str {
+        match self {
+            // A whole UTF-8 string was copied in, so the bytes are UTF-8.
+            Self::Inline(buf, len) => std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or_default(),
+            Self::Heap(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Debug for ShortId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+/// How `resolve_reference_target` decided: every candidate scored, and the weights they were scored with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolveDecision {
+    /// The answer's status.
+    pub status: Status,
+    /// Every candidate scored, in the order they were gathered.
+    pub candidates: Vec<CandidateVerdict>,
+    /// Why the answer is what it is (see [`ResolveView::why`]).
+    pub why: &'static str,
+    /// The lead of the best over the runner-up.
+    pub top_score_gap: f64,
+    /// The time the candidates were scored at.
+    pub(crate) now: Timestamp,
+    /// The weights in force.
+    pub(crate) weights: crate::settings::ResolverSettings,
+}
+
+/// A candidate's id as a record keeps it: a message candidate's message id (shared with the store), or an
+/// object's id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CandKey {
+    /// A message candidate: its object id is `"{message_id}:{kind}"`.
+    Message(Arc<str>),
+    /// A registered object.
+    Object(ShortId),
+}
+
+impl CandidateVerdict {
+    /// Its object id.
+    pub fn object_id(&self) -> String {
+        match &self.id {
+            CandKey::Message(mid) => format!("{mid}:{}", self.kind.as_str()),
+            CandKey::Object(id) => id.as_str().to_owned(),
+        }
+    }
+}
+
+impl ResolveDecision {
+    /// The record as it is written out: candidates best first, each with its score parts and rank.
+    pub fn view(&self) -> ResolveView {
+        crate::tools::resolve::view(self)
+    }
+}
+
+impl Serialize for ResolveDecision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.view().serialize(s)
+    }
+}
+
+/// One candidate of a written-out resolve record.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
-pub struct CandidateVerdict {
+pub struct CandidateView {
     /// The object id.
     pub object_id: String,
     /// Its kind.
@@ -164,14 +276,14 @@ pub struct CandidateVerdict {
     pub rank: Option<usize>,
 }
 
-/// How `resolve_reference_target` decided.
+/// A resolve record as written out.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
-pub struct ResolveDecision {
+pub struct ResolveView {
     /// The answer's status.
     pub status: Status,
     /// Every candidate scored, best first (those a kind hint excluded last).
-    pub candidates: Vec<CandidateVerdict>,
+    pub candidates: Vec<CandidateView>,
     /// Why the answer is what it is: `resolved` (the winner leads by at least `ambiguity_gap`),
     /// `ambiguous` (the runner-up is within it), `below_min_score`, `no_candidates`, `no_candidate_of_kind`.
     pub why: &'static str,

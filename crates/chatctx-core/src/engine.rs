@@ -39,8 +39,8 @@ pub struct ChatOverview {
     pub chat_type: Option<String>,
     /// History items held.
     pub items: usize,
-    /// Forum topics (threads) with history.
-    pub topics: usize,
+    /// The forum topics (threads) with history, sorted (the general thread is not listed).
+    pub topics: Vec<String>,
     /// Objects held.
     pub objects: usize,
     /// People known.
@@ -154,7 +154,12 @@ impl Engine {
                     chat_id: chat_id.clone(),
                     chat_type: c.chat_type.as_deref().map(str::to_owned),
                     items: c.convs.iter().map(|v| v.items.len()).sum(),
-                    topics: c.convs.iter().filter(|v| v.topic.is_some()).count(),
+                    topics: {
+                        let mut t: Vec<String> =
+                            c.convs.iter().filter_map(|v| v.topic.as_deref().map(str::to_owned)).collect();
+                        t.sort();
+                        t
+                    },
                     objects: c.objects.len(),
                     people: c.people.len(),
                     last_at: c.convs.iter().filter_map(|v| v.items.back().map(|i| i.sent_at)).max(),

@@ -14,10 +14,11 @@ use chatctx_core::render::PromptMessage;
 use chatctx_core::settings::DecisionSettings;
 use chatctx_core::time::Timestamp;
 use chatctx_core::tools::{Scope, ToolResponse};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// One tool answer's record.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Record {
     /// The request id the call was logged under (`x-request-id`).
     pub request_id: String,
@@ -34,6 +35,7 @@ pub struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current_message_id: Option<String>,
     /// The time the answer was for.
+    #[schemars(with = "String")]
     pub now: Timestamp,
     /// The tool's own part.
     #[serde(flatten)]
@@ -41,13 +43,13 @@ pub struct Record {
 }
 
 /// The tool's part of a record, under the tool's short name.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Detail {
     /// `get_chat_history_context`.
     History(HistoryRecord),
     /// `resolve_reference_target`.
-    Resolve(ResolveDecision),
+    Resolve(#[schemars(with = "chatctx_core::decision::ResolveView")] ResolveDecision),
     /// `list_active_context_objects`.
     List(ListDecision),
     /// The state tools.
@@ -55,7 +57,7 @@ pub enum Detail {
 }
 
 /// A history answer's record: the verdicts, and what the model was given.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct HistoryRecord {
     /// Every item looked at, the budget, the triage.
     #[serde(flatten)]
@@ -112,7 +114,7 @@ impl Record {
                         + h.prompt.iter().map(|m| m.content.len() + 32).sum::<usize>()
                         + h.kept_items.iter().map(|i| i.text.len() + 256).sum::<usize>()
                 }
-                Detail::Resolve(r) => r.candidates.iter().map(|c| 128 + c.object_id.len() + 48 * c.parts.len()).sum(),
+                Detail::Resolve(r) => r.candidates.iter().map(|c| 400 + c.object_id().len()).sum(),
                 Detail::List(l) => l.objects.iter().map(|o| 160 + o.object_id.len()).sum(),
                 Detail::Scenario(s) => s.keys_changed.iter().map(|k| k.len() + 24).sum(),
             }

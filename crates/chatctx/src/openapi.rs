@@ -202,6 +202,45 @@ fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
         op["parameters"] = chat_path_params();
         paths.insert(format!("/v1/chats/{{chat_id}}/{what}"), json!({"get": op}));
     }
+    let chats = operation(
+        "chats",
+        "The chats this credential may read, one line each (the console's list).",
+        None,
+        json!({"type": "object", "required": ["chats"],
+               "properties": {"chats": {"type": "array", "items": schema_of::<chatctx_core::engine::ChatOverview>(g)}}}),
+        &[AUTH],
+    );
+    paths.insert("/v1/chats".into(), json!({"get": chats}));
+    let record = schema_of::<crate::decisions::Record>(g);
+    let mut list = operation(
+        "decisions",
+        "The chat's newest decision records, newest first: how each tool answer was reached (kept in memory).",
+        None,
+        json!({"type": "object", "required": ["decisions", "keep"],
+               "properties": {"decisions": {"type": "array", "items": record.clone()},
+                              "keep": {"type": "integer", "description": "Records kept per chat ([decisions] keep)."}}}),
+        &[AUTH, FORBIDDEN, BAD],
+    );
+    let mut params = chat_path_params();
+    if let Some(a) = params.as_array_mut() {
+        a.push(json!({"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "default": 20},
+                      "description": "At most this many (at most [decisions] keep)."}));
+    }
+    list["parameters"] = params;
+    paths.insert("/v1/chats/{chat_id}/decisions".into(), json!({"get": list}));
+    let mut one = operation(
+        "decision",
+        "One decision record, by the request id its tool call was logged under (`x-request-id`).",
+        None,
+        record,
+        &[AUTH, FORBIDDEN, (404, "No such record is kept (`unknown_decision`).")],
+    );
+    let mut params = chat_path_params();
+    if let Some(a) = params.as_array_mut() {
+        a.insert(1, json!({"name": "request_id", "in": "path", "required": true, "schema": {"type": "string"}}));
+    }
+    one["parameters"] = params;
+    paths.insert("/v1/chats/{chat_id}/decisions/{request_id}".into(), json!({"get": one}));
 }
 
 /// The probes, the metrics, this document and `/mcp`.
@@ -223,6 +262,10 @@ fn service_paths(paths: &mut Map<String, Value>) {
     paths.insert(
         "/openapi.json".into(),
         json!({"get": {"operationId": "openapi", "summary": "This document.", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}),
+    );
+    paths.insert(
+        "/console".into(),
+        json!({"get": {"operationId": "console", "summary": "The web console: chats, history, what the model saw and why.", "security": [], "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}}}}),
     );
     paths.insert(
         "/mcp".into(),

@@ -119,6 +119,7 @@ pub struct Resolution {
     /// How the answer was reached (docs/protocol.md §6.7): in the answer when the request says
     /// `"explain": true`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<crate::decision::ResolveView>")]
     pub explain: Option<Box<crate::decision::ResolveDecision>>,
 }
 

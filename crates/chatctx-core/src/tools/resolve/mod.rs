@@ -329,7 +329,7 @@ fn resolve(
     (resolution, winner)
 }
 
-/// The decision record of a resolution: every scored candidate, best first, with the parts of its score.
+/// The decision record of a resolution: every scored candidate, compact (see [`crate::decision::CandidateVerdict`]).
 fn record(
     pool: &[Cand<'_>],
     ctx: &pool::Ctx<'_>,
@@ -338,45 +338,73 @@ fn record(
     resolution: &Resolution,
 ) -> crate::decision::ResolveDecision {
     let kinds = &req.hints.target_kinds;
-    let may_win = |c: &Cand<'_>| kinds.is_empty() || kinds.contains(&c.kind);
-    let mut order: Vec<&Cand<'_>> = pool.iter().collect();
-    order.sort_by(|a, b| {
-        may_win(b)
-            .cmp(&may_win(a))
-            .then(b.score.total_cmp(&a.score))
-            .then(b.last_touched.cmp(&a.last_touched))
-            .then(b.created_at.cmp(&a.created_at))
-            .then_with(|| a.id.cmp(&b.id))
-    });
-    let eligible = order.iter().filter(|c| may_win(c)).count();
-    let top = order.first().filter(|c| may_win(c)).map_or(0.0, |c| c.score);
+    let candidates: Vec<crate::decision::CandidateVerdict> = pool
+        .iter()
+        .map(|c| crate::decision::CandidateVerdict {
+            id: match c.id {
+                pool::CandId::Msg(mid, _) => crate::decision::CandKey::Message(mid.clone()),
+                pool::CandId::Obj(id) => crate::decision::CandKey::Object(crate::decision::ShortId::new(id)),
+            },
+            kind: c.kind,
+            tier: c.tier,
+            score: c.score,
+            mask: c.mask,
+            flags: score::recorded(c, req),
+            eligible: kinds.is_empty() || kinds.contains(&c.kind),
+            last_touched: c.last_touched,
+            created_at: c.created_at,
+        })
+        .collect();
+    let top = candidates.iter().filter(|c| c.eligible).map(|c| c.score).fold(f64::NEG_INFINITY, f64::max);
     let why = match resolution.status {
         Status::Resolved => "resolved",
         Status::Ambiguous => "ambiguous",
         Status::NotFound if pool.is_empty() => "no_candidates",
-        Status::NotFound if eligible == 0 => "no_candidate_of_kind",
+        Status::NotFound if top == f64::NEG_INFINITY => "no_candidate_of_kind",
         Status::NotFound if top < cfg.min_score => "below_min_score",
         Status::NotFound => "not_found",
     };
     crate::decision::ResolveDecision {
         status: resolution.status,
+        candidates,
+        why,
+        top_score_gap: resolution.diagnostics.top_score_gap,
+        now: ctx.now,
+        weights: cfg.clone(),
+    }
+}
+
+/// A resolve record written out: candidates best first (those a kind hint excluded last), with the parts of
+/// their scores, their reason codes and ranks.
+pub(crate) fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
+    let mut order: Vec<&crate::decision::CandidateVerdict> = d.candidates.iter().collect();
+    order.sort_by(|a, b| {
+        b.eligible
+            .cmp(&a.eligible)
+            .then(b.score.total_cmp(&a.score))
+            .then(b.last_touched.cmp(&a.last_touched))
+            .then(b.created_at.cmp(&a.created_at))
+            .then_with(|| a.object_id().cmp(&b.object_id()))
+    });
+    crate::decision::ResolveView {
+        status: d.status,
         candidates: order
             .iter()
             .enumerate()
-            .map(|(i, c)| crate::decision::CandidateVerdict {
-                object_id: c.id.render(),
+            .map(|(i, c)| crate::decision::CandidateView {
+                object_id: c.object_id(),
                 kind: c.kind,
                 tier: c.tier,
                 score: answer::round(c.score, 2),
-                parts: score::parts(c, ctx, req, cfg),
+                parts: score::parts(c, &d.weights, d.now),
                 reasons: answer::reasons_of(c.mask),
-                rank: (i < eligible).then_some(i + 1),
+                rank: c.eligible.then_some(i + 1),
             })
             .collect(),
-        why,
-        min_score: cfg.min_score,
-        ambiguity_gap: cfg.ambiguity_gap,
-        top_score_gap: resolution.diagnostics.top_score_gap,
+        why: d.why,
+        min_score: d.weights.min_score,
+        ambiguity_gap: d.weights.ambiguity_gap,
+        top_score_gap: d.top_score_gap,
     }
 }
 

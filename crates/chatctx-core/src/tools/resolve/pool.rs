@@ -10,14 +10,14 @@ use super::*;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum CandId<'a> {
     Obj(&'a str),
-    Msg(&'a str, ObjectKind),
+    Msg(&'a std::sync::Arc<str>, ObjectKind),
 }
 
 impl CandId<'_> {
     pub(super) fn parts(&self) -> (&str, &str, &str) {
         match self {
             CandId::Obj(id) => (id, "", ""),
-            CandId::Msg(mid, kind) => (mid, ":", kind.as_str()),
+            CandId::Msg(mid, kind) => (&**mid, ":", kind.as_str()),
         }
     }
 
@@ -142,7 +142,8 @@ impl<'a> Ctx<'a> {
         tier: Tier,
         depth: Option<usize>,
     ) -> Option<Cand<'a>> {
-        let mid = item.message_id.as_deref()?;
+        let mid_arc = item.message_id.as_ref()?;
+        let mid: &str = mid_arc;
         if mid == self.current_id || self.cutoff.is_some_and(|c| item.key() > c) {
             return None;
         }
@@ -169,7 +170,7 @@ impl<'a> Ctx<'a> {
         }
         let ttl = self.settings.objects.ttl(kind);
         Some(Cand {
-            id: CandId::Msg(mid, kind),
+            id: CandId::Msg(mid_arc, kind),
             key: item as *const Item as usize,
             kind,
             source: Some(mid),

@@ -134,17 +134,40 @@ fn by_position(
     }
 }
 
-/// The parts of a scored candidate's score, for its decision record: the same rules as [`features`] and
-/// [`by_position`], read back from the candidate's reason bits. They add up to its score.
-pub(super) fn parts(
-    c: &Cand<'_>,
-    ctx: &Ctx<'_>,
-    req: &ResolveReferenceTarget,
-    cfg: &ResolverSettings,
-) -> Vec<crate::decision::ScorePart> {
+/// What a candidate's record keeps beyond its reason bits: flags for the points no reason bit tells (typed
+/// object, not the sender's, `currently_active` counted twice, recency weighed twice).
+pub(super) fn recorded(c: &Cand<'_>, req: &ResolveReferenceTarget) -> u8 {
     let hints = &req.hints;
-    let mut out: Vec<(&'static str, f64)> = Vec::with_capacity(8);
+    let mut flags = 0;
     if !c.is_message {
+        flags |= TYPED;
+    }
+    if hints.ownership == Some(Ownership::Mine) && c.by_user != Some(req.sender()) {
+        flags |= NOT_OWNED;
+    }
+    if hints.recency == Some(Recency::CurrentlyActive) {
+        flags |= ACTIVE_TWICE;
+    }
+    if hints.recency == Some(Recency::Recent) {
+        flags |= RECENT_TWICE;
+    }
+    flags
+}
+
+const TYPED: u8 = 1;
+const NOT_OWNED: u8 = 2;
+const ACTIVE_TWICE: u8 = 4;
+const RECENT_TWICE: u8 = 8;
+
+/// The parts of a recorded candidate's score: the same rules as [`features`] and [`by_position`], read back
+/// from its reason bits and [`recorded`]. They add up to its score.
+pub(super) fn parts(
+    c: &crate::decision::CandidateVerdict,
+    cfg: &ResolverSettings,
+    now: Timestamp,
+) -> Vec<crate::decision::ScorePart> {
+    let mut out: Vec<(&'static str, f64)> = Vec::with_capacity(8);
+    if c.flags & TYPED != 0 {
         out.push(("typed_object", cfg.typed_object));
     }
     for (bit, name) in REASONS.iter().enumerate() {
@@ -157,8 +180,7 @@ pub(super) fn parts(
             b if b == R::SameTopic as usize => cfg.same_topic,
             b if b == R::KindMatch as usize => cfg.kind_match,
             b if b == R::CurrentlyActive as usize => {
-                let twice = hints.recency == Some(Recency::CurrentlyActive);
-                cfg.currently_active * if twice { 2.0 } else { 1.0 }
+                cfg.currently_active * if c.flags & ACTIVE_TWICE != 0 { 2.0 } else { 1.0 }
             }
             b if b == R::BotCreated as usize => cfg.bot_created,
             b if b == R::OwnedBySender as usize => cfg.owned_by_sender,
@@ -172,17 +194,18 @@ pub(super) fn parts(
         };
         out.push((name, points));
     }
+    // As `features` computes it.
     let half_life = cfg.recency_half_life.secs().max(1) as f64;
-    let recency_weight = if hints.recency == Some(Recency::Recent) { 2.0 * cfg.recency } else { cfg.recency };
-    let age = (ctx.now.unix() - c.last_touched.unix()).max(0) as f64;
-    out.push(("recency", recency_weight * half_life / (half_life + age)));
-    if hints.ownership == Some(Ownership::Mine) && c.by_user != Some(req.sender()) {
+    let weight = if c.flags & RECENT_TWICE != 0 { 2.0 * cfg.recency } else { cfg.recency };
+    let age = (now.unix() - c.last_touched.unix()).max(0) as f64;
+    out.push(("recency", weight * half_life / (half_life + age)));
+    if c.flags & NOT_OWNED != 0 {
         out.push(("not_owned", cfg.not_owned));
     }
     debug_assert!(
         (out.iter().map(|p| p.1).sum::<f64>() - c.score).abs() < 1e-6,
         "the score parts of {} do not add up to its score",
-        c.id.render()
+        c.object_id()
     );
     out.into_iter().map(|(part, points)| crate::decision::ScorePart { part, points: round(points, 3) }).collect()
 }

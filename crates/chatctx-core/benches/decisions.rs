@@ -1,0 +1,121 @@
+//! What decision records cost (docs/protocol.md §6.7): `get_chat_history_context` (lexical selector,
+//! talkative, 25 looked at) and `resolve_reference_target` on a forum of 2,000 messages and 500 objects, with
+//! records off and on. One engine answers both (records off, `[decisions] keep = 0`; the same requests with
+//! `"explain": true` build the record, which is what `keep > 0` does for every request), so that the two
+//! differ only by the record. They are timed in alternating rounds (ABAB…) so that drift of the machine
+//! falls on both alike.
+//! Run: `cargo bench -p chatctx-core --bench decisions`
+
+// `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
+#![allow(clippy::disallowed_methods)]
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use chatctx_core::settings::{Mode, Selector};
+use chatctx_core::tools::resolve::ResolveReferenceTarget;
+use chatctx_core::tools::{GetChatHistoryContext, Request};
+use chatctx_core::{Engine, Event, Settings, Timestamp};
+use serde_json::json;
+
+const T0: i64 = 1_770_000_000;
+const CHAT: &str = "-1009999999";
+const ROUNDS: usize = 40;
+const PER_ROUND: usize = 2_000;
+
+fn engine(keep: usize) -> (Engine, Timestamp) {
+    let mut settings = Settings::default();
+    settings.conversation.cache_max_per_conversation = 2000;
+    settings.conversation.selector = Selector::Lexical;
+    settings.history.mode = Mode::Talkative;
+    settings.decisions.keep = keep;
+    let mut e = Engine::new(settings);
+    let kinds = ["media.image", "media.pdf", "media.voice", "poll"];
+    let mut now = T0;
+    for m in 1..=2000u32 {
+        now = T0 + i64::from(m) * 30;
+        let user = m % 20;
+        let mut v = json!({"type": "message", "chat_id": CHAT, "message_id": m.to_string(),
+            "kind": if m.is_multiple_of(10) { "outbound_agent" } else { "inbound_user" }, "sent_at": now,
+            "sender": {"user_id": (1000 + user).to_string(), "username": format!("user{user}"), "first_name": format!("User {user}")},
+            "text": format!("message {m} about the deploy, the plan and the {} release", ["alpha", "beta", "rc"][(m % 3) as usize]),
+            "triggered_agent": m.is_multiple_of(3)});
+        if m % 5 != 0 {
+            v["topic_id"] = json!((m % 5).to_string());
+        }
+        if m.is_multiple_of(3) && m > 5 {
+            v["reply_to_message_id"] = json!((m - 5).to_string());
+        }
+        if m.is_multiple_of(4) {
+            v["attachments"] = json!([{"kind": kinds[(m / 4 % 4) as usize], "label": format!("file {m}")}]);
+        }
+        if let Ok(ev) = Event::decode(&v) {
+            let _ = e.apply(ev);
+        }
+    }
+    (e, Timestamp::from_unix(now + 60).unwrap_or_default())
+}
+
+fn pct(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// Per-call µs of `f` over `PER_ROUND` calls, one figure per round.
+fn round(mut f: impl FnMut(usize)) -> f64 {
+    let t = Instant::now();
+    for i in 0..PER_ROUND {
+        f(i);
+    }
+    t.elapsed().as_secs_f64() * 1e6 / PER_ROUND as f64
+}
+
+fn main() {
+    let (mut e, now) = engine(0);
+    let history = |explain: bool| -> Vec<GetChatHistoryContext> {
+        (1901..=2000u32)
+            .filter_map(|m| {
+                GetChatHistoryContext::decode(
+                    &json!({"chat_id": CHAT, "current_message_id": m.to_string(), "explain": explain}),
+                )
+                .ok()
+            })
+            .collect()
+    };
+    let resolve = |explain: bool| -> Vec<ResolveReferenceTarget> {
+        (1901..=2000u32)
+            .filter_map(|m| {
+                let hint = [json!({}), json!({"target_kind_hint": "image"}), json!({"positional_hint": "latest"})];
+                ResolveReferenceTarget::decode(&json!({"chat_id": CHAT, "current_message_id": m.to_string(), "explain": explain,
+                    "sender_user_id": (1000 + m % 20).to_string(), "normalized_reference_hints": hint[(m % 3) as usize]}))
+                .ok()
+            })
+            .collect()
+    };
+    let (h_plain, h_explained, r_plain, r_explained) = (history(false), history(true), resolve(false), resolve(true));
+    // The records are really built (and what they hold).
+    let h = e.get_chat_history_context(&h_explained[0]).ok().and_then(|h| h.explain).map_or(0, |d| d.items.len());
+    let r =
+        e.resolve_reference_target(&r_explained[0], now).ok().and_then(|r| r.explain).map_or(0, |d| d.candidates.len());
+    println!(
+        "records on: {h} items judged per history answer, {r} candidates per resolution ({} cores)",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let (mut h_off, mut h_on, mut r_off, mut r_on) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        h_off.push(round(|i| drop(black_box(e.get_chat_history_context(&h_plain[i % h_plain.len()])))));
+        h_on.push(round(|i| drop(black_box(e.get_chat_history_context(&h_explained[i % h_explained.len()])))));
+        r_off.push(round(|i| drop(black_box(e.resolve_reference_target(&r_plain[i % r_plain.len()], now)))));
+        r_on.push(round(|i| drop(black_box(e.resolve_reference_target(&r_explained[i % r_explained.len()], now)))));
+    }
+    for (name, a, b) in [("get_chat_history_context", h_off, h_on), ("resolve_reference_target", r_off, r_on)] {
+        let (a50, b50) = (pct(a.clone(), 0.5), pct(b.clone(), 0.5));
+        println!(
+            "{name:26} records off {a50:7.2} µs   on {b50:7.2} µs   overhead {:+5.1} %   (median of {ROUNDS} rounds; target < 10 %)",
+            (b50 / a50 - 1.0) * 100.0
+        );
+    }
+}
