@@ -627,6 +627,30 @@ async fn get_scenario(
     Ok(json_body(&answer))
 }
 
+/// The web console (`/console`), built into the binary: plain HTML, CSS and JavaScript, no build step. It
+/// reads the GET routes with the token the user enters (kept in the browser tab's session storage).
+const CONSOLE_HTML: &str = include_str!("../console/index.html");
+const CONSOLE_JS: &str = include_str!("../console/app.js");
+const CONSOLE_CSS: &str = include_str!("../console/app.css");
+
+/// One of the console's files, which may run nothing but its own scripts.
+fn console_asset(content_type: &'static str, body: &'static str) -> Response {
+    use axum::http::header;
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
 /// `GET /v1/chats`: the chats this credential may read (the console's list).
 async fn get_chats(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
@@ -664,14 +688,12 @@ async fn get_decisions(
     Query(q): Query<DecisionsQuery>,
 ) -> Result<Response, ApiError> {
     let keep = app.svc.decisions().keep();
-    let limit = q.limit.unwrap_or(DEFAULT_DECISIONS.min(keep));
-    if limit == 0 || limit > keep.max(1) {
-        let why = if keep == 0 {
-            "decision records are off ([decisions] keep = 0)".to_owned()
-        } else {
-            format!("`limit` must be 1..={keep} ([decisions] keep)")
-        };
-        return Err(ApiError(Error::invalid_request(why)));
+    let max = crate::config::MAX_DECISIONS_KEEP;
+    let limit = q.limit.unwrap_or(DEFAULT_DECISIONS);
+    if limit == 0 || limit > max {
+        return Err(ApiError(Error::invalid_request(format!(
+            "`limit` must be 1..={max}; at most [decisions] keep = {keep} records are kept per chat"
+        ))));
     }
     let cq = ChannelQuery { channel: q.channel, topic_id: q.topic_id };
     let (a, channel, topic) = chat_route(&app, &headers, &chat_id, &cq)?;
@@ -743,6 +765,10 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/chats/{chat_id}/objects", get(get_objects))
         .route("/v1/chats/{chat_id}/scenario", get(get_scenario))
         .route("/v1/chats", get(get_chats))
+        .route("/console", get(|| async { console_asset("text/html; charset=utf-8", CONSOLE_HTML) }))
+        .route("/console/", get(|| async { console_asset("text/html; charset=utf-8", CONSOLE_HTML) }))
+        .route("/console/app.js", get(|| async { console_asset("text/javascript; charset=utf-8", CONSOLE_JS) }))
+        .route("/console/app.css", get(|| async { console_asset("text/css; charset=utf-8", CONSOLE_CSS) }))
         .route("/v1/chats/{chat_id}/decisions", get(get_decisions))
         .route("/v1/chats/{chat_id}/decisions/{request_id}", get(get_decision))
         .route("/healthz", get(|| async { "ok" }))

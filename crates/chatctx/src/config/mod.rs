@@ -6,7 +6,7 @@
 
 mod file;
 
-pub use file::MAX_JSON_DEPTH;
+pub use file::{MAX_DECISIONS_KEEP, MAX_JSON_DEPTH};
 
 use std::collections::BTreeMap;
 use std::fmt;
