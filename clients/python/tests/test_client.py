@@ -90,6 +90,32 @@ def test_sync_client_answers_typed_models(server: Any) -> None:
         assert any(o.object_id == "501:media.image" for o in c.objects(chat))
 
 
+def test_decision_records_explain_each_answer(server: Any) -> None:
+    chat = new_chat()
+    with Client(server.url) as c:
+        for u in photo_and_question(chat):
+            c.telegram_update(u, bot_username="helper_bot")
+        plain = c.get_chat_history_context(chat_id=chat, current_message_id=503)
+        assert plain.explain is None
+        ctx = c.get_chat_history_context(chat_id=chat, current_message_id=503, explain=True)
+        assert ctx.explain is not None
+        verdicts = {v.message_id: v for v in ctx.explain.items}
+        assert verdicts["501"].reason == "reply_parent" and verdicts["501"].kept
+        assert [v.message_id for v in ctx.explain.items if v.kept] == [i.message_id for i in ctx.items]
+        res = c.resolve_reference_target(
+            chat_id=chat, current_message_id=503, sender_user_id=43, now=1770970861, explain=True
+        )
+        assert res.explain is not None and res.explain.candidates[0].object_id == "501:media.image"
+        records = c.decisions(chat, limit=5)
+        assert [r.tool for r in records.decisions[:2]] == ["resolve_reference_target", "get_chat_history_context"]
+        one = c.decision(chat, records.decisions[0].request_id)
+        assert one.request_id == records.decisions[0].request_id
+        assert any(o.chat_id == str(chat) for o in c.chats().chats)
+        with pytest.raises(ChatctxError) as e:
+            c.decision(chat, "no-such-request")
+        assert e.value.code == "unknown_decision" and e.value.status == 404
+
+
 def test_scenario_round_trip_and_errors_carry_the_documented_code(server: Any) -> None:
     chat = new_chat()
     with Client(server.url) as c:

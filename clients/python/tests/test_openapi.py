@@ -16,8 +16,9 @@ from pydantic import BaseModel
 from chatctx import AsyncClient, Client, models
 
 CLIENT_DIR = Path(__file__).resolve().parents[1]
-# Not client methods: MCP clients speak to /mcp with an MCP SDK (the mcp package), not through this client.
-NOT_CLIENT_OPERATIONS = {"mcp"}
+# Not client methods: MCP clients speak to /mcp with an MCP SDK (the mcp package), not through this client;
+# /console is a web page.
+NOT_CLIENT_OPERATIONS = {"mcp", "console"}
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ pub struct Applied {
     pub edited: bool,
 }
 
-/// One chat, as [`Engine::chat_overviews`] lists it.
+/// One chat, as `GET /v1/chats` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[schemars(crate = "crate::wire")]
 pub struct ChatOverview {

@@ -35,7 +35,6 @@ pub struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current_message_id: Option<String>,
     /// The time the answer was for.
-    #[schemars(with = "String")]
     pub now: Timestamp,
     /// The tool's own part.
     #[serde(flatten)]

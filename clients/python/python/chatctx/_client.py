@@ -134,6 +134,7 @@ class _Operations:
         topic_id: Optional[Id] = None,
         now: Optional[Instant] = None,
         channel: Optional[str] = None,
+        explain: Optional[bool] = None,
     ) -> models.HistoryContext:
         """The selected history and the whole prompt for answering `current_message_id`."""
         return self._tool("get_chat_history_context", _fields(locals()))
@@ -152,6 +153,7 @@ class _Operations:
         topic_id: Optional[Id] = None,
         now: Optional[Instant] = None,
         channel: Optional[str] = None,
+        explain: Optional[bool] = None,
     ) -> models.Resolution:
         """What the user's reference ("this", "the poll above") points at: resolved, ambiguous or not_found."""
         return self._tool("resolve_reference_target", _fields(locals()))
@@ -167,6 +169,7 @@ class _Operations:
         topic_id: Optional[Id] = None,
         now: Optional[Instant] = None,
         channel: Optional[str] = None,
+        explain: Optional[bool] = None,
     ) -> models.ActiveObjects:
         """The conversational objects (photos, links, polls, …) active right now."""
         return self._tool("list_active_context_objects", _fields(locals()))
@@ -178,6 +181,7 @@ class _Operations:
         revisions: Optional[bool] = None,
         topic_id: Optional[Id] = None,
         channel: Optional[str] = None,
+        explain: Optional[bool] = None,
     ) -> models.ScenarioState:
         """The conversation's structured state (and its kept revisions with `revisions=True`)."""
         return self._tool("get_scenario", _fields(locals()))
@@ -191,6 +195,7 @@ class _Operations:
         topic_id: Optional[Id] = None,
         now: Optional[Instant] = None,
         channel: Optional[str] = None,
+        explain: Optional[bool] = None,
     ) -> models.ScenarioState:
         """Applies an RFC 7396 merge patch to the state; `expected_revision` makes it optimistic."""
         return self._tool("update_scenario", _fields(locals()))
@@ -204,6 +209,7 @@ class _Operations:
         topic_id: Optional[Id] = None,
         now: Optional[Instant] = None,
         channel: Optional[str] = None,
+        explain: Optional[bool] = None,
     ) -> models.ScenarioState:
         """Makes an earlier revision of the state the current one (as a new revision)."""
         return self._tool("revert_scenario", _fields(locals()))
@@ -257,6 +263,26 @@ class _Operations:
     ) -> models.ScenarioState:
         """The conversation state with its kept revisions."""
         return self._chat("scenario", chat_id, topic_id, channel, models.ScenarioState)
+
+    def chats(self) -> models.ChatsResponse:
+        """The chats this credential may read, one line each."""
+        return self._send(_Call("GET", "/v1/chats", _adapter(models.ChatsResponse), idempotent=True))
+
+    def decisions(
+        self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None, limit: Optional[int] = None
+    ) -> models.DecisionsResponse:
+        """The chat's newest decision records, newest first: how each tool answer was reached."""
+        params = _fields({"topic_id": topic_id, "channel": channel, "limit": limit})
+        call = _Call("GET", f"/v1/chats/{_path(chat_id)}/decisions", _adapter(models.DecisionsResponse), None, params, True)
+        return self._send(call)
+
+    def decision(
+        self, chat_id: Id, request_id: str, topic_id: Optional[Id] = None, channel: Optional[str] = None
+    ) -> models.Record:
+        """One decision record, by the request id its tool call was logged under (`x-request-id`)."""
+        params = _fields({"topic_id": topic_id, "channel": channel})
+        path = f"/v1/chats/{_path(chat_id)}/decisions/{_path(request_id)}"
+        return self._send(_Call("GET", path, _adapter(models.Record), None, params, True))
 
     def delete_chat(self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None) -> models.Deleted:
         """Forgets a chat (or one topic of it) completely, in memory and in the store."""

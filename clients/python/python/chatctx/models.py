@@ -63,10 +63,18 @@ class ActiveObject(Model):
 class ActiveObjects(Model):
     """`list_active_context_objects` response."""
 
+    explain: Optional[ListDecision] = Field(None, description="Each live object's activation and TTL (docs/protocol.md §6.7): in the answer when the request says `\"explain\": true`.")
     objects: list[ActiveObject] = Field(description="Ordered by scope tier, then last activation (newer first), then `object_id`.")
     scope_used: Tier = Field(description="The request's scope: `topic` in a forum topic, else `chat` (`reply_chain` objects are included in both).")
     status: ListStatus = Field(description="`ok` or `empty`.")
     truncated: bool = Field(description="More were active than `limit`.")
+
+
+class Budget(Model):
+    """The token budget and what the prompt's history cost."""
+
+    max_tokens: Optional[int] = Field(None, description="`max_context_tokens` (absent when there is no budget).")
+    used_tokens: int = Field(description="Estimated tokens of the kept items and the current message.")
 
 
 class Candidate(Model):
@@ -89,6 +97,18 @@ class Candidate(Model):
     topic_id: Optional[str] = Field(None, description="The topic.")
 
 
+class CandidateView(Model):
+    """One candidate of a written-out resolve record."""
+
+    kind: str = Field(description="Its kind.")
+    object_id: str = Field(description="The object id.")
+    parts: list[ScorePart] = Field(description="The parts of the score, which add up to it.")
+    rank: Optional[int] = Field(None, description="Its rank among the candidates that may win (1 = the best), absent when a kind hint excluded it.")
+    reasons: list[str] = Field(description="Reason codes.")
+    score: float = Field(description="The total (rounded to 2 places, as answers show it).")
+    tier: Tier = Field(description="How near the request it is.")
+
+
 class ChatHistoryItem(Model):
     """One recorded event as the prompt sees it."""
 
@@ -104,6 +124,25 @@ class ChatHistoryItem(Model):
     text: str = Field(description="The text, mentions normalized.")
 
 
+class ChatOverview(Model):
+    """One chat, as `GET /v1/chats` lists it."""
+
+    channel: str = Field(description="The platform.")
+    chat_id: str = Field(description="The chat id.")
+    chat_type: Optional[str] = Field(None, description="The chat's type as the platform names it (`supergroup`, …), when known.")
+    items: int = Field(description="History items held.")
+    last_at: Optional[datetime] = Field(None, description="When the newest item was sent.")
+    objects: int = Field(description="Objects held.")
+    people: int = Field(description="People known.")
+    topics: list[str] = Field(description="The forum topics (threads) with history, sorted (the general thread is not listed).")
+
+
+class ChatsResponse(Model):
+    """`chats` response."""
+
+    chats: list[ChatOverview]
+
+
 class Decision(Model):
     """What the mapping decided for one accepted input that holds a message."""
 
@@ -111,6 +150,13 @@ class Decision(Model):
     kind: str = Field(description="`inbound_user`, `outbound_agent` or `system`.")
     message_id: str = Field(description="The message's id.")
     triggered_agent: bool = Field(description="Whether it addresses the bot (so a bot may use this decision instead of making its own).")
+
+
+class DecisionsResponse(Model):
+    """`decisions` response."""
+
+    decisions: list[Record]
+    keep: int = Field(description="Records kept per chat ([decisions] keep).")
 
 
 class Deleted(Model):
@@ -167,10 +213,21 @@ class FileRef(Model):
 class HistoryContext(Model):
     """`get_chat_history_context` response (docs/protocol.md §6.3)."""
 
+    explain: Optional[HistoryDecision] = Field(None, description="How the items were chosen (docs/protocol.md §6.7): in the answer when the request says `\"explain\": true`.")
     items: list[ChatHistoryItem] = Field(description="The selected items, oldest first.")
     prompt: list[PromptMessage] = Field(description="The whole prompt, in the order of docs/protocol.md §5.4.")
     rendered: Rendered = Field(description="The rendered history.")
     selection: SelectionReport = Field(description="What selection did.")
+
+
+class HistoryDecision(Model):
+    """How `get_chat_history_context` chose its items."""
+
+    budget: Budget = Field(description="The budget and its use.")
+    items: list[ItemVerdict] = Field(description="Every item looked at, oldest first, with its verdict.")
+    method: SelectionMethod = Field(description="The method that ran.")
+    outside_lookback: int = Field(description="Older items of the scope that selection did not look at (beyond `lookback_count` or the mode's cap).")
+    triage: Optional[TriageRecord] = Field(None, description="The model triage, when a model was asked.")
 
 
 class HistoryPayload(Model):
@@ -190,6 +247,18 @@ class HistoryQuote(Model):
     text: str = Field(description="The quoted text.")
 
 
+class HistoryRecord(Model):
+    """A history answer's record: the verdicts, and what the model was given."""
+
+    budget: Budget = Field(description="The budget and its use.")
+    items: list[ItemVerdict] = Field(description="Every item looked at, oldest first, with its verdict.")
+    kept_items: list[ChatHistoryItem] = Field(description="The answer's items (the kept ones), oldest first.")
+    method: SelectionMethod = Field(description="The method that ran.")
+    outside_lookback: int = Field(description="Older items of the scope that selection did not look at (beyond `lookback_count` or the mode's cap).")
+    prompt: list[PromptMessage] = Field(description="The exact prompt of the answer.")
+    triage: Optional[TriageRecord] = Field(None, description="The model triage, when a model was asked.")
+
+
 class IngestReport(Model):
     """What an ingest accepted and rejected."""
 
@@ -198,6 +267,25 @@ class IngestReport(Model):
     ignored: int = Field(description="Telegram update kinds that were received but have no meaning here (inline queries, callback queries, …), counted: accepted, and nothing stored.")
     rejected: list[Rejection] = Field(description="The rejected inputs, the first `server.max_rejections` of them.")
     rejected_count: int = Field(description="How many inputs were rejected in all (more than `rejected` lists when the list was cut).")
+
+
+class ItemVerdict(Model):
+    """One item selection looked at."""
+
+    kept: bool = Field(description="Whether it is in the prompt.")
+    kind: str = Field(description="The item's kind.")
+    message_id: Optional[str] = Field(None, description="The message id (items without one, such as reactions, are named by `sent_at` and `kind`).")
+    reason: str = Field(description="Why.")
+    score: Optional[float] = Field(None, description="The lexical selector's score, when it ranked the item.")
+    sent_at: datetime = Field(description="When it was sent.")
+    tokens: int = Field(description="Its estimated tokens (the measure `max_context_tokens` is counted in).")
+
+
+class ListDecision(Model):
+    """How `list_active_context_objects` found its objects."""
+
+    now: datetime = Field(description="The time liveness was judged at.")
+    objects: list[ObjectLiveness] = Field(description="Every live object found, in answer order.")
 
 
 class Object(Model):
@@ -220,6 +308,20 @@ class Object(Model):
     topic_id: Optional[str] = Field(None, description="The topic it lives in.")
 
 
+class ObjectLiveness(Model):
+    """One live object as `list_active_context_objects` found it."""
+
+    activated_at: datetime = Field(description="When.")
+    activated_by: Optional[str] = Field(None, description="By which message, when one did.")
+    activation: str = Field(description="How it was activated.")
+    expires_at: datetime = Field(description="When it stops being active.")
+    kind: str = Field(description="Its kind.")
+    object_id: str = Field(description="The object id.")
+    returned: bool = Field(description="Whether it is in the answer (`false`: beyond `limit`).")
+    tier: Tier = Field(description="The scope tier it was found in.")
+    ttl_left_secs: int = Field(description="Seconds of its TTL left at the request's `now`.")
+
+
 class PayloadMessage(Model):
     """One entry of the payload."""
 
@@ -238,6 +340,18 @@ class PromptMessage(Model):
     role: Role = Field(description="`system`, `user` or `assistant`.")
 
 
+class Record(Model):
+    """One tool answer's record."""
+
+    channel: str = Field(description="Where it applied.")
+    chat_id: str = Field(description="The chat.")
+    current_message_id: Optional[str] = Field(None, description="The message being handled, if any.")
+    now: datetime = Field(description="The time the answer was for.")
+    request_id: str = Field(description="The request id the call was logged under (`x-request-id`).")
+    tool: str = Field(description="The tool.")
+    topic_id: Optional[str] = Field(None, description="The topic the request named, if any.")
+
+
 class Rejection(Model):
     """One rejected input of a batch."""
 
@@ -253,9 +367,21 @@ class Resolution(Model):
     candidates: list[Candidate] = Field(description="The top candidates (none when not found).")
     confidence: float = Field(description="In [0, 1]: resolved ≥ 0.5, ambiguous 0.25–0.5, not found < 0.25.")
     diagnostics: Diagnostics = Field(description="For logs.")
+    explain: Optional[ResolveView] = Field(None, description="How the answer was reached (docs/protocol.md §6.7): in the answer when the request says `\"explain\": true`.")
     reasons: list[str] = Field(description="The reasons of the best (or top) candidate.")
     scope_used: Tier = Field(description="Where the answer was found.")
     status: Status = Field(description="Outcome.")
+
+
+class ResolveView(Model):
+    """A resolve record as written out."""
+
+    ambiguity_gap: float = Field(description="`resolver.ambiguity_gap`.")
+    candidates: list[CandidateView] = Field(description="Every candidate scored, best first (those a kind hint excluded last).")
+    min_score: float = Field(description="`resolver.min_score`.")
+    status: Status = Field(description="The answer's status.")
+    top_score_gap: float = Field(description="The lead of the best over the runner-up.")
+    why: str = Field(description="Why the answer is what it is: `resolved` (the winner leads by at least `ambiguity_gap`), `ambiguous` (the runner-up is within it), `below_min_score`, `no_candidates`, `no_candidate_of_kind`.")
 
 
 class RevisionInfo(Model):
@@ -273,10 +399,19 @@ class Revoked(Model):
     scope_id: Optional[str] = Field(None, description="")
 
 
+class ScenarioDecision(Model):
+    """What a state tool did."""
+
+    changed: bool = Field(description="Whether the call wrote a revision.")
+    keys_changed: list[str] = Field(description="The top-level keys whose values differ from the revision before (sorted).")
+    revision: int = Field(description="The revision after the call.")
+
+
 class ScenarioState(Model):
     """What `get_scenario` and `update_scenario` answer."""
 
     changed: Optional[bool] = Field(None, description="Whether this call wrote a revision (updates and reverts only).")
+    explain: Optional[ScenarioDecision] = Field(None, description="What the call did (docs/protocol.md §6.7): in the answer when the request says `\"explain\": true`.")
     revision: int = Field(description="The current revision (0 when nothing was ever written).")
     revisions: Optional[list[RevisionInfo]] = Field(None, description="The kept revisions, newest first (`get_scenario` with `\"revisions\": true`).")
     state: dict[str, Any] = Field(description="The state, keys in sorted order.")
@@ -294,6 +429,13 @@ class Scope(Model):
     sender_user_id: Optional[str] = Field(None, description="")
     token: str
     topic_id: Optional[str] = Field(None, description="")
+
+
+class ScorePart(Model):
+    """One part of a candidate's score."""
+
+    part: str = Field(description="What it is for: a reason code, or `typed_object`, `recency`, `not_owned`.")
+    points: float = Field(description="Its points (rounded to 3 places).")
 
 
 class SelectionReport(Model):
@@ -315,14 +457,30 @@ class Sender(Model):
     username: Optional[str] = Field(None, description="Username without `@`.")
 
 
+class TriageRecord(Model):
+    """The model triage of a history request, when a model was asked."""
+
+    chosen: list[str] = Field(description="The message ids it chose.")
+    error: Optional[str] = Field(None, description="The failure, when it failed (never the model's text).")
+    listed: int = Field(description="How many older items were listed to it.")
+    model: str = Field(description="The role alias asked (`conversation.selection_model`).")
+    outcome: str = Field(description="How it ended.")
+    timeout_secs: float = Field(description="Its time budget, retries included.")
+
+
 Rendered = Union[HistoryPayload, list[PromptMessage]]
 """The rendered history: the `single` payload or the `per_item` messages."""
 
 ActiveObject.model_rebuild()
 ActiveObjects.model_rebuild()
+Budget.model_rebuild()
 Candidate.model_rebuild()
+CandidateView.model_rebuild()
 ChatHistoryItem.model_rebuild()
+ChatOverview.model_rebuild()
+ChatsResponse.model_rebuild()
 Decision.model_rebuild()
+DecisionsResponse.model_rebuild()
 Deleted.model_rebuild()
 Descriptor.model_rebuild()
 Diagnostics.model_rebuild()
@@ -330,17 +488,27 @@ Error.model_rebuild()
 Event.model_rebuild()
 FileRef.model_rebuild()
 HistoryContext.model_rebuild()
+HistoryDecision.model_rebuild()
 HistoryPayload.model_rebuild()
 HistoryQuote.model_rebuild()
+HistoryRecord.model_rebuild()
 IngestReport.model_rebuild()
+ItemVerdict.model_rebuild()
+ListDecision.model_rebuild()
 Object.model_rebuild()
+ObjectLiveness.model_rebuild()
 PayloadMessage.model_rebuild()
 PromptMessage.model_rebuild()
+Record.model_rebuild()
 Rejection.model_rebuild()
 Resolution.model_rebuild()
+ResolveView.model_rebuild()
 RevisionInfo.model_rebuild()
 Revoked.model_rebuild()
+ScenarioDecision.model_rebuild()
 ScenarioState.model_rebuild()
 Scope.model_rebuild()
+ScorePart.model_rebuild()
 SelectionReport.model_rebuild()
 Sender.model_rebuild()
+TriageRecord.model_rebuild()
