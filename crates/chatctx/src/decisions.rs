@@ -19,6 +19,7 @@ use serde::Serialize;
 
 /// One tool answer's record.
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
 pub struct Record {
     /// The request id the call was logged under (`x-request-id`).
     pub request_id: String,
@@ -43,6 +44,7 @@ pub struct Record {
 
 /// The tool's part of a record, under the tool's short name.
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
 #[serde(rename_all = "snake_case")]
 pub enum Detail {
     /// `get_chat_history_context`.
@@ -57,6 +59,7 @@ pub enum Detail {
 
 /// A history answer's record: the verdicts, and what the model was given.
 #[derive(Debug, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
 pub struct HistoryRecord {
     /// Every item looked at, the budget, the triage.
     #[serde(flatten)]

@@ -363,6 +363,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
             );
         }
         tracing::info!("listening on {addr}");
+        tracing::info!("the console (what the model saw, and why): http://{addr}/console");
         let auth = match &cfg.server.scope_key {
             Some(key) => chatctx::auth::Auth::with_scope_key(tokens, key),
             None => {
