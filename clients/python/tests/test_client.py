@@ -81,9 +81,14 @@ def test_sync_client_answers_typed_models(server: Any) -> None:
         assert isinstance(ctx, models.HistoryContext)
         speakers = [item.sender.nickname for item in ctx.items]
         assert "Alice" in speakers and "Carol" in speakers, speakers  # the group-bot preset keeps the room
-        history = c.history(chat)
+        history = c.history(chat).items
         assert [h.message_id for h in history] == ["501", "502", "503"]
         assert history[0].sent_at.year == 2026
+        page = c.history(chat, limit=2)
+        assert len(page.items) == 2 and page.next is not None
+        rest = c.get_chat_history_range(chat_id=chat, cursor=page.next)
+        assert [h.message_id for h in rest.items] == ["503"] and rest.next is None
+        assert [h.message_id for h in c.history(chat, after_message_id=501).items] == ["502", "503"]
 
         objects = c.list_active_context_objects(chat_id=chat, current_message_id=503, now=1770970861)
         assert [o.object_id for o in objects.objects] == ["501:media.image"]

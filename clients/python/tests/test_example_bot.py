@@ -105,13 +105,13 @@ async def test_the_example_bot_answers_with_the_rooms_context_and_is_recorded(se
         async with chatctx.AsyncClient(server.url) as c:
 
             async def answered() -> Any:
-                items = await c.history(FORUM["id"], topic_id=7)
+                items = (await c.history(FORUM["id"], topic_id=7)).items
                 return next((i for i in items if i.kind == "outbound_agent"), None)
 
             mine = await wait_for(answered, "the bot's answer in chatctx's history")
             assert mine.text == "Clean shapes; the teal works."
             assert mine.sender.user_id == str(BOT["id"]) and mine.reply_to_message_id == "504"
-            other_topic = await c.history(FORUM["id"], topic_id=9)
+            other_topic = (await c.history(FORUM["id"], topic_id=9)).items
             assert [i.message_id for i in other_topic] == ["503"]
     finally:
         bot.terminate()

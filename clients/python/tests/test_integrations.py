@@ -48,7 +48,7 @@ async def api() -> Any:
 
 async def recorded(server: Any, chat: int) -> list[tuple[str, str, str]]:
     async with chatctx.AsyncClient(server.url) as c:
-        return [(i.kind, i.sender.user_id, i.text) for i in await c.history(chat)]
+        return [(i.kind, i.sender.user_id, i.text) for i in (await c.history(chat)).items]
 
 
 def aiogram_bot(api: FakeBotApi) -> Any:

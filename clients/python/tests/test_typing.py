@@ -29,7 +29,7 @@ async def answer() -> str:
 
 def sync() -> int:
     with chatctx.Client() as c:
-        return len(c.history(-100500)) + c.get_scenario(chat_id=1).revision
+        return len(c.history(-100500).items) + c.get_scenario(chat_id=1).revision
 '''
 
 BAD = '''

@@ -284,6 +284,27 @@ impl Item {
 pub(crate) struct Conv {
     pub(crate) topic: Option<Box<str>>,
     pub(crate) items: VecDeque<Item>,
+    /// The newest item that left this conversation's store (not by an edit), and what made it leave: range
+    /// reads that reach back past it say they were truncated.
+    pub(crate) lost: Option<(Key, Lost)>,
+}
+
+/// What made an item leave the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Lost {
+    /// `conversation.cache_max_per_conversation` evicted the oldest.
+    Cap,
+    /// Retention (`store.max_age`).
+    MaxAge,
+}
+
+impl Lost {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Lost::Cap => "cache_max_per_conversation",
+            Lost::MaxAge => "max_age",
+        }
+    }
 }
 
 impl Conv {
@@ -363,7 +384,7 @@ impl Chat {
             return i;
         }
         let idx = u32::try_from(self.convs.len()).unwrap_or(u32::MAX);
-        self.convs.push(Conv { topic: topic.map(Into::into), items: VecDeque::new() });
+        self.convs.push(Conv { topic: topic.map(Into::into), items: VecDeque::new(), lost: None });
         match topic {
             Some(t) => {
                 self.topics.insert(t.into(), idx);
@@ -401,11 +422,12 @@ impl Chat {
             c.items.insert(at, item);
         }
         while c.items.len() > cap.max(1) {
-            if let Some(old) = c.items.pop_front()
-                && let Some(id) = old.message_id
-            {
-                self.index.remove(&*id);
-                self.objects.evict_derived(&id);
+            if let Some(old) = c.items.pop_front() {
+                c.lost = c.lost.max(Some((old.key(), Lost::Cap)));
+                if let Some(id) = old.message_id {
+                    self.index.remove(&*id);
+                    self.objects.evict_derived(&id);
+                }
             }
         }
     }
@@ -417,6 +439,7 @@ impl Chat {
             while c.items.front().is_some_and(|i| i.sent_at < cutoff) {
                 if let Some(old) = c.items.pop_front() {
                     dropped += 1;
+                    c.lost = c.lost.max(Some((old.key(), Lost::MaxAge)));
                     if let Some(id) = old.message_id {
                         self.index.remove(&*id);
                         self.objects.evict_derived(&id);
@@ -565,7 +588,7 @@ mod tests {
             text: "".into(),
             extra: None,
         };
-        let mut conv = Conv { topic: None, items: VecDeque::with_capacity(8) };
+        let mut conv = Conv { topic: None, items: VecDeque::with_capacity(8), lost: None };
         for seq in 0..8 {
             conv.items.push_back(item(seq));
         }

@@ -175,8 +175,23 @@ let historyCache = { key: "", items: new Map() };
 async function messagesOf(c) {
   const key = `${c.channel}/${c.chat_id}/${c.items}/${c.last_at}`;
   if (historyCache.key === key) return historyCache.items;
-  const topics = [null, ...c.topics];
-  const lists = await Promise.all(topics.map((t) => api(chatPath(c, `/history${t === null ? "" : "?topic_id=" + encodeURIComponent(t)}`)).catch(() => [])));
+  // Each topic's items first, then the whole chat (a read without a topic reads every topic): what only the
+  // whole-chat read holds is the general thread's.
+  const topics = [...c.topics, null];
+  // Each topic's items, page after page (at most 2,000 each: the console shows the recent ones).
+  const readAll = async (t) => {
+    const out = [];
+    let cursor = null;
+    while (out.length < 2000) {
+      const q = [`limit=500`, t === null ? null : `topic_id=${encodeURIComponent(t)}`, cursor ? `cursor=${encodeURIComponent(cursor)}` : null].filter(Boolean);
+      const page = await api(chatPath(c, `/history?${q.join("&")}`));
+      out.push(...page.items);
+      if (!page.next) break;
+      cursor = page.next;
+    }
+    return out;
+  };
+  const lists = await Promise.all(topics.map((t) => readAll(t).catch(() => [])));
   const items = new Map();
   lists.forEach((list, i) => list.forEach((m) => m.message_id && !items.has(m.message_id) && items.set(m.message_id, { ...m, topic: topics[i] })));
   historyCache = { key, items };

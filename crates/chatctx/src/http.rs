@@ -572,14 +572,47 @@ async fn delete_chat(
     Ok(json_body(&Deleted { deleted }))
 }
 
+/// `?…` of `GET /v1/chats/{chat_id}/history`: a range and a page (docs/protocol.md §6.5).
+#[derive(Deserialize)]
+struct HistoryQuery {
+    channel: Option<String>,
+    topic_id: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    after_message_id: Option<String>,
+    cursor: Option<String>,
+    limit: Option<String>,
+}
+
+/// `GET /v1/chats/{chat_id}/history`: a page of the stored items of a range, as `get_chat_history_range`
+/// answers it (the query is read as that tool's request, so both check it alike).
 async fn get_history(
     State(app): State<AppState>,
     headers: HeaderMap,
     Path(chat_id): Path<String>,
-    Query(q): Query<ChannelQuery>,
+    Query(q): Query<HistoryQuery>,
 ) -> Result<Response, ApiError> {
-    let (_, channel, topic) = chat_route(&app, &headers, &chat_id, &q)?;
-    read_chat(&app, channel, chat_id, move |e, channel, chat| e.history(channel, chat, topic.as_deref())).await
+    let cq = ChannelQuery { channel: q.channel, topic_id: q.topic_id };
+    let (_, channel, topic) = chat_route(&app, &headers, &chat_id, &cq)?;
+    let mut args = serde_json::Map::new();
+    args.insert("chat_id".into(), Value::from(chat_id.clone()));
+    args.insert("channel".into(), Value::from(channel.clone()));
+    // Query values are text: numbers (times in Unix seconds, the limit) are read as numbers.
+    let value = |v: String| v.parse::<i64>().map_or_else(|_| Value::from(v.clone()), Value::from);
+    for (key, v) in [("topic_id", topic), ("after_message_id", q.after_message_id), ("cursor", q.cursor)] {
+        if let Some(v) = v {
+            args.insert(key.into(), Value::from(v));
+        }
+    }
+    for (key, v) in [("since", q.since), ("until", q.until), ("limit", q.limit)] {
+        if let Some(v) = v {
+            args.insert(key.into(), value(v));
+        }
+    }
+    let req =
+        <chatctx_core::tools::range::GetChatHistoryRange as chatctx_core::tools::Request>::decode(&Value::Object(args))
+            .map_err(ApiError)?;
+    read_chat(&app, channel, chat_id, move |e, _, _| e.get_chat_history_range(&req)).await
 }
 
 /// Answers a read of one chat: off the async threads, since a shared store is asked for news first.

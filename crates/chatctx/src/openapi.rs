@@ -184,12 +184,32 @@ fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     );
     delete["parameters"] = chat_path_params();
     paths.insert("/v1/chats/{chat_id}".into(), json!({"delete": delete}));
+    let mut history = operation(
+        "history",
+        "A page of the stored items of a range, oldest first (as get_chat_history_range answers).",
+        None,
+        schema_of::<chatctx_core::tools::range::HistoryPage>(g),
+        &[AUTH, FORBIDDEN, BAD, (404, "Unknown chat (`unknown_chat`).")],
+    );
+    let mut params = chat_path_params();
+    if let Some(a) = params.as_array_mut() {
+        for (name, schema, what) in [
+            (
+                "since",
+                json!({"type": ["string", "integer"]}),
+                "Items sent at or after this time (RFC 3339 or Unix seconds).",
+            ),
+            ("until", json!({"type": ["string", "integer"]}), "Items sent at or before this time."),
+            ("after_message_id", json!({"type": "string"}), "Items after this stored message."),
+            ("cursor", json!({"type": "string"}), "The `next` of the previous page."),
+            ("limit", json!({"type": "integer", "minimum": 1, "maximum": 500, "default": 50}), "Items per page."),
+        ] {
+            a.push(json!({"name": name, "in": "query", "schema": schema, "description": what}));
+        }
+    }
+    history["parameters"] = params;
+    paths.insert("/v1/chats/{chat_id}/history".into(), json!({"get": history}));
     for (what, summary, schema) in [
-        (
-            "history",
-            "Every stored history item of the conversation.",
-            schema_of::<Vec<chatctx_core::ChatHistoryItem>>(g),
-        ),
         ("objects", "Every object of the chat.", schema_of::<Vec<chatctx_core::objects::Object>>(g)),
         (
             "scenario",

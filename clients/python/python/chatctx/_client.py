@@ -103,6 +103,7 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
 # What each tool answers (a tool this client does not know answers plain JSON).
 _TOOL_ANSWERS: dict[str, Any] = {
     "get_chat_history_context": models.HistoryContext,
+    "get_chat_history_range": models.HistoryPage,
     "resolve_reference_target": models.Resolution,
     "list_active_context_objects": models.ActiveObjects,
     "get_scenario": models.ScenarioState,
@@ -173,6 +174,23 @@ class _Operations:
     ) -> models.ActiveObjects:
         """The conversational objects (photos, links, polls, …) active right now."""
         return self._tool("list_active_context_objects", _fields(locals()))
+
+    def get_chat_history_range(
+        self,
+        *,
+        chat_id: Id,
+        topic_id: Optional[Id] = None,
+        since: Optional[Instant] = None,
+        until: Optional[Instant] = None,
+        after_message_id: Optional[Id] = None,
+        cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+        channel: Optional[str] = None,
+        explain: Optional[bool] = None,
+    ) -> models.HistoryPage:
+        """Every stored message of a range, a page at a time (follow `next`): what was said since a time or a
+        message."""
+        return self._tool("get_chat_history_range", _fields(locals()))
 
     def get_scenario(
         self,
@@ -249,10 +267,21 @@ class _Operations:
         return self._send(_Call("GET", f"/v1/chats/{_path(chat_id)}/{what}", _adapter(answer), None, params, True))
 
     def history(
-        self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None
-    ) -> list[models.ChatHistoryItem]:
-        """Every stored history item of the conversation, oldest first."""
-        return self._chat("history", chat_id, topic_id, channel, list[models.ChatHistoryItem])
+        self,
+        chat_id: Id,
+        topic_id: Optional[Id] = None,
+        channel: Optional[str] = None,
+        since: Optional[Instant] = None,
+        until: Optional[Instant] = None,
+        after_message_id: Optional[Id] = None,
+        cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> models.HistoryPage:
+        """A page of the stored items of a range, oldest first; pass its `next` as `cursor` for the next page.
+        Without `topic_id`, every topic of the chat."""
+        params = _fields(locals(), "chat_id")
+        call = _Call("GET", f"/v1/chats/{_path(chat_id)}/history", _adapter(models.HistoryPage), None, params, True)
+        return self._send(call)
 
     def objects(self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None) -> list[models.Object]:
         """Every object the chat holds, active or not."""

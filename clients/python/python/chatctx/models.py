@@ -230,6 +230,14 @@ class HistoryDecision(Model):
     triage: Optional[TriageRecord] = Field(None, description="The model triage, when a model was asked.")
 
 
+class HistoryPage(Model):
+    """`get_chat_history_range` response (and `GET /v1/chats/{chat_id}/history`)."""
+
+    items: list[ChatHistoryItem] = Field(description="The page's items, oldest first.")
+    next: Optional[str] = Field(None, description="Pass as `cursor` for the next page; absent on the last page.")
+    truncated: Optional[Truncation] = Field(None, description="Present when the range reaches back past items that left the store.")
+
+
 class HistoryPayload(Model):
     """The `chat_history_context` payload, fields in the seed's order."""
 
@@ -468,6 +476,13 @@ class TriageRecord(Model):
     timeout_secs: float = Field(description="Its time budget, retries included.")
 
 
+class Truncation(Model):
+    """What a range read could not see."""
+
+    before: datetime = Field(description="Items of the range sent before this time may have left the store.")
+    by: str = Field(description="Why: `cache_max_per_conversation` (the per-topic cap evicted the oldest) or `max_age` (retention).")
+
+
 Rendered = Union[HistoryPayload, list[PromptMessage]]
 """The rendered history: the `single` payload or the `per_item` messages."""
 
@@ -489,6 +504,7 @@ Event.model_rebuild()
 FileRef.model_rebuild()
 HistoryContext.model_rebuild()
 HistoryDecision.model_rebuild()
+HistoryPage.model_rebuild()
 HistoryPayload.model_rebuild()
 HistoryQuote.model_rebuild()
 HistoryRecord.model_rebuild()
@@ -512,3 +528,4 @@ ScorePart.model_rebuild()
 SelectionReport.model_rebuild()
 Sender.model_rebuild()
 TriageRecord.model_rebuild()
+Truncation.model_rebuild()

@@ -144,6 +144,7 @@ tool_calls! {
     ResolveReferenceTarget(crate::tools::resolve::ResolveReferenceTarget),
     ListActiveContextObjects(crate::tools::list::ListActiveContextObjects),
     GetChatHistoryContext(super::GetChatHistoryContext),
+    GetChatHistoryRange(crate::tools::range::GetChatHistoryRange),
     GetScenario(crate::tools::state::GetScenario),
     UpdateScenario(crate::tools::state::UpdateScenario),
     RevertScenario(crate::tools::state::RevertScenario),
@@ -155,7 +156,10 @@ impl ToolCall {
         match self {
             Self::UpdateScenario(_) | Self::RevertScenario(_) => Writes::Always,
             Self::ResolveReferenceTarget(_) => Writes::Sometimes,
-            Self::GetChatHistoryContext(_) | Self::ListActiveContextObjects(_) | Self::GetScenario(_) => Writes::Never,
+            Self::GetChatHistoryContext(_)
+            | Self::GetChatHistoryRange(_)
+            | Self::ListActiveContextObjects(_)
+            | Self::GetScenario(_) => Writes::Never,
         }
     }
 }

@@ -11,6 +11,7 @@
 pub mod call;
 pub mod history;
 pub mod list;
+pub mod range;
 pub mod request;
 pub mod resolve;
 pub mod state;
@@ -40,6 +41,8 @@ pub enum ToolResponse {
     List(Box<crate::tools::list::ActiveObjects>),
     /// `get_scenario`, `update_scenario`, `revert_scenario`.
     Scenario(Box<crate::scenario::ScenarioState>),
+    /// `get_chat_history_range`.
+    Range(Box<crate::tools::range::HistoryPage>),
 }
 
 impl ToolResponse {
@@ -67,6 +70,11 @@ impl ToolResponse {
                 ("changed", s.changed.map_or("-", |c| if c { "true" } else { "false" }).to_owned()),
                 ("bytes", serde_json::to_string(&s.state).map_or(0, |j| j.len()).to_string()),
             ],
+            ToolResponse::Range(p) => vec![
+                ("count", p.items.len().to_string()),
+                ("more", p.next.is_some().to_string()),
+                ("truncated", p.truncated.as_ref().map_or("-", |t| t.by).to_owned()),
+            ],
             ToolResponse::List(l) => {
                 let top: Vec<&str> = l.objects.iter().take(3).map(|o| o.descriptor.object_id.as_str()).collect();
                 vec![
@@ -86,6 +94,7 @@ impl ToolResponse {
             ToolResponse::Resolve(r) => r.explain.take().map(Explain::Resolve),
             ToolResponse::List(l) => l.explain.take().map(Explain::List),
             ToolResponse::Scenario(s) => s.explain.take().map(Explain::Scenario),
+            ToolResponse::Range(_) => None,
         }
     }
 
@@ -133,6 +142,9 @@ impl Engine {
             }
             ToolCall::ListActiveContextObjects(req) => {
                 self.list_active_context_objects(req, at).map(|l| ToolResponse::List(Box::new(l)))
+            }
+            ToolCall::GetChatHistoryRange(req) => {
+                self.get_chat_history_range(req).map(|p| ToolResponse::Range(Box::new(p)))
             }
             ToolCall::GetScenario(req) => Ok(ToolResponse::Scenario(Box::new(self.get_scenario(req)))),
             ToolCall::UpdateScenario(req) => self.update_scenario(req, at).map(|s| ToolResponse::Scenario(Box::new(s))),

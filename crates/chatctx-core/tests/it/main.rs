@@ -4,6 +4,7 @@
 mod engine;
 mod policy;
 mod properties;
+mod range;
 mod render;
 mod scenario;
 mod schemas;

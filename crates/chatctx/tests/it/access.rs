@@ -82,7 +82,7 @@ fn each_credential_can_do_what_the_table_says() {
     }
     // The scope's topic is pinned: no topic asked for means its own.
     let h = get("/v1/chats/-1/history", Some(&scope)).json_value();
-    let ids: Vec<&str> = h.as_array().unwrap().iter().filter_map(|i| i["message_id"].as_str()).collect();
+    let ids: Vec<&str> = h["items"].as_array().unwrap().iter().filter_map(|i| i["message_id"].as_str()).collect();
     assert!(ids.contains(&"1") && !ids.contains(&"2"), "topic 7's messages only (2 is in topic 8): {h}");
     assert_eq!(get("/healthz", None).status(), 200);
     assert_eq!(get("/readyz", None).status(), 200);

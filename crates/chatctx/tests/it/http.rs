@@ -107,12 +107,33 @@ fn msg(id: u64) -> Value {
 }
 
 fn stored_ids(c: &reqwest::blocking::Client, base: &str) -> HashSet<String> {
-    let r = c.get(format!("{base}/v1/chats/-1/history")).send().unwrap();
-    if r.status() == 404 {
-        return HashSet::new();
+    all_pages(c, &format!("{base}/v1/chats/-1/history"))
+        .iter()
+        .filter_map(|i| i["message_id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Every item of a history range, page after page (none for an unknown chat).
+pub fn all_pages(c: &reqwest::blocking::Client, url: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let page_url = match &cursor {
+            Some(next) => format!("{url}{sep}limit=500&cursor={next}"),
+            None => format!("{url}{sep}limit=500"),
+        };
+        let r = c.get(page_url).send().unwrap();
+        if r.status() == 404 {
+            return items;
+        }
+        let page = r.json_value();
+        items.extend(page["items"].as_array().unwrap().iter().cloned());
+        match page["next"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return items,
+        }
     }
-    let items: Vec<Value> = serde_json::from_value(r.json_value()).unwrap();
-    items.iter().filter_map(|i| i["message_id"].as_str().map(str::to_owned)).collect()
 }
 
 /// A fresh SQLite store URL in a scratch directory (removed when the first value is dropped).
@@ -327,7 +348,7 @@ fn tokens_chat_lists_and_bound_scopes() {
         assert_eq!(r.json_value()["code"], "forbidden_scope");
     }
     assert_eq!(
-        get("/v1/chats/-2/history", "admin-token-0123456789").json_value().as_array().unwrap().len(),
+        get("/v1/chats/-2/history", "admin-token-0123456789").json_value()["items"].as_array().unwrap().len(),
         1,
         "chat -2 untouched"
     );
@@ -553,4 +574,39 @@ fn ingest_answers_say_what_the_mapping_decided() {
     let metrics = c.get(format!("{}/metrics", s.base)).send().unwrap().text().unwrap();
     assert!(metrics.contains("chatctx_ignored_updates_total{kind=\"callback_query\"} 1"), "{metrics}");
     assert!(metrics.contains("chatctx_ignored_updates_total{kind=\"other\"} 2"), "{metrics}");
+}
+
+/// `GET /v1/chats/{id}/history` pages a range (docs/protocol.md §6.5), and the same read is the tool
+/// `get_chat_history_range`.
+#[test]
+fn history_reads_are_paged_ranges() {
+    let s = start("memory");
+    let c = client();
+    let events: Vec<Value> = (1..=12).map(msg).collect();
+    assert_eq!(
+        c.post(format!("{}/v1/events", s.base)).body(Value::from(events).to_string()).send().unwrap().status(),
+        200
+    );
+    let page = c.get(format!("{}/v1/chats/-1/history?limit=5", s.base)).send().unwrap().json_value();
+    assert_eq!(page["items"].as_array().unwrap().len(), 5);
+    let next = page["next"].as_str().unwrap().to_owned();
+    let rest = c.get(format!("{}/v1/chats/-1/history?limit=50&cursor={next}", s.base)).send().unwrap().json_value();
+    assert_eq!(rest["items"].as_array().unwrap().len(), 7);
+    assert!(rest.get("next").is_none(), "the last page has no next");
+    assert_eq!(all_pages(&c, &format!("{}/v1/chats/-1/history", s.base)).len(), 12);
+    let after = c.get(format!("{}/v1/chats/-1/history?after_message_id=10", s.base)).send().unwrap().json_value();
+    let ids: Vec<&str> = after["items"].as_array().unwrap().iter().filter_map(|i| i["message_id"].as_str()).collect();
+    assert_eq!(ids, ["11", "12"]);
+    for bad in ["limit=0", "limit=many", "cursor=x", "since=yesterday"] {
+        let r = c.get(format!("{}/v1/chats/-1/history?{bad}", s.base)).send().unwrap();
+        assert_eq!(r.status(), 400, "{bad}");
+        assert_eq!(r.json_value()["code"], "invalid_request", "{bad}");
+    }
+    let tool = c
+        .post(format!("{}/v1/tools/get_chat_history_range", s.base))
+        .body(json!({"chat_id": "-1", "after_message_id": "10"}).to_string())
+        .send()
+        .unwrap()
+        .json_value();
+    assert_eq!(tool, after, "the tool answers as the route does");
 }

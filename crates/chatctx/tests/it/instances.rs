@@ -132,12 +132,10 @@ fn concurrent_scenario_updates_through_two_servers_lose_nothing() {
 }
 
 fn stored(c: &reqwest::blocking::Client, base: &str) -> HashSet<String> {
-    let r = c.get(format!("{base}/v1/chats/-1/history")).send().unwrap();
-    if r.status() == 404 {
-        return HashSet::new();
-    }
-    let items: Vec<Value> = serde_json::from_str(&r.text().unwrap()).unwrap();
-    items.iter().filter_map(|i| i["message_id"].as_str().map(str::to_owned)).collect()
+    super::http::all_pages(c, &format!("{base}/v1/chats/-1/history"))
+        .iter()
+        .filter_map(|i| i["message_id"].as_str().map(str::to_owned))
+        .collect()
 }
 
 /// One instance is SIGKILLed mid-batch, again and again, while the other keeps serving the same chat: every

@@ -192,6 +192,7 @@ fn openapi_document_is_valid_and_complete() {
         "/v1/tools/resolve_reference_target",
         "/v1/tools/list_active_context_objects",
         "/v1/tools/get_chat_history_context",
+        "/v1/tools/get_chat_history_range",
         "/v1/tools/get_scenario",
         "/v1/tools/update_scenario",
         "/v1/tools/revert_scenario",
