@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use chatctx_core::tools::ToolCall;
 use serde_json::json;
 
 use super::http::{client, start_with};
@@ -41,7 +42,7 @@ fn mcp_inspector_cli_over_both_transports() {
     let exe = env!("CARGO_BIN_EXE_chatctx");
     let stdio = [exe, "mcp", "--store", "memory"];
     let listed = inspector(&bin, &stdio, &["tools/list"]);
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 6, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), ToolCall::NAMES.len(), "{listed}");
     let updated = inspector(
         &bin,
         &stdio,
@@ -52,7 +53,7 @@ fn mcp_inspector_cli_over_both_transports() {
     let url = format!("{}/mcp", s.base);
     let http = [url.as_str(), "--transport", "http"];
     let listed = inspector(&bin, &http, &["tools/list"]);
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 6, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), ToolCall::NAMES.len(), "{listed}");
     let missing = inspector(&bin, &http, &["tools/call", "--tool-name", "get_scenario", "--tool-arg", "chat_id=-404"]);
     assert_eq!(missing["structuredContent"]["revision"], 0, "{missing}");
 }

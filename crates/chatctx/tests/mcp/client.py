@@ -18,6 +18,7 @@ TOOLS = [
     "resolve_reference_target",
     "list_active_context_objects",
     "get_chat_history_context",
+    "get_chat_history_range",
     "get_scenario",
     "update_scenario",
     "revert_scenario",
