@@ -356,6 +356,9 @@ pub(crate) struct Chat {
     pub(crate) objects: Objects,
     /// Conversation state per topic (`None`: the chat's own).
     pub(crate) scenarios: std::collections::BTreeMap<Option<String>, crate::scenario::Scenario>,
+    /// The summary of each conversation (`None`: the chat's general one, or the whole chat's when history
+    /// is per chat).
+    pub(crate) summaries: std::collections::BTreeMap<Option<String>, crate::summary::Summary>,
 }
 
 impl Chat {

@@ -80,8 +80,15 @@ pub struct Budget {
     /// `max_context_tokens` (absent when there is no budget).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
-    /// Estimated tokens of the kept items and the current message.
+    /// Estimated tokens of the kept items, the current message and the summary.
     pub used_tokens: u64,
+    /// Estimated tokens of the conversation's summary block (absent without one).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub summary_tokens: u64,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 crate::vocabulary! {
@@ -126,6 +133,9 @@ pub struct HistoryDecision {
     pub items: Vec<ItemVerdict>,
     /// Older items of the scope that selection did not look at (beyond `lookback_count` or the mode's cap).
     pub outside_lookback: usize,
+    /// Older items the conversation's summary covers, which selection does not look at.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub covered_by_summary: usize,
     /// The budget and its use.
     pub budget: Budget,
     /// The model triage, when a model was asked.

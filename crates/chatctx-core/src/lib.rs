@@ -43,6 +43,7 @@ pub mod scenario;
 pub mod schema;
 pub mod selection;
 pub mod settings;
+pub mod summary;
 pub mod time;
 pub mod tools;
 pub mod transfer;

@@ -339,6 +339,8 @@ pub fn state_block(state: &serde_json::Map<String, serde_json::Value>) -> String
 pub struct PromptParts<'a> {
     /// The system prompt; empty for none.
     pub system: &'a str,
+    /// The conversation's summary block ("Earlier in this conversation …"), when it has one.
+    pub summary_block: Option<String>,
     /// The rendered history.
     pub history: Vec<PromptMessage>,
     /// The ACTIVE SCENARIO block, when the state is non-empty.
@@ -347,11 +349,14 @@ pub struct PromptParts<'a> {
     pub current: Option<ItemLine<'a>>,
 }
 
-/// Assembles the prompt: system → history → state block → current message.
+/// Assembles the prompt: system → summary → history → state block → current message.
 pub fn prompt(parts: PromptParts<'_>) -> Vec<PromptMessage> {
-    let mut out = Vec::with_capacity(parts.history.len() + 3);
+    let mut out = Vec::with_capacity(parts.history.len() + 4);
     if !parts.system.is_empty() {
         out.push(PromptMessage { role: Role::System, content: parts.system.to_owned() });
+    }
+    if let Some(block) = parts.summary_block {
+        out.push(PromptMessage { role: Role::System, content: block });
     }
     out.extend(parts.history);
     if let Some(block) = parts.state_block {

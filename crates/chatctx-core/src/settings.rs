@@ -23,6 +23,25 @@ pub struct Settings {
     pub resolver: ResolverSettings,
     /// `[decisions]`.
     pub decisions: DecisionSettings,
+    /// `[summary]`: what the engine does with a conversation's summary (the background summarizer's own
+    /// settings are the server's).
+    pub summary: SummarySettings,
+}
+
+/// The summary slot of each conversation (docs/protocol.md §6.6).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummarySettings {
+    /// The longest summary text accepted, in characters.
+    pub max_chars: usize,
+    /// The share of `conversation.max_context_tokens` the summary may take in a prompt (0–1); a longer
+    /// summary is cut there.
+    pub max_share: f64,
+}
+
+impl Default for SummarySettings {
+    fn default() -> Self {
+        Self { max_chars: 8_000, max_share: 0.25 }
+    }
 }
 
 /// `[decisions]`: the decision records of tool answers (docs/protocol.md §6.7), kept in memory by the server.

@@ -39,6 +39,9 @@ pub struct ConversationDoc {
     pub objects: Vec<ObjectDoc>,
     /// The state of each conversation scope.
     pub scenarios: Vec<ScenarioDoc>,
+    /// The summary of each conversation that has one (docs/protocol.md §6.6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summaries: Vec<crate::summary::Summary>,
 }
 
 /// One history item.
@@ -187,6 +190,7 @@ impl Engine {
             history,
             objects: chat.objects.in_order().map(object_doc).collect(),
             scenarios: chat.scenarios.iter().map(|(t, s)| s.export(t.clone())).collect(),
+            summaries: chat.summaries.values().cloned().collect(),
         })
     }
 
@@ -262,6 +266,9 @@ impl Engine {
         }
         for s in &doc.scenarios {
             chat.scenarios.insert(s.topic_id.clone(), Scenario::import(s));
+        }
+        for s in &doc.summaries {
+            chat.summaries.insert(s.topic_id.clone(), s.clone());
         }
         let externals: Vec<(String, String)> =
             doc.objects.iter().filter_map(|o| o.external_id.clone().map(|e| (e, o.object_id.clone()))).collect();

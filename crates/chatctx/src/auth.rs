@@ -42,6 +42,9 @@ pub struct Bound {
     pub sender_user_id: Option<String>,
     /// When the token stops working.
     pub expires_at: Timestamp,
+    /// Whether it may write the conversation's summary (`update_summary`); a scope reads it in any case.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub may_write_summary: bool,
 }
 
 /// What a request may do.
@@ -84,6 +87,15 @@ impl Access {
             return Err(forbidden(&scope.chat_id));
         }
         self.topic(scope.topic_id.as_deref())?;
+        if let (Access::Bound(b), ToolCall::UpdateSummary(_)) = (self, &call)
+            && !b.may_write_summary
+        {
+            return Err(Error::new(
+                ErrorCode::ForbiddenScope,
+                "this scope may read the conversation's summary but not write it (the operator issues scopes that \
+                 may with `may_write_summary: true`)",
+            ));
+        }
         Ok(call)
     }
 
@@ -317,6 +329,7 @@ mod tests {
             sender_user_id: Some("42".into()),
             expires_at: t(100),
             id: String::new(),
+            may_write_summary: false,
         };
         assert_eq!(
             auth.issue(&a, Bound { chat_id: "-2".into(), ..bound.clone() }, t(0)).unwrap_err().code,
@@ -343,6 +356,16 @@ mod tests {
         assert_eq!(
             scoped.decode_call("get_scenario", &json!({"chat_id": "-100999"})).unwrap_err().code,
             ErrorCode::ForbiddenScope
+        );
+        // A scope reads the summary (it is in the history answer) but writes it only when issued to.
+        let summary = json!({"text": "s", "covers_until_message_id": "501"});
+        assert_eq!(scoped.decode_call("update_summary", &summary).unwrap_err().code, ErrorCode::ForbiddenScope);
+        let (writer, _) = auth.issue(&a, Bound { may_write_summary: true, ..issued.clone() }, t(0)).unwrap();
+        let writer = auth.check(Some(&format!("Bearer {writer}")), t(50)).unwrap();
+        assert_eq!(writer.decode_call("update_summary", &summary).unwrap().scope().chat_id, "-1");
+        assert!(
+            a.decode_call("update_summary", &json!({"chat_id": "-1", "text": "s", "covers_until_message_id": "1"}))
+                .is_ok()
         );
         // An empty channel means telegram, as the tools read it.
         let call = scoped.decode_call("get_scenario", &json!({"channel": "", "chat_id": "-1"})).unwrap();
@@ -386,6 +409,7 @@ mod tests {
             sender_user_id: None,
             expires_at: Timestamp::from_unix(i64::from(u32::MAX)).unwrap(),
             id: String::new(),
+            may_write_summary: false,
         };
         let (token, _) = auth.issue(&Access::All, bound, t(0)).unwrap();
         let header = format!("Bearer {token}");

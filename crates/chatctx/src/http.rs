@@ -445,6 +445,9 @@ struct ScopeRequest {
     sender_user_id: Option<Value>,
     /// Lifetime in seconds (default 600, at most 86,400).
     ttl_seconds: Option<u64>,
+    /// Whether the scope may write the conversation's summary.
+    #[serde(default)]
+    may_write_summary: bool,
 }
 
 #[derive(serde::Serialize)]
@@ -478,6 +481,7 @@ async fn post_scope(
         sender_user_id: req.sender_user_id.as_ref().map(|v| id(v, "sender_user_id")).transpose()?,
         expires_at: now().plus(chatctx_core::Span::from_secs(i64::try_from(ttl).unwrap_or(600))),
         id: String::new(),
+        may_write_summary: req.may_write_summary,
     };
     let (token, scope) = app.auth.issue(&a, scope, now())?;
     Ok(json_body(&Issued { token, scope }))

@@ -154,7 +154,7 @@ pub fn estimate_tokens(text_bytes: usize) -> u32 {
 }
 
 /// The conversations of a scope: the topic's, or all of the chat's.
-fn in_scope<'c>(chat: &'c Chat, scope: Scope, topic: Option<&str>) -> &'c [Conv] {
+pub(crate) fn in_scope<'c>(chat: &'c Chat, scope: Scope, topic: Option<&str>) -> &'c [Conv] {
     match scope {
         Scope::Topic => chat.conv_of(topic).map_or(&[], std::slice::from_ref),
         Scope::Chat => &chat.convs,
@@ -167,6 +167,7 @@ fn newest<'c>(
     scope: Scope,
     topic: Option<&str>,
     before: Option<Key>,
+    floor: Option<Key>,
     limit: usize,
     mut keep: impl FnMut(&'c Item) -> bool,
 ) -> Vec<&'c Item> {
@@ -178,7 +179,7 @@ fn newest<'c>(
         let (older, newer) = conv.before_slices(before);
         'walk: for part in [newer, older] {
             for i in part.iter().rev() {
-                if out.len() == stop {
+                if out.len() == stop || floor.is_some_and(|f| i.key() <= f) {
                     break 'walk;
                 }
                 if keep(i) {
@@ -194,12 +195,23 @@ fn newest<'c>(
     out
 }
 
+/// Where a conversation's summary leaves selection: items at or before `floor` are covered by it, and it
+/// takes `tokens` of the budget.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Covered {
+    pub(crate) floor: Key,
+    pub(crate) tokens: u64,
+}
+
 /// What selection looked at and why it kept or left out each item, gathered while it runs when a record is
 /// wanted: pointers and codes only, turned into a [`HistoryDecision`] at the end.
 #[derive(Default)]
 struct Notes<'c> {
     verdicts: Vec<(&'c Item, Reason, Option<f64>)>,
     triage: Option<TriageRecord>,
+    /// Items before the request's message, covered or not (set with a summary).
+    covered: usize,
+    summary_tokens: u64,
 }
 
 impl<'c> Notes<'c> {
@@ -220,7 +232,8 @@ impl<'c> Notes<'c> {
     ) -> HistoryDecision {
         let outside_lookback = total_before.saturating_sub(self.verdicts.len());
         let used = self.verdicts.iter().filter(|v| v.1.kept()).map(|v| u64::from(v.0.tokens)).sum::<u64>()
-            + current.map_or(0, |c| u64::from(c.tokens));
+            + current.map_or(0, |c| u64::from(c.tokens))
+            + self.summary_tokens;
         HistoryDecision {
             method,
             items: self
@@ -237,7 +250,8 @@ impl<'c> Notes<'c> {
                 })
                 .collect(),
             outside_lookback,
-            budget: Budget { max_tokens, used_tokens: used },
+            covered_by_summary: self.covered.saturating_sub(total_before),
+            budget: Budget { max_tokens, used_tokens: used, summary_tokens: self.summary_tokens },
             triage: self.triage,
         }
     }
@@ -266,14 +280,20 @@ pub(crate) fn select<'c>(
     current: Option<&'c Item>,
     triage: Option<&dyn Triage>,
     render_line: &dyn Fn(&Item) -> String,
+    covered: Option<Covered>,
     record: bool,
 ) -> Selected<'c> {
     let conv = &settings.conversation;
     let mode = settings.history.mode;
     let scope = settings.history.scope;
     let before = current.map(Item::key);
-    let mut notes = record.then(Notes::default);
-    let total_before = || count(chat, scope, topic, before, |_| true);
+    let floor = covered.map(|c| c.floor);
+    let mut notes = record.then(|| Notes {
+        covered: covered.map_or(0, |_| count(chat, scope, topic, before, None, |_| true)),
+        summary_tokens: covered.map_or(0, |c| c.tokens),
+        ..Notes::default()
+    });
+    let total_before = || count(chat, scope, topic, before, floor, |_| true);
     if !conv.enabled {
         let decision = notes.map(|n| n.into_decision(SelectionMethod::All, total_before(), None, current));
         return Selected {
@@ -283,8 +303,8 @@ pub(crate) fn select<'c>(
         };
     }
     if settings.history.policy == Policy::ModeCap {
-        let mut items = newest(chat, scope, topic, before, mode.cap(), |i| i.eligible(mode));
-        let considered = count(chat, scope, topic, before, |i| i.eligible(mode));
+        let mut items = newest(chat, scope, topic, before, floor, mode.cap(), |i| i.eligible(mode));
+        let considered = count(chat, scope, topic, before, floor, |i| i.eligible(mode));
         items.reverse();
         let kept = items.len();
         let decision = notes.map(|mut n| {
@@ -298,7 +318,7 @@ pub(crate) fn select<'c>(
         };
     }
     let mut forced = Vec::new();
-    let list = lookback(chat, settings, topic, current, &mut forced, notes.as_mut());
+    let list = lookback(chat, settings, topic, current, floor, &mut forced, notes.as_mut());
     let considered = list.len();
     // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
     let (mut chosen, method) = pick_older(chat, conv, list, current, triage, render_line, notes.as_mut());
@@ -315,7 +335,7 @@ pub(crate) fn select<'c>(
     }
     let budget = (conv.max_context_tokens > 0).then_some(conv.max_context_tokens as u64);
     if let Some(max) = budget {
-        let dropped = fit_budget(&mut chosen, max, current, parent);
+        let dropped = fit_budget(&mut chosen, max.saturating_sub(covered.map_or(0, |c| c.tokens)), current, parent);
         if let Some(n) = notes.as_mut() {
             for i in dropped {
                 n.set(i, Reason::TokenBudget);
@@ -335,6 +355,7 @@ fn lookback<'c>(
     settings: &Settings,
     topic: Option<&str>,
     current: Option<&'c Item>,
+    floor: Option<Key>,
     forced: &mut Vec<&'static str>,
     mut notes: Option<&mut Notes<'c>>,
 ) -> Vec<&'c Item> {
@@ -344,7 +365,8 @@ fn lookback<'c>(
     let mut tasks_left = conv.previous_tasks_count;
     let mut skipped: Vec<(&'c Item, Reason, Option<f64>)> = Vec::new();
     let recording = notes.is_some();
-    let mut list = newest(chat, settings.history.scope, topic, current.map(Item::key), conv.lookback_count, |i| {
+    let before = current.map(Item::key);
+    let mut list = newest(chat, settings.history.scope, topic, before, floor, conv.lookback_count, |i| {
         let verdict = if !i.eligible(mode) {
             Err(Reason::NotRecordedByMode)
         } else {
@@ -546,9 +568,17 @@ fn fit_budget<'c>(
 }
 
 /// How many items before `before` in the scope pass `keep` (for the mode cap's report).
-fn count(chat: &Chat, scope: Scope, topic: Option<&str>, before: Option<Key>, keep: impl Fn(&Item) -> bool) -> usize {
+fn count(
+    chat: &Chat,
+    scope: Scope,
+    topic: Option<&str>,
+    before: Option<Key>,
+    floor: Option<Key>,
+    keep: impl Fn(&Item) -> bool,
+) -> usize {
     let slices = in_scope(chat, scope, topic).iter().map(|c| c.before_slices(before));
-    slices.map(|(older, newer)| older.iter().chain(newer).filter(|i| keep(i)).count()).sum()
+    let after = |i: &Item| floor.is_none_or(|f| i.key() > f);
+    slices.map(|(older, newer)| older.iter().chain(newer).filter(|i| after(i) && keep(i)).count()).sum()
 }
 
 #[cfg(test)]

@@ -148,13 +148,14 @@ tool_calls! {
     GetScenario(crate::tools::state::GetScenario),
     UpdateScenario(crate::tools::state::UpdateScenario),
     RevertScenario(crate::tools::state::RevertScenario),
+    UpdateSummary(crate::tools::summary::UpdateSummary),
 }
 
 impl ToolCall {
     /// Whether answering the call changes the state.
     pub fn writes(&self) -> Writes {
         match self {
-            Self::UpdateScenario(_) | Self::RevertScenario(_) => Writes::Always,
+            Self::UpdateScenario(_) | Self::RevertScenario(_) | Self::UpdateSummary(_) => Writes::Always,
             Self::ResolveReferenceTarget(_) => Writes::Sometimes,
             Self::GetChatHistoryContext(_)
             | Self::GetChatHistoryRange(_)

@@ -17,6 +17,7 @@ use crate::json::{Fields, object};
 use crate::render::{self, ItemLine, PromptMessage};
 use crate::selection::{SelectionReport, Triage, TriageRequest};
 use crate::settings::Format;
+use crate::summary::Summary;
 use crate::time::Timestamp;
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
@@ -66,7 +67,11 @@ pub enum Rendered {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
 pub struct HistoryContext {
-    /// The selected items, oldest first.
+    /// The conversation's summary (docs/protocol.md §6.6), when one covers messages before the selected
+    /// ones; the prompt then opens with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Summary>,
+    /// The selected items, oldest first (after the message the summary covers).
     pub items: Vec<ChatHistoryItem>,
     /// What selection did.
     pub selection: SelectionReport,
@@ -114,7 +119,8 @@ impl Engine {
             Format::Single => Rendered::Single(render::payload(&req.scope.channel, &items)),
             Format::PerItem => Rendered::PerItem(prompt[history].to_vec()),
         };
-        Ok(HistoryContext { selection: h.selected.report, items, rendered, prompt, explain })
+        let summary = h.summary.as_ref().map(|s| s.0.clone());
+        Ok(HistoryContext { selection: h.selected.report, summary, items, rendered, prompt, explain })
     }
 
     /// The prompt of [`Engine::get_chat_history_context`] and its selection report, without the structured
@@ -167,8 +173,23 @@ impl Engine {
             None => (req.scope.topic_id.as_deref(), None),
         };
         let line = |i: &Item| render::line(&chat.line(i, 0));
-        let selected = crate::selection::select(chat, self.settings(), topic, current, triage, &line, record);
-        Ok(HistorySelection { chat, topic, current, selected })
+        let settings = self.settings();
+        // The summary of the conversation, unless it covers the message being answered.
+        let summary = chat
+            .summary(settings.history.scope, topic)
+            .map(|s| (s, chat.summary_floor(s)))
+            .filter(|(_, floor)| current.is_none_or(|c| *floor < c.key()))
+            .map(|(s, floor)| {
+                let max = settings.conversation.max_context_tokens;
+                let share = (max > 0).then(|| (max as f64 * settings.summary.max_share.clamp(0.0, 1.0)) as u64);
+                let block = crate::summary::summary_block(s, share);
+                let tokens = u64::from(crate::selection::estimate_tokens(block.len()));
+                (s, block, crate::selection::Covered { floor, tokens })
+            });
+        let covered = summary.as_ref().map(|s| s.2);
+        let selected = crate::selection::select(chat, settings, topic, current, triage, &line, covered, record);
+        let summary = summary.map(|(s, block, _)| (s, block));
+        Ok(HistorySelection { chat, topic, current, selected, summary })
     }
 
     /// The prompt of a selection (docs/protocol.md §5.4), and where the history messages are in it.
@@ -181,10 +202,11 @@ impl Engine {
             (false, Format::Single) => vec![render::single_lines(channel, &lines)],
             (false, Format::PerItem) => lines.iter().map(render::line_message).collect(),
         };
-        let first = usize::from(!settings.prompt.system.is_empty());
+        let first = usize::from(!settings.prompt.system.is_empty()) + usize::from(h.summary.is_some());
         let range = first..first + history.len();
         let prompt = render::prompt(render::PromptParts {
             system: &settings.prompt.system,
+            summary_block: h.summary.as_ref().map(|s| s.1.clone()),
             history,
             state_block: h
                 .chat
@@ -220,4 +242,6 @@ struct HistorySelection<'e> {
     topic: Option<&'e str>,
     current: Option<&'e Item>,
     selected: crate::selection::Selected<'e>,
+    /// The conversation's summary and its rendered block, when the prompt carries it.
+    summary: Option<(&'e Summary, String)>,
 }

@@ -15,6 +15,7 @@ pub mod range;
 pub mod request;
 pub mod resolve;
 pub mod state;
+pub mod summary;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -43,6 +44,8 @@ pub enum ToolResponse {
     Scenario(Box<crate::scenario::ScenarioState>),
     /// `get_chat_history_range`.
     Range(Box<crate::tools::range::HistoryPage>),
+    /// `update_summary`.
+    Summary(Box<crate::summary::SummaryWritten>),
 }
 
 impl ToolResponse {
@@ -75,6 +78,11 @@ impl ToolResponse {
                 ("more", p.next.is_some().to_string()),
                 ("truncated", p.truncated.as_ref().map_or("-", |t| t.by).to_owned()),
             ],
+            ToolResponse::Summary(s) => vec![
+                ("revision", s.summary.revision.to_string()),
+                ("changed", s.changed.to_string()),
+                ("covers", s.summary.message_count.to_string()),
+            ],
             ToolResponse::List(l) => {
                 let top: Vec<&str> = l.objects.iter().take(3).map(|o| o.descriptor.object_id.as_str()).collect();
                 vec![
@@ -94,7 +102,7 @@ impl ToolResponse {
             ToolResponse::Resolve(r) => r.explain.take().map(Explain::Resolve),
             ToolResponse::List(l) => l.explain.take().map(Explain::List),
             ToolResponse::Scenario(s) => s.explain.take().map(Explain::Scenario),
-            ToolResponse::Range(_) => None,
+            ToolResponse::Range(_) | ToolResponse::Summary(_) => None,
         }
     }
 
@@ -149,6 +157,7 @@ impl Engine {
             ToolCall::GetScenario(req) => Ok(ToolResponse::Scenario(Box::new(self.get_scenario(req)))),
             ToolCall::UpdateScenario(req) => self.update_scenario(req, at).map(|s| ToolResponse::Scenario(Box::new(s))),
             ToolCall::RevertScenario(req) => self.revert_scenario(req, at).map(|s| ToolResponse::Scenario(Box::new(s))),
+            ToolCall::UpdateSummary(req) => self.update_summary(req, at).map(|s| ToolResponse::Summary(Box::new(s))),
         }
     }
 

@@ -65,7 +65,7 @@ pub struct RevertScenario {
     pub now: Option<Timestamp>,
 }
 
-fn u64_field(f: &Fields<'_>, key: &str) -> Result<Option<u64>, Error> {
+pub(super) fn u64_field(f: &Fields<'_>, key: &str) -> Result<Option<u64>, Error> {
     match f.get(key) {
         None => Ok(None),
         Some(v) => v.as_u64().map(Some).ok_or_else(|| f.err(key, "expected a non-negative integer")),

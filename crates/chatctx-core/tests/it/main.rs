@@ -9,6 +9,7 @@ mod render;
 mod scenario;
 mod schemas;
 mod selection;
+mod summary;
 // The benchmarks' generator of synthetic conversations, tested here.
 #[allow(dead_code)]
 #[path = "../../benches/support/synth.rs"]

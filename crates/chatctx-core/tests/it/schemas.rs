@@ -8,7 +8,8 @@ use serde_json::{Map, Value, json};
 
 /// A request every tool accepts: each one's required fields, and nothing else.
 fn complete() -> Value {
-    json!({"chat_id": "1", "current_message_id": "1", "sender_user_id": "1", "patch": {}, "to_revision": 0})
+    json!({"chat_id": "1", "current_message_id": "1", "sender_user_id": "1", "patch": {}, "to_revision": 0,
+           "text": "so far", "covers_until_message_id": "1"})
 }
 
 fn props(schema: &Map<String, Value>) -> &Map<String, Value> {
@@ -122,7 +123,8 @@ fn calls_round_trip_through_their_written_form() {
         "normalized_reference_hints": {"positional_hint": "above", "ordinal_hint": "last", "target_kind_hint": "photo",
                                        "ownership_hint": "mine", "recency_hint": "recent"},
         "allowed_kinds": ["file", "poll"], "kinds": ["image"], "max_candidates": 4, "limit": 2,
-        "revisions": true, "patch": {"a": {"b": null}}, "expected_revision": 3, "to_revision": 1
+        "revisions": true, "patch": {"a": {"b": null}}, "expected_revision": 3, "to_revision": 1,
+        "text": "so far", "covers_until_message_id": 8, "source": "summarizer"
     });
     for t in ToolCall::schemas() {
         let call = decode(&t, &full).unwrap();

@@ -260,15 +260,20 @@ fn apply_logged(
     }
 }
 
+/// The log line of a state-changing call, with its time fixed so that it means the same when the log is
+/// replayed.
+fn fixed_call(call: &ToolCall, now: Timestamp) -> Result<String, Error> {
+    let mut fixed = call.clone();
+    fixed.fill_now(now);
+    LogLine::Call(Cow::Owned(fixed)).to_line()
+}
+
 /// The log line of an answered tool call, when the call changed the state.
 fn logged_line(call: &ToolCall, now: Timestamp, response: &ToolResponse) -> Result<Option<String>, Error> {
     let line = match response {
         // With its time fixed, so that it means the same when the log is replayed.
-        ToolResponse::Scenario(s) if s.changed == Some(true) => {
-            let mut fixed = call.clone();
-            fixed.fill_now(now);
-            LogLine::Call(Cow::Owned(fixed)).to_line()?
-        }
+        ToolResponse::Scenario(s) if s.changed == Some(true) => fixed_call(call, now)?,
+        ToolResponse::Summary(s) if s.changed => fixed_call(call, now)?,
         // Only a recording that changed the state is logged (a repeated call for the same message is not).
         ToolResponse::Resolve(r) => match r.best_match.as_ref().filter(|_| r.recorded) {
             Some(best) => {
