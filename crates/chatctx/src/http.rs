@@ -842,6 +842,9 @@ async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Result<Stri
         let _ = writeln!(out, "# TYPE chatctx_telemetry_spans_dropped_total counter");
         let _ = writeln!(out, "chatctx_telemetry_spans_dropped_total {}", app.telemetry.dropped());
     }
+    if let Some(s) = app.svc.summarizer() {
+        out.push_str(&s.metrics());
+    }
     Ok(out)
 }
 

@@ -278,6 +278,7 @@ fn open_service(cfg: &chatctx::config::Config, store: Option<String>) -> Result<
     let started = std::time::Instant::now();
     let options = chatctx::service::Options { compact_after: cfg.store.compact_after };
     let (service, loaded) = chatctx::service::Service::open_with(cfg.core.clone(), cfg.llm.clone(), store, options)?;
+    let service = service.with_summarizer(cfg.summary.clone(), &cfg.llm)?;
     tracing::info!("rebuilt {loaded} logged operations from {shown} in {:.2?}", started.elapsed());
     Ok(service)
 }
@@ -376,6 +377,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
             }
         };
         let mut app = chatctx::http::AppState::new(std::sync::Arc::new(service), std::sync::Arc::new(auth));
+        app.svc.start_background()?;
         // Revocations are known before the first request, then followed.
         load_revocations(&app.svc, &app.auth).await.map_err(anyhow::Error::msg)?;
         tokio::spawn(follow_revocations(app.svc.clone(), app.auth.clone()));
@@ -402,7 +404,9 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     runtime.block_on(async move {
         use rmcp::ServiceExt;
-        let server = chatctx::mcp::Mcp::local(std::sync::Arc::new(service))
+        let service = std::sync::Arc::new(service);
+        service.start_background()?;
+        let server = chatctx::mcp::Mcp::local(service)
             .with_max_json_depth(cfg.server.max_json_depth)
             .serve(rmcp::transport::stdio())
             .await

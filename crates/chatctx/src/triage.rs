@@ -54,7 +54,7 @@ impl HttpTriage {
         }))
     }
 
-    fn attempt(&self, body: &str, timeout: Duration, count: usize) -> Result<Vec<usize>, Attempt> {
+    fn attempt(&self, body: &str, timeout: Duration) -> Result<String, Attempt> {
         let mut req = self.client.post(&self.url).timeout(timeout).header("content-type", "application/json");
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
@@ -73,7 +73,39 @@ impl HttpTriage {
         let content = v["choices"][0]["message"]["content"]
             .as_str()
             .ok_or_else(|| Attempt::Final("the answer has no choices[0].message.content".to_owned()))?;
-        parse_relevant_ids(content, count).map_err(Attempt::Final)
+        Ok(content.to_owned())
+    }
+
+    /// One chat completion: `messages` to the model of `role` (a key of `[llm] models`, else the model's own
+    /// name), the answer's text. `budget` bounds the whole call: every attempt gets what is left of it, and a
+    /// transport error, a timeout, 429 or 5xx is retried while time remains (at most three attempts).
+    pub fn complete(
+        &self,
+        role: &str,
+        messages: &[chatctx_core::render::PromptMessage],
+        max_tokens: Option<u32>,
+        budget: Duration,
+    ) -> Result<String, String> {
+        let model = self.models.get(role).map_or(role, String::as_str);
+        let body = serde_json::to_string(&Body { model, messages, temperature: 0, max_tokens, stream: false })
+            .map_err(|e| format!("cannot encode the request: {e}"))?;
+        let start = Instant::now();
+        let mut last = String::from("no attempt fit in the time allowed");
+        for attempt in 0..3u32 {
+            let left = budget.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            match self.attempt(&body, left) {
+                Ok(text) => return Ok(text),
+                Err(Attempt::Final(e)) => return Err(e),
+                Err(Attempt::Retry(e)) => last = e,
+            }
+            // A short pause before retrying, never past the budget.
+            let pause = Duration::from_millis(100 * u64::from(attempt + 1)).min(budget.saturating_sub(start.elapsed()));
+            std::thread::sleep(pause);
+        }
+        Err(last)
     }
 }
 
@@ -83,6 +115,8 @@ struct Body<'a> {
     model: &'a str,
     messages: &'a [chatctx_core::render::PromptMessage],
     temperature: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
     stream: bool,
 }
 
@@ -97,28 +131,9 @@ impl Triage for HttpTriage {
     }
 
     fn triage(&self, request: &TriageRequest) -> Result<Vec<usize>, String> {
-        let model = self.models.get(&request.model).cloned().unwrap_or_else(|| request.model.clone());
-        let body =
-            serde_json::to_string(&Body { model: &model, messages: &request.messages, temperature: 0, stream: false })
-                .map_err(|e| format!("cannot encode the request: {e}"))?;
         let budget = Duration::from_secs_f64(request.timeout_secs.max(0.001));
-        let start = Instant::now();
-        let mut last = String::from("no attempt fit in selection_timeout");
-        for attempt in 0..3u32 {
-            let left = budget.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                break;
-            }
-            match self.attempt(&body, left, request.count) {
-                Ok(ids) => return Ok(ids),
-                Err(Attempt::Final(e)) => return Err(e),
-                Err(Attempt::Retry(e)) => last = e,
-            }
-            // A short pause before retrying, never past the budget.
-            let pause = Duration::from_millis(100 * u64::from(attempt + 1)).min(budget.saturating_sub(start.elapsed()));
-            std::thread::sleep(pause);
-        }
-        Err(last)
+        let text = self.complete(&request.model, &request.messages, None, budget)?;
+        parse_relevant_ids(&text, request.count)
     }
 }
 

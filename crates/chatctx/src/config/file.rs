@@ -32,6 +32,7 @@ pub(super) struct File {
     store: Store,
     telemetry: Telemetry,
     decisions: Decisions,
+    summary: Summary,
 }
 
 /// The sections a file may have.
@@ -47,7 +48,24 @@ pub(super) const SECTIONS: &[&str] = &[
     "store",
     "telemetry",
     "decisions",
+    "summary",
 ];
+
+/// `[summary]`: the engine's use of summaries and the background summarizer.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Summary {
+    enabled: Option<bool>,
+    every_n_messages: Option<usize>,
+    model: Option<String>,
+    prompt: Option<String>,
+    max_tokens: Option<u32>,
+    timeout: Option<Span>,
+    max_input_messages: Option<usize>,
+    queue: Option<usize>,
+    max_chars: Option<usize>,
+    max_share: Option<f64>,
+}
 
 /// The largest `decisions.keep`: records per chat.
 pub const MAX_DECISIONS_KEEP: usize = 1000;
@@ -274,6 +292,7 @@ impl File {
         }
         lay!(self.telemetry => c.telemetry; service_name);
         lay!(self.decisions => c.core.decisions; keep, max_bytes);
+        self.summary.apply(&mut c)?;
         ensure!(
             c.core.decisions.keep <= MAX_DECISIONS_KEEP,
             "decisions.keep: at most {MAX_DECISIONS_KEEP} records per chat (0 turns records off), got {}",
@@ -281,6 +300,40 @@ impl File {
         );
         ensure!(!c.telemetry.service_name.is_empty(), "telemetry.service_name: must not be empty");
         Ok(c)
+    }
+}
+
+impl Summary {
+    fn apply(self, c: &mut Config) -> Result<()> {
+        for (key, v, max) in [
+            ("every_n_messages", self.every_n_messages, 10_000),
+            ("max_input_messages", self.max_input_messages, 1_000),
+            ("queue", self.queue, 100_000),
+            ("max_chars", self.max_chars, 100_000),
+        ] {
+            if let Some(v) = v {
+                ensure!((1..=max).contains(&v), "summary.{key}: between 1 and {max}, got {v}");
+            }
+        }
+        if let Some(t) = self.max_tokens {
+            ensure!((1..=32_768).contains(&t), "summary.max_tokens: between 1 and 32768, got {t}");
+        }
+        if let Some(t) = self.timeout {
+            ensure!(t.secs() >= 1, "summary.timeout: at least 1s");
+        }
+        if let Some(x) = self.max_share {
+            ensure!((0.0..=1.0).contains(&x), "summary.max_share: between 0 and 1, got {x}");
+        }
+        if let Some(p) = &self.prompt {
+            ensure!(!p.trim().is_empty(), "summary.prompt: must not be empty (leave it out for the built-in one)");
+        }
+        lay!(self => c.core.summary; max_chars, max_share);
+        lay!(self => c.summary; enabled, every_n_messages, model, prompt, max_tokens, timeout, max_input_messages, queue);
+        ensure!(
+            !c.summary.enabled || c.llm.base_url.as_deref().is_some_and(|u| !u.is_empty()),
+            "summary.enabled: the summarizer calls the [llm] endpoint; set llm.base_url"
+        );
+        Ok(())
     }
 }
 

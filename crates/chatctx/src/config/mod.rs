@@ -33,6 +33,8 @@ pub struct Config {
     pub store: StoreSettings,
     /// `[telemetry]`.
     pub telemetry: TelemetrySettings,
+    /// `[summary]`: the background summarizer (what the engine does with summaries is in `core.summary`).
+    pub summary: SummarizerSettings,
 }
 
 impl Default for Config {
@@ -46,6 +48,43 @@ impl Default for Config {
             server: ServerSettings::default(),
             store: StoreSettings::default(),
             telemetry: TelemetrySettings::default(),
+            summary: SummarizerSettings::default(),
+        }
+    }
+}
+
+/// `[summary]`: the optional background summarizer, on the `[llm]` endpoint (docs/protocol.md §6.6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SummarizerSettings {
+    /// Off unless set; needs `[llm] base_url`.
+    pub enabled: bool,
+    /// A conversation is summarized once this many of its messages are not covered yet.
+    pub every_n_messages: usize,
+    /// The model role (a key of `[llm] models`, else the model's own name), as `selection_model`.
+    pub model: String,
+    /// The instructions sent as the system message.
+    pub prompt: String,
+    /// `max_tokens` of the model's answer.
+    pub max_tokens: u32,
+    /// How long one model call may take (retries included).
+    pub timeout: Span,
+    /// The most messages one run folds in (the oldest not covered); the next run takes the rest.
+    pub max_input_messages: usize,
+    /// Conversations waiting for a run at most; past it new ones are skipped (and counted) until there is room.
+    pub queue: usize,
+}
+
+impl Default for SummarizerSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            every_n_messages: 50,
+            model: "fast".to_owned(),
+            prompt: chatctx_core::summary::DEFAULT_PROMPT.to_owned(),
+            max_tokens: 512,
+            timeout: Span::from_secs(60),
+            max_input_messages: 200,
+            queue: 1024,
         }
     }
 }
@@ -199,6 +238,9 @@ impl fmt::Debug for Config {
             .field("store.compact_after", &self.store.compact_after)
             .field("telemetry.otlp_endpoint", &self.telemetry.otlp_endpoint.as_deref().map(redact_url))
             .field("telemetry.service_name", &self.telemetry.service_name)
+            .field("summary", &self.summary)
+            .field("summary.max_chars", &self.core.summary.max_chars)
+            .field("summary.max_share", &self.core.summary.max_share)
             .finish()
     }
 }
@@ -349,6 +391,31 @@ mod tests {
         let r = load(Some(&dir), env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let _ = std::fs::remove_file(&dir);
         r
+    }
+
+    #[test]
+    fn the_summarizer_is_off_by_default_and_needs_a_model_endpoint() {
+        let l = load(None, Vec::new()).unwrap();
+        assert_eq!(l.config.summary, SummarizerSettings::default());
+        assert!(!l.config.summary.enabled);
+        let e = load_str("[summary]\nenabled = true\n", &[]).err().unwrap().to_string();
+        assert!(e.contains("summary.enabled") && e.contains("llm.base_url"), "{e}");
+        let l = load_str(
+            "[llm]\nbase_url = \"http://127.0.0.1:9/v1\"\n[summary]\nenabled = true\nevery_n_messages = 5\nmax_share = 0.5\n",
+            &[("CHATCTX_SUMMARY__MODEL", "big")],
+        )
+        .unwrap();
+        assert_eq!((l.config.summary.every_n_messages, l.config.summary.model.as_str()), (5, "big"));
+        assert_eq!(l.config.core.summary.max_share, 0.5);
+        for (bad, key) in [
+            ("every_n_messages = 0", "summary.every_n_messages"),
+            ("max_share = 1.5", "summary.max_share"),
+            ("max_tokens = 0", "summary.max_tokens"),
+            ("prompt = \" \"", "summary.prompt"),
+        ] {
+            let e = load_str(&format!("[summary]\n{bad}\n"), &[]).err().unwrap().to_string();
+            assert!(e.contains(key), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use chatctx_core::event::{ActivationEvent, ObjectRef};
 use chatctx_core::kinds::Activation;
+use chatctx_core::settings::Scope;
 use chatctx_core::tools::{ToolCall, ToolResponse};
 use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
@@ -134,6 +135,8 @@ pub struct Service {
     decisions: crate::decisions::Decisions,
     /// Model triage, when configured: asked before the engine is locked (see [`Service::call`]).
     triage: Option<Arc<Answered>>,
+    /// The background summarizer, when `[summary] enabled` ([`Service::with_summarizer`]).
+    summarizer: Option<Arc<crate::summarizer::Summarizer>>,
 }
 
 /// How changes become durable: chosen once, from the store the service was opened on.
@@ -383,7 +386,75 @@ impl Service {
                 (Durability::Shared(shared), read)
             }
         };
-        Ok((Self { durability, triage, decisions }, read))
+        Ok((Self { durability, triage, decisions, summarizer: None }, read))
+    }
+
+    /// Adds the background summarizer when `settings.enabled` (on the `[llm]` endpoint). It runs once
+    /// [`Service::start_background`] is called on the shared service.
+    pub fn with_summarizer(
+        mut self,
+        settings: crate::config::SummarizerSettings,
+        llm: &LlmSettings,
+    ) -> anyhow::Result<Self> {
+        if settings.enabled {
+            let model = crate::triage::HttpTriage::from_settings(llm)?
+                .ok_or_else(|| anyhow::anyhow!("summary.enabled: the summarizer needs llm.base_url"))?;
+            self.summarizer = Some(Arc::new(crate::summarizer::Summarizer::new(settings, model)));
+        }
+        Ok(self)
+    }
+
+    /// Starts the background work (the summarizer, when configured). Its thread holds the service weakly and
+    /// ends with it.
+    pub fn start_background(self: &Arc<Self>) -> anyhow::Result<()> {
+        if let Some(s) = &self.summarizer {
+            s.start(Arc::downgrade(self))?;
+        }
+        Ok(())
+    }
+
+    /// The background summarizer, when configured.
+    pub fn summarizer(&self) -> Option<&crate::summarizer::Summarizer> {
+        self.summarizer.as_deref()
+    }
+
+    /// The conversations an ingest's messages went to, for the summarizer (nothing without one).
+    fn conversations(&self, decoded: &[Input]) -> Vec<(String, String, Option<String>)> {
+        if self.summarizer.is_none() {
+            return Vec::new();
+        }
+        let mut out: Vec<_> = decoded
+            .iter()
+            .filter_map(|i| i.as_ref().ok())
+            .flat_map(|(events, _)| events.iter())
+            .filter_map(|e| match e {
+                Event::Message(m) => Some((m.channel.clone(), m.chat_id.clone(), m.topic_id.clone())),
+                _ => None,
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Queues the conversations of `convs` that are due for a summary (off the request path: the run itself
+    /// happens on the summarizer's thread).
+    fn queue_due(&self, convs: Vec<(String, String, Option<String>)>) {
+        let Some(s) = &self.summarizer else { return };
+        if convs.is_empty() {
+            return;
+        }
+        let due = self.read(|e| {
+            let scope = e.settings().history.scope;
+            convs
+                .into_iter()
+                .filter(|(ch, chat, topic)| e.summary_due(ch, chat, topic.as_deref(), s.every()))
+                .map(|(ch, chat, topic)| (ch, chat, if scope == Scope::Topic { topic } else { None }))
+                .collect::<Vec<_>>()
+        });
+        for conv in due.unwrap_or_default() {
+            s.enqueue(conv);
+        }
     }
 
     /// Ingests a batch of raw events (docs/protocol.md §3, including `telegram_update`). Each is accepted or
@@ -400,11 +471,13 @@ impl Service {
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
         let (decoded, notes) = Self::decode_inputs(inputs, now);
+        let convs = self.conversations(&decoded);
         let mut report = match &self.durability {
             Durability::Local(l) => l.ingest(decoded, allowed),
             Durability::Shared(s) => s.ingest(decoded, allowed),
         }?;
         report.note(notes);
+        self.queue_due(convs);
         Ok(report)
     }
 
@@ -514,11 +587,13 @@ impl Service {
             }
         };
         let (decoded, notes) = Self::decode_inputs(&inputs, now);
+        let convs = self.conversations(&decoded);
         let (mut report, ticket) = local.ingest_queued(decoded, &*allowed)?;
         if let Some(t) = ticket {
             local::Local::durable(self, t).await?;
         }
         report.note(notes);
+        self.queue_due(convs);
         Ok(report)
     }
 

@@ -19,6 +19,7 @@ mod python_client;
 mod scenarios;
 mod service;
 mod shared;
+mod summary;
 mod telemetry;
 mod triage;
 

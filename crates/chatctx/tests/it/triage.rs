@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 /// What the stub answers, one entry per request (the last repeats).
 #[derive(Clone)]
-enum Reply {
+pub(crate) enum Reply {
     /// 200 with this assistant content.
     Content(String),
     /// This status and body.
@@ -24,12 +24,12 @@ enum Reply {
     Slow(Duration, String),
 }
 
-struct Stub {
-    url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
+pub(crate) struct Stub {
+    pub(crate) url: String,
+    pub(crate) requests: Arc<Mutex<Vec<Value>>>,
 }
 
-fn stub(replies: Vec<Reply>) -> Stub {
+pub(crate) fn stub(replies: Vec<Reply>) -> Stub {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));
