@@ -161,6 +161,27 @@ def test_a_scoped_client_is_pinned_to_its_chat(server: Any) -> None:
             with pytest.raises(ChatctxError) as refused:
                 tools.get_chat_history_context(chat_id=other)
             assert refused.value.code == "forbidden_scope"
+            with pytest.raises(ChatctxError) as no_summary:
+                tools.update_summary(chat_id=chat, text="x", covers_until_message_id=501)
+            assert no_summary.value.code == "forbidden_scope"
+        with c.scoped(chat, may_write_summary=True) as writer:
+            assert writer.update_summary(chat_id=chat, text="x", covers_until_message_id=501).changed is True
+
+
+def test_a_summary_opens_the_history_and_stale_writes_are_refused(server: Any) -> None:
+    chat = new_chat()
+    with Client(server.url) as c:
+        for u in photo_and_question(chat):
+            c.telegram_update(u, bot_username="helper_bot")
+        written = c.update_summary(chat_id=chat, text="Alice shared the new logo.", covers_until_message_id=501)
+        assert isinstance(written, models.SummaryWritten) and written.changed
+        assert (written.summary.revision, written.summary.message_count, written.summary.source) == (1, 1, "bot")
+        ctx = c.get_chat_history_context(chat_id=chat, current_message_id=503)
+        assert ctx.summary is not None and ctx.summary.text == "Alice shared the new logo."
+        assert ctx.prompt[0].content.startswith("Earlier in this conversation (a summary of 1 message, up to message 501")
+        with pytest.raises(ChatctxError) as stale:
+            c.update_summary(chat_id=chat, text="y", covers_until_message_id=502, expected_revision=0)
+        assert stale.value.code == "revision_conflict" and stale.value.status == 409
 
 
 async def test_async_client_matches_the_sync_one(server: Any) -> None:

@@ -151,11 +151,13 @@ fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
                 "chat_id": {"type": ["string", "integer"]}, "channel": {"type": "string"},
                 "topic_id": {"type": ["string", "integer"]}, "current_message_id": {"type": ["string", "integer"]},
                 "sender_user_id": {"type": ["string", "integer"]},
-                "ttl_seconds": {"type": "integer", "minimum": 1, "maximum": 86400, "default": 600}}})),
+                "ttl_seconds": {"type": "integer", "minimum": 1, "maximum": 86400, "default": 600},
+                "may_write_summary": {"type": "boolean", "default": false,
+                    "description": "Whether the scope may call update_summary (it reads the summary in any case)."}}})),
             json!({"type": "object", "required": ["token", "scope_id", "chat_id", "channel", "expires_at"], "properties": {
                 "token": {"type": "string"}, "scope_id": {"type": "string"}, "chat_id": {"type": "string"}, "channel": {"type": "string"},
                 "topic_id": {"type": "string"}, "current_message_id": {"type": "string"}, "sender_user_id": {"type": "string"},
-                "expires_at": {"type": "string", "format": "date-time"}}}),
+                "expires_at": {"type": "string", "format": "date-time"}, "may_write_summary": {"type": "boolean"}}}),
             &[BAD, AUTH, FORBIDDEN],
         )}),
     );

@@ -109,6 +109,7 @@ _TOOL_ANSWERS: dict[str, Any] = {
     "get_scenario": models.ScenarioState,
     "update_scenario": models.ScenarioState,
     "revert_scenario": models.ScenarioState,
+    "update_summary": models.SummaryWritten,
 }
 
 
@@ -232,6 +233,22 @@ class _Operations:
         """Makes an earlier revision of the state the current one (as a new revision)."""
         return self._tool("revert_scenario", _fields(locals()))
 
+    def update_summary(
+        self,
+        *,
+        chat_id: Id,
+        text: str,
+        covers_until_message_id: Id,
+        expected_revision: Optional[int] = None,
+        source: Optional[str] = None,
+        topic_id: Optional[Id] = None,
+        now: Optional[Instant] = None,
+        channel: Optional[str] = None,
+        explain: Optional[bool] = None,
+    ) -> models.SummaryWritten:
+        """Writes the conversation's summary up to a message; history selection then starts after it."""
+        return self._tool("update_summary", _fields(locals()))
+
     def call_tool(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Calls a tool by name with a model's arguments as they came (a tool loop); answers the typed result."""
         return self._tool(name, dict(arguments))
@@ -329,6 +346,7 @@ class _Operations:
         sender_user_id: Optional[Id] = None,
         ttl_seconds: Optional[int] = None,
         channel: Optional[str] = None,
+        may_write_summary: Optional[bool] = None,
     ) -> models.Scope:
         """Issues a short-lived token bound to one chat (and topic, message, sender) for a model's tool loop."""
         return self._send(_Call("POST", "/v1/scopes", _adapter(models.Scope), _fields(locals())))
@@ -495,10 +513,14 @@ class Client(_Base):
         sender_user_id: Optional[Id] = None,
         ttl_seconds: int = 600,
         channel: Optional[str] = None,
+        may_write_summary: bool = False,
     ) -> Client:
         """A client holding a fresh bound scope: hand it to a model's tool loop. Every call it makes is pinned
-        to this chat (and topic, message, sender); any other chat is refused (`forbidden_scope`)."""
-        scope = self.create_scope(chat_id, topic_id, current_message_id, sender_user_id, ttl_seconds, channel)
+        to this chat (and topic, message, sender); any other chat is refused (`forbidden_scope`). It reads the
+        conversation's summary; it writes it only with `may_write_summary=True`."""
+        scope = self.create_scope(
+            chat_id, topic_id, current_message_id, sender_user_id, ttl_seconds, channel, may_write_summary
+        )
         return self._with_token(scope.token)
 
     def close(self) -> None:
@@ -553,9 +575,12 @@ class AsyncClient(_Base):
         sender_user_id: Optional[Id] = None,
         ttl_seconds: int = 600,
         channel: Optional[str] = None,
+        may_write_summary: bool = False,
     ) -> AsyncClient:
         """An async client holding a fresh bound scope, for a model's tool loop (see `Client.scoped`)."""
-        scope = await self.create_scope(chat_id, topic_id, current_message_id, sender_user_id, ttl_seconds, channel)
+        scope = await self.create_scope(
+            chat_id, topic_id, current_message_id, sender_user_id, ttl_seconds, channel, may_write_summary
+        )
         return self._with_token(scope.token)
 
     async def aclose(self) -> None:

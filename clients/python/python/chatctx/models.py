@@ -74,7 +74,8 @@ class Budget(Model):
     """The token budget and what the prompt's history cost."""
 
     max_tokens: Optional[int] = Field(None, description="`max_context_tokens` (absent when there is no budget).")
-    used_tokens: int = Field(description="Estimated tokens of the kept items and the current message.")
+    summary_tokens: Optional[int] = Field(None, description="Estimated tokens of the conversation's summary block (absent without one).")
+    used_tokens: int = Field(description="Estimated tokens of the kept items, the current message and the summary.")
 
 
 class Candidate(Model):
@@ -214,16 +215,18 @@ class HistoryContext(Model):
     """`get_chat_history_context` response (docs/protocol.md §6.3)."""
 
     explain: Optional[HistoryDecision] = Field(None, description="How the items were chosen (docs/protocol.md §6.7): in the answer when the request says `\"explain\": true`.")
-    items: list[ChatHistoryItem] = Field(description="The selected items, oldest first.")
+    items: list[ChatHistoryItem] = Field(description="The selected items, oldest first (after the message the summary covers).")
     prompt: list[PromptMessage] = Field(description="The whole prompt, in the order of docs/protocol.md §5.4.")
     rendered: Rendered = Field(description="The rendered history.")
     selection: SelectionReport = Field(description="What selection did.")
+    summary: Optional[Summary] = Field(None, description="The conversation's summary (docs/protocol.md §6.6), when one covers messages before the selected ones; the prompt then opens with it.")
 
 
 class HistoryDecision(Model):
     """How `get_chat_history_context` chose its items."""
 
     budget: Budget = Field(description="The budget and its use.")
+    covered_by_summary: Optional[int] = Field(None, description="Older items the conversation's summary covers, which selection does not look at.")
     items: list[ItemVerdict] = Field(description="Every item looked at, oldest first, with its verdict.")
     method: SelectionMethod = Field(description="The method that ran.")
     outside_lookback: int = Field(description="Older items of the scope that selection did not look at (beyond `lookback_count` or the mode's cap).")
@@ -259,6 +262,7 @@ class HistoryRecord(Model):
     """A history answer's record: the verdicts, and what the model was given."""
 
     budget: Budget = Field(description="The budget and its use.")
+    covered_by_summary: Optional[int] = Field(None, description="Older items the conversation's summary covers, which selection does not look at.")
     items: list[ItemVerdict] = Field(description="Every item looked at, oldest first, with its verdict.")
     kept_items: list[ChatHistoryItem] = Field(description="The answer's items (the kept ones), oldest first.")
     method: SelectionMethod = Field(description="The method that ran.")
@@ -433,6 +437,7 @@ class Scope(Model):
     chat_id: str
     current_message_id: Optional[str] = Field(None, description="")
     expires_at: datetime
+    may_write_summary: Optional[bool] = Field(None, description="")
     scope_id: str
     sender_user_id: Optional[str] = Field(None, description="")
     token: str
@@ -463,6 +468,26 @@ class Sender(Model):
     nickname: str = Field(description="Display name by the priority of docs/protocol.md §5.2.")
     user_id: str = Field(description="Platform user id.")
     username: Optional[str] = Field(None, description="Username without `@`.")
+
+
+class Summary(Model):
+    """A conversation's summary and where it stands."""
+
+    covers_until_at: datetime = Field(description="When that message was sent.")
+    covers_until_message_id: str = Field(description="The last message it covers: history selection starts after it.")
+    message_count: int = Field(description="How many messages it covers, from the conversation's start.")
+    revision: int = Field(description="Counts the writes to this slot, from 1.")
+    source: str = Field(description="Who wrote it.")
+    text: str = Field(description="The summary.")
+    topic_id: Optional[str] = Field(None, description="The topic whose conversation it summarizes (none: the chat's general conversation, or the whole chat when history is per chat).")
+    written_at: datetime = Field(description="When it was written.")
+
+
+class SummaryWritten(Model):
+    """What `update_summary` answers."""
+
+    changed: bool = Field(description="Whether the call changed it (writing the same text and coverage again changes nothing).")
+    summary: Summary = Field(description="The summary now in the slot.")
 
 
 class TriageRecord(Model):
@@ -527,5 +552,7 @@ Scope.model_rebuild()
 ScorePart.model_rebuild()
 SelectionReport.model_rebuild()
 Sender.model_rebuild()
+Summary.model_rebuild()
+SummaryWritten.model_rebuild()
 TriageRecord.model_rebuild()
 Truncation.model_rebuild()

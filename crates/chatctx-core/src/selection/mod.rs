@@ -271,18 +271,24 @@ impl Reason {
     }
 }
 
+/// Where a selection runs: the topic, the message being answered (if any), and what a summary covers.
+pub(crate) struct Place<'a, 'c> {
+    pub(crate) topic: Option<&'a str>,
+    pub(crate) current: Option<&'c Item>,
+    pub(crate) covered: Option<Covered>,
+}
+
 /// Runs selection for `current` (or the scope's newest items) and returns the items, oldest first, with a
 /// record of every verdict when `record` is set.
 pub(crate) fn select<'c>(
     chat: &'c Chat,
     settings: &Settings,
-    topic: Option<&str>,
-    current: Option<&'c Item>,
+    place: Place<'_, 'c>,
     triage: Option<&dyn Triage>,
     render_line: &dyn Fn(&Item) -> String,
-    covered: Option<Covered>,
     record: bool,
 ) -> Selected<'c> {
+    let Place { topic, current, covered } = place;
     let conv = &settings.conversation;
     let mode = settings.history.mode;
     let scope = settings.history.scope;

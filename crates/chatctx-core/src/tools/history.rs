@@ -187,7 +187,8 @@ impl Engine {
                 (s, block, crate::selection::Covered { floor, tokens })
             });
         let covered = summary.as_ref().map(|s| s.2);
-        let selected = crate::selection::select(chat, settings, topic, current, triage, &line, covered, record);
+        let place = crate::selection::Place { topic, current, covered };
+        let selected = crate::selection::select(chat, settings, place, triage, &line, record);
         let summary = summary.map(|(s, block, _)| (s, block));
         Ok(HistorySelection { chat, topic, current, selected, summary })
     }

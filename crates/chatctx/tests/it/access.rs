@@ -11,13 +11,13 @@ const BOT: &str = "bot-a-token-0123456789";
 
 /// One row per credential, one column per action: whether it is allowed (docs/security.md holds the same
 /// table; this test is what keeps them true).
-const CAPABILITIES: &[(&str, [bool; 11])] = &[
-    // ingest, telegram, tools own chat, tools other chat, tools other topic, read own, read other topic,
-    // read other chat, delete own, issue scope, metrics+openapi
-    ("operator token", [true, true, true, true, true, true, true, true, true, true, true]),
-    ("bot token limited to chat -1", [true, true, true, false, true, true, true, false, true, true, true]),
-    ("scope for chat -1, topic 7", [false, false, true, false, false, true, false, false, false, false, false]),
-    ("no token", [false, false, false, false, false, false, false, false, false, false, false]),
+const CAPABILITIES: &[(&str, [bool; 12])] = &[
+    // ingest, telegram, tools own chat, tools other chat, tools other topic, write the summary, read own, read
+    // other topic, read other chat, delete own, issue scope, metrics+openapi
+    ("operator token", [true, true, true, true, true, true, true, true, true, true, true, true]),
+    ("bot token limited to chat -1", [true, true, true, false, true, true, true, true, false, true, true, true]),
+    ("scope for chat -1, topic 7", [false, false, true, false, false, false, true, false, false, false, false, false]),
+    ("no token", [false, false, false, false, false, false, false, false, false, false, false, false]),
 ];
 
 fn event(chat: &str, id: u32, topic: &str) -> Value {
@@ -58,6 +58,12 @@ fn each_credential_can_do_what_the_table_says() {
                 json!({"chat_id": "-1", "topic_id": "8", "patch": {"x": next_id}}),
             )
             .status(),
+            post(
+                "/v1/tools/update_summary",
+                token,
+                json!({"chat_id": "-1", "text": format!("so far {next_id}"), "covers_until_message_id": "1"}),
+            )
+            .status(),
             get("/v1/chats/-1/history?topic_id=7", token).status(),
             get("/v1/chats/-1/history?topic_id=8", token).status(),
             get("/v1/chats/-2/history", token).status(),
@@ -86,6 +92,19 @@ fn each_credential_can_do_what_the_table_says() {
     assert!(ids.contains(&"1") && !ids.contains(&"2"), "topic 7's messages only (2 is in topic 8): {h}");
     assert_eq!(get("/healthz", None).status(), 200);
     assert_eq!(get("/readyz", None).status(), 200);
+    // A scope the operator issued to write the summary may, in its topic only.
+    let issued = post("/v1/scopes", Some(BOT), json!({"chat_id": "-1", "topic_id": "7", "may_write_summary": true}))
+        .json_value();
+    assert_eq!(issued["may_write_summary"], true);
+    let writer = issued["token"].as_str().unwrap().to_owned();
+    let w = post(
+        "/v1/tools/update_summary",
+        Some(&writer),
+        json!({"text": "by the model", "covers_until_message_id": "1"}),
+    );
+    assert_eq!(w.status(), 200, "{:?}", w.json_value());
+    let other_topic = json!({"text": "x", "covers_until_message_id": "2", "topic_id": "8"});
+    assert_eq!(post("/v1/tools/update_summary", Some(&writer), other_topic).status(), 403);
 }
 
 /// Deletes a chat made for the purpose (chat -1 for the bot token, which may touch only that one; it is

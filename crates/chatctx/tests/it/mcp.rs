@@ -197,6 +197,7 @@ fn openapi_document_is_valid_and_complete() {
         "/v1/tools/get_scenario",
         "/v1/tools/update_scenario",
         "/v1/tools/revert_scenario",
+        "/v1/tools/update_summary",
         "/v1/scopes",
         "/v1/scopes/{token}",
         "/v1/chats/{chat_id}",

@@ -22,6 +22,7 @@ TOOLS = [
     "get_scenario",
     "update_scenario",
     "revert_scenario",
+    "update_summary",
 ]
 
 
