@@ -136,24 +136,22 @@ pub fn summary_block(s: &Summary, max_tokens: Option<u64>) -> String {
     head.push_str(" sent ");
     s.covers_until_at.write_rfc3339(&mut head);
     head.push_str("):\n");
-    let text = match max_tokens {
-        // About four bytes per token, less the frame `estimate_tokens` counts.
-        Some(max) => {
-            let bytes = usize::try_from(max.saturating_sub(4).saturating_mul(4)).unwrap_or(usize::MAX);
-            let room = bytes.saturating_sub(head.len() + crate::render::ELLIPSIS.len());
-            if s.text.len() > room + crate::render::ELLIPSIS.len() {
-                let mut at = room.min(s.text.len());
-                while !s.text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                format!("{}{}", s.text[..at].trim_end(), crate::render::ELLIPSIS)
-            } else {
-                s.text.clone()
+    // About four bytes per token, less the frame `estimate_tokens` counts.
+    let room = max_tokens.map(|max| {
+        let bytes = usize::try_from(max.saturating_sub(4).saturating_mul(4)).unwrap_or(usize::MAX);
+        bytes.saturating_sub(head.len() + crate::render::ELLIPSIS.len())
+    });
+    match room {
+        Some(room) if s.text.len() > room + crate::render::ELLIPSIS.len() => {
+            let mut at = room.min(s.text.len());
+            while !s.text.is_char_boundary(at) {
+                at -= 1;
             }
+            head.push_str(s.text[..at].trim_end());
+            head.push_str(crate::render::ELLIPSIS);
         }
-        None => s.text.clone(),
-    };
-    head.push_str(&text);
+        _ => head.push_str(&s.text),
+    }
     head
 }
 
