@@ -461,6 +461,21 @@ impl Chat {
         conv.items.remove(at).map(|i| (loc.conv, i))
     }
 
+    /// Removes the reactions to message `id` (they quote it); how many.
+    pub(crate) fn remove_reactions_to(&mut self, id: &str) -> usize {
+        let mut n = 0;
+        for conv in &mut self.convs {
+            let before = conv.items.len();
+            conv.items.retain(|i| {
+                !(i.message_id.is_none()
+                    && i.reply_to.as_deref() == Some(id)
+                    && matches!(i.kind, ItemKind::InboundReaction | ItemKind::OutboundReaction))
+            });
+            n += before - conv.items.len();
+        }
+        n
+    }
+
     /// The stored message `id`.
     pub(crate) fn message(&self, id: &str) -> Option<(&Conv, &Item)> {
         let loc = self.index.get(id)?;

@@ -6,7 +6,8 @@ use hashbrown::HashMap;
 use crate::chat::{Anonymous, Chat, Extra, Item};
 use crate::error::{Error, ErrorCode};
 use crate::event::{
-    ActivationEvent, Direction, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp, ObjectRef, ReactionEvent,
+    ActivationEvent, DeleteEvent, Direction, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp, ObjectRef,
+    ReactionEvent,
 };
 use crate::history::ChatHistoryItem;
 use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
@@ -21,8 +22,8 @@ use crate::settings::{Scope, Settings};
 pub struct Applied {
     /// Things that could not be applied in full, for the log (never message text).
     pub warnings: Vec<String>,
-    /// Whether a stored message was replaced (an edit): its earlier text is still in the store's log until
-    /// the chat's log is compacted.
+    /// Whether a stored message was replaced (an edit) or deleted: its earlier text is still in the store's log
+    /// until the chat's log is compacted.
     pub edited: bool,
 }
 
@@ -242,8 +243,37 @@ impl Engine {
             Event::Reaction(r) => self.apply_reaction(r),
             Event::Object(o) => self.apply_object(o),
             Event::Activation(a) => self.apply_activation(a, &mut out),
+            Event::Delete(d) => self.apply_delete(d, &mut out),
         }
         out
+    }
+
+    /// Removes deleted messages: their history items, the objects they carried (an object registered with one
+    /// as its source stays, without the source and its caption), the reactions to them (which quote them), and
+    /// their index entries. Counted as an edit, so that the text leaves the store's log with the next
+    /// compaction. Ids not held are ignored; a chat not held is not created.
+    fn apply_delete(&mut self, d: DeleteEvent, out: &mut Applied) {
+        let Some(chat) = self.chats.get_mut(&d.channel).and_then(|c| c.get_mut(&d.chat_id)) else { return };
+        let settings = &self.settings;
+        let mut gone_externals = Vec::new();
+        for id in &d.message_ids {
+            let removed = chat.remove_message(id).is_some();
+            let reactions = chat.remove_reactions_to(id);
+            for obj in chat.objects.sourced_from(id) {
+                let Some(mut o) = chat.objects.delete(&obj) else { continue };
+                if crate::objects::is_derived(&o.object_id, id) {
+                    gone_externals.extend(o.external_id.take());
+                } else {
+                    o.source_message_id = None;
+                    o.caption = None;
+                    chat.objects.upsert(o, settings.objects.max_per_chat, &settings.objects);
+                }
+            }
+            out.edited |= removed || reactions > 0;
+        }
+        for ext in gone_externals {
+            self.external.remove(ext.as_str());
+        }
     }
 
     fn apply_message(&mut self, m: MessageEvent, out: &mut Applied) {

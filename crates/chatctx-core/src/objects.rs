@@ -128,7 +128,7 @@ pub fn short_label(s: &str) -> String {
 }
 
 /// Whether `id` is a derived id (`"{source}:…"`, docs/protocol.md §3.6) of message `source`.
-fn is_derived(id: &str, source: &str) -> bool {
+pub(crate) fn is_derived(id: &str, source: &str) -> bool {
     id.strip_prefix(source).is_some_and(|rest| rest.starts_with(':'))
 }
 

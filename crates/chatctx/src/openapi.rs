@@ -78,7 +78,7 @@ pub fn document() -> Value {
     schemas.insert(
         "Event".into(),
         json!({"type": "object", "required": ["type"], "properties": {
-            "type": {"enum": ["message", "reaction", "object", "activation", "telegram_update"]}},
+            "type": {"enum": ["message", "reaction", "object", "activation", "delete", "telegram_update"]}},
             "description": "An input event (docs/protocol.md, \"Events\"); the fields depend on its type."}),
     );
     json!({

@@ -15,10 +15,12 @@ use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
 use crate::time::Timestamp;
 
+mod delete;
 mod message;
 mod object;
 mod reaction;
 
+pub use delete::*;
 pub use message::*;
 pub use object::*;
 pub use reaction::*;
@@ -40,6 +42,8 @@ pub enum Event {
     Object(ObjectEvent),
     /// An activation of a known object (docs/protocol.md §3.4).
     Activation(ActivationEvent),
+    /// Messages deleted on the platform (docs/protocol.md §3.7).
+    Delete(DeleteEvent),
 }
 
 impl Event {
@@ -59,10 +63,12 @@ impl Event {
             "reaction" => ReactionEvent::decode(f).map(Event::Reaction),
             "object" => ObjectEvent::decode(f).map(Event::Object),
             "activation" => ActivationEvent::decode(f).map(Event::Activation),
+            "delete" => DeleteEvent::decode(f).map(Event::Delete),
             other => Err(Error::new(
                 ErrorCode::UnsupportedEvent,
                 format!(
-                    "unsupported event type {other:?}; expected message, reaction, object, activation or telegram_update"
+                    "unsupported event type {other:?}; expected message, reaction, object, activation, delete, \
+                     telegram_update, discord_event or slack_event"
                 ),
             )),
         }
@@ -75,6 +81,7 @@ impl Event {
             Event::Reaction(r) => r.sent_at,
             Event::Object(o) => o.at,
             Event::Activation(a) => a.at,
+            Event::Delete(d) => d.at.unwrap_or_default(),
         }
     }
 
@@ -105,6 +112,7 @@ impl Event {
                 ObjectRef::Id { chat_id, .. } => Some((&a.channel, chat_id)),
                 ObjectRef::External { .. } => None,
             },
+            Event::Delete(d) => Some((&d.channel, &d.chat_id)),
         }
     }
 }

@@ -4,8 +4,8 @@
 use chatctx_core::Timestamp;
 use chatctx_core::error::{Error, ErrorCode};
 use chatctx_core::event::{
-    ActivationEvent, Direction, Entity, EntityKind, Event, MessageEvent, MessageKind, ObjectRef, Person, Quote,
-    ReactionEvent,
+    ActivationEvent, DeleteEvent, Direction, Entity, EntityKind, Event, MessageEvent, MessageKind, ObjectRef, Person,
+    Quote, ReactionEvent,
 };
 use chatctx_core::json::{Fields, id_of, object};
 use chatctx_core::kinds::{Activation, Origin};
@@ -34,6 +34,7 @@ const KNOWN_KINDS: &[&str] = &[
     "message_reaction",
     "poll",
     "poll_answer",
+    "deleted_business_messages",
 ];
 
 /// The Bot API update fields the mapping receives but does not use (reported as `ignored`); also the only
@@ -52,7 +53,6 @@ pub const IGNORED_KINDS: &[&str] = &[
     "removed_chat_boost",
     "message_reaction_count",
     "business_connection",
-    "deleted_business_messages",
 ];
 
 /// The system note for a message that shows nothing chatctx knows (never an empty user turn).
@@ -131,6 +131,25 @@ pub fn map_update(update: &Value, bot: &Bot, triggered: Option<bool>, received_a
                     message_id: None,
                     close: false,
                 }));
+            }
+            "deleted_business_messages" => {
+                // The business account's chat lost these messages: a `delete` of them.
+                let f = Fields::new(object(value, &path, EV)?, &path, EV);
+                let chat = f.obj("chat")?.ok_or_else(|| f.err("chat", "is required"))?;
+                let chat_id = Fields::new(chat, &format!("{path}.chat"), EV).req_id("id")?;
+                let message_ids = f
+                    .array("message_ids")?
+                    .iter()
+                    .map(|v| id_of(v).ok_or_else(|| f.err("message_ids", "expected message ids")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if !message_ids.is_empty() {
+                    out.events.push(Event::Delete(DeleteEvent {
+                        channel: CHANNEL.to_owned(),
+                        chat_id,
+                        message_ids,
+                        at: Some(received_at),
+                    }));
+                }
             }
             "poll" => {
                 // Only the bot's own polls produce these: a vote (anonymous polls have no poll_answer) or a stop.

@@ -199,3 +199,15 @@ fn arb_json(depth: u32) -> impl Strategy<Value = Value> {
         ]
     })
 }
+
+/// A business account's deleted messages become one `delete` event of that chat (Bot API 7.2,
+/// `BusinessMessagesDeleted`).
+#[test]
+fn deleted_business_messages_are_a_delete() {
+    let update = json!({"update_id": 9, "deleted_business_messages": {"business_connection_id": "bc-1",
+        "chat": {"id": 4242, "type": "private", "first_name": "Client"}, "message_ids": [17, 18]}});
+    let m = map(&update);
+    assert!(m.ignored.is_empty());
+    let [Event::Delete(d)] = m.events.as_slice() else { panic!("{:?}", m.events) };
+    assert_eq!((d.chat_id.as_str(), d.message_ids.clone()), ("4242", vec!["17".to_owned(), "18".to_owned()]));
+}

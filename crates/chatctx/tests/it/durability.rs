@@ -552,6 +552,13 @@ fn deleted_and_expired_text_leaves_the_files() {
     svc.ingest(&[message("-2", 1001, "EDITED-AWAY-MARKER", None)], now()).unwrap();
     svc.ingest(&[message("-2", 1001, "the corrected text", None)], now()).unwrap();
     assert_eq!(copies_in_files(&path, "EDITED-AWAY-MARKER"), 0, "the edited text is gone");
+    // A message deleted on the platform: its text leaves the files once the delete is stored.
+    svc.ingest(&[message("-2", 1002, "DELETED-MESSAGE-MARKER", None)], now()).unwrap();
+    assert!(copies_in_files(&path, "DELETED-MESSAGE-MARKER") > 0);
+    let delete = json!({"type": "delete", "chat_id": "-2", "message_ids": ["1002"]});
+    assert_eq!(svc.ingest(&[delete], now()).unwrap().accepted, 1);
+    assert_eq!(copies_in_files(&path, "DELETED-MESSAGE-MARKER"), 0, "the deleted text is gone");
+    assert!(copies_in_files(&path, "KEEP-ME-MARKER") > 0, "the rest of the chat is kept");
     // Retention: messages older than the cutoff go, and their text with them.
     let old: Vec<Value> = (1..=50).map(|i| message("-3", i, &format!("EXPIRE-ME-MARKER {i}"), None)).collect();
     svc.ingest(&old, now()).unwrap();
