@@ -436,11 +436,16 @@ fn pick_older<'c>(
     }
     let (older, recent) = list.split_at(considered - conv.always_include_recent);
     let mut triage_record = None;
-    let picked: Result<Vec<(usize, Option<f64>)>, SelectionMethod> = match conv.selector {
+    // With no model configured the deterministic selector stands in for it (and says so in `method`).
+    let selector = match conv.selector {
+        Selector::Model if !triage.is_some_and(|t| t.configured()) => Selector::Lexical,
+        s => s,
+    };
+    let picked: Result<Vec<(usize, Option<f64>)>, SelectionMethod> = match selector {
         Selector::Lexical => Ok(lexical::rank(chat, older, current, conv.lexical_keep)),
         Selector::Model => ask_model(conv, older, current, triage, render_line, &mut triage_record),
     };
-    let method = match (&picked, conv.selector) {
+    let method = match (&picked, selector) {
         (Ok(_), Selector::Lexical) => SelectionMethod::Lexical,
         (Ok(_), Selector::Model) => SelectionMethod::Triage,
         (Err(m), _) => *m,

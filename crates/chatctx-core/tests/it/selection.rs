@@ -62,12 +62,17 @@ fn stub(answer: Result<Vec<usize>, String>) -> (Box<Shared>, Arc<Stub>) {
 }
 
 #[test]
-fn lookback_and_fail_open_without_a_model() {
+fn lookback_and_the_lexical_selector_without_a_model() {
     let e = engine(sel_settings(), msgs(30, 60));
     let h = history(&e, "-1", None, None);
-    assert_eq!((h.selection.method, h.selection.considered, h.selection.kept), (SelectionMethod::FailOpen, 25, 25));
-    assert_eq!(h.items.first().unwrap().text, "m6", "the newest 25, oldest first");
-    assert_eq!(h.items.last().unwrap().text, "m30");
+    // `selector = "model"` (the default) with no model configured: the lexical selector picks, and says so.
+    let s = sel_settings();
+    let kept = s.conversation.always_include_recent + s.conversation.lexical_keep;
+    assert_eq!((h.selection.method, h.selection.considered, h.selection.kept), (SelectionMethod::Lexical, 25, kept));
+    assert_eq!(h.items.last().unwrap().text, "m30", "the newest is always there");
+    let mut lexical = sel_settings();
+    lexical.conversation.selector = chatctx_core::settings::Selector::Lexical;
+    assert_eq!(history(&engine(lexical, msgs(30, 60)), "-1", None, None), h, "exactly what the lexical selector does");
 }
 
 #[test]
