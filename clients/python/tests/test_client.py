@@ -168,6 +168,34 @@ def test_a_scoped_client_is_pinned_to_its_chat(server: Any) -> None:
             assert writer.update_summary(chat_id=chat, text="x", covers_until_message_id=501).changed is True
 
 
+def test_discord_and_slack_payloads_go_in_as_the_bot_received_them(server: Any) -> None:
+    channel = str(-new_chat())
+    dispatch = {
+        "op": 0,
+        "t": "MESSAGE_CREATE",
+        "d": {
+            "id": "10",
+            "channel_id": channel,
+            "guild_id": "1",
+            "type": 0,
+            "timestamp": "2026-02-13T08:20:00+00:00",
+            "content": "<@42> summarize please",
+            "author": {"id": "7", "username": "ann", "global_name": "Ann"},
+            "mentions": [{"id": "42", "username": "helper", "bot": True}],
+        },
+    }
+    envelope = {
+        "type": "event_callback",
+        "event": {"type": "message", "channel": "C" + channel, "user": "U1", "text": "hi", "ts": "1770970800.000100"},
+    }
+    with Client(server.url) as c:
+        report = c.discord_event(dispatch, bot_user_id=42)
+        assert report.accepted == 1 and report.decisions[0].triggered_agent is True
+        assert c.slack_event(envelope).accepted == 1
+        assert [i.text for i in c.history(channel, channel="discord").items] == ["[@helper](discord:@helper) summarize please"]
+        assert [i.text for i in c.history("C" + channel, channel="slack").items] == ["hi"]
+
+
 def test_a_summary_opens_the_history_and_stale_writes_are_refused(server: Any) -> None:
     chat = new_chat()
     with Client(server.url) as c:

@@ -64,6 +64,8 @@ pub struct Engine {
     external: HashMap<Box<str>, ExternalRef>,
     /// Model triage for history selection, when the caller installed one.
     triage: crate::selection::TriageSlot,
+    /// Platform threads that are topics of a parent chat (`thread` events): (channel, thread id) → parent.
+    threads: HashMap<(Box<str>, Box<str>), Box<str>>,
 }
 
 impl Engine {
@@ -102,15 +104,17 @@ impl Engine {
     /// Puts `chat` in place of whatever was held for (channel, chat_id), with its platform object ids.
     pub(crate) fn replace_chat(&mut self, channel: &str, chat_id: &str, chat: Chat, externals: Vec<(String, String)>) {
         self.external.retain(|_, (ch, c, _)| !(&**ch == channel && &**c == chat_id));
+        self.threads.retain(|(ch, _), parent| !(&**ch == channel && &**parent == chat_id));
         for (ext, id) in externals {
             self.external.insert(ext.into(), (channel.into(), chat_id.into(), id.into()));
         }
         *self.chat_mut(channel, chat_id) = chat;
     }
 
-    /// Forgets a chat completely: history, people, objects, state. Whether it was held.
+    /// Forgets a chat completely: history, people, objects, state, its threads. Whether it was held.
     pub fn remove_chat(&mut self, channel: &str, chat_id: &str) -> bool {
         self.external.retain(|_, (ch, c, _)| !(&**ch == channel && &**c == chat_id));
+        self.threads.retain(|(ch, _), parent| !(&**ch == channel && &**parent == chat_id));
         self.chats.get_mut(channel).is_some_and(|chats| chats.remove(chat_id).is_some())
     }
 
@@ -176,10 +180,52 @@ impl Engine {
         self.external.contains_key(external_id)
     }
 
-    /// Points an activation that names a platform id (a Telegram `poll_answer`) at the chat and object it
-    /// belongs to, so that it can be logged and shared with that chat. Unknown platform ids are left as they
-    /// are (applying them is a no-op with a warning).
+    /// Whether events may need [`Engine::route`] for more than platform object ids: some thread is known.
+    pub fn has_threads(&self) -> bool {
+        !self.threads.is_empty()
+    }
+
+    /// The threads of a chat (their topic ids), sorted.
+    pub(crate) fn threads_of(&self, channel: &str, chat_id: &str) -> Vec<String> {
+        let mut t: Vec<String> = self
+            .threads
+            .iter()
+            .filter(|((ch, _), parent)| &**ch == channel && &***parent == chat_id)
+            .map(|((_, thread), _)| thread.to_string())
+            .collect();
+        t.sort();
+        t
+    }
+
+    /// Registers `thread` as a topic of `parent` (what a `thread` event does).
+    pub(crate) fn add_thread(&mut self, channel: &str, parent: &str, thread: &str) {
+        self.threads.insert((channel.into(), thread.into()), parent.into());
+    }
+
+    /// Points an event at the chat it belongs to, so that it can be logged and shared with that chat: an
+    /// activation that names a platform id (a Telegram `poll_answer`) at its chat and object, and a message,
+    /// reaction or deletion addressed to a known thread's own id at the thread's parent chat, with the thread
+    /// as its topic. Unknown platform ids are left as they are (applying them is a no-op with a warning).
     pub fn route(&self, event: &mut Event) {
+        if !self.threads.is_empty() {
+            let (channel, chat, topic) = match event {
+                Event::Message(m) => (&m.channel, &mut m.chat_id, Some(&mut m.topic_id)),
+                Event::Reaction(r) => (&r.channel, &mut r.chat_id, Some(&mut r.topic_id)),
+                Event::Delete(d) => (&d.channel, &mut d.chat_id, None),
+                _ => return self.route_external(event),
+            };
+            if let Some(parent) = self.threads.get(&(channel.as_str().into(), chat.as_str().into())) {
+                let thread = std::mem::replace(chat, parent.to_string());
+                if let Some(topic) = topic {
+                    *topic = Some(thread);
+                }
+            }
+            return;
+        }
+        self.route_external(event);
+    }
+
+    fn route_external(&self, event: &mut Event) {
         if let Event::Activation(a) = event
             && let ObjectRef::External { external_id } = &a.target
             && let Some((channel, chat_id, object_id)) = self.external.get(external_id.as_str())
@@ -236,14 +282,21 @@ impl Engine {
         Ok(out)
     }
 
-    fn apply_checked(&mut self, event: Event) -> Applied {
+    fn apply_checked(&mut self, mut event: Event) -> Applied {
         let mut out = Applied::default();
+        if !self.threads.is_empty() {
+            self.route(&mut event);
+        }
         match event {
             Event::Message(m) => self.apply_message(m, &mut out),
             Event::Reaction(r) => self.apply_reaction(r),
             Event::Object(o) => self.apply_object(o),
             Event::Activation(a) => self.apply_activation(a, &mut out),
             Event::Delete(d) => self.apply_delete(d, &mut out),
+            Event::Thread(t) => {
+                self.with_chat(&t.channel, &t.chat_id);
+                self.add_thread(&t.channel, &t.chat_id, &t.topic_id);
+            }
         }
         out
     }

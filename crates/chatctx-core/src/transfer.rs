@@ -42,6 +42,9 @@ pub struct ConversationDoc {
     /// The summary of each conversation that has one (docs/protocol.md §6.6).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub summaries: Vec<crate::summary::Summary>,
+    /// Platform threads that are topics of this chat (docs/protocol.md §3.8), by their ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<String>,
 }
 
 /// One history item.
@@ -191,6 +194,7 @@ impl Engine {
             objects: chat.objects.in_order().map(object_doc).collect(),
             scenarios: chat.scenarios.iter().map(|(t, s)| s.export(t.clone())).collect(),
             summaries: chat.summaries.values().cloned().collect(),
+            threads: self.threads_of(channel, chat_id),
         })
     }
 
@@ -273,6 +277,9 @@ impl Engine {
         let externals: Vec<(String, String)> =
             doc.objects.iter().filter_map(|o| o.external_id.clone().map(|e| (e, o.object_id.clone()))).collect();
         self.replace_chat(&doc.channel, &doc.chat_id, chat, externals);
+        for t in doc.threads.iter().filter(|t| **t != doc.chat_id) {
+            self.add_thread(&doc.channel, &doc.chat_id, t);
+        }
         Ok(())
     }
 }

@@ -211,6 +211,8 @@ pub struct AppState {
     pub public_metrics: bool,
     /// OpenTelemetry spans (`[telemetry]`; off by default).
     pub telemetry: Arc<crate::telemetry::Telemetry>,
+    /// `slack.signing_secret`: Slack's signed requests to `/v1/slack/events` need no bearer token.
+    pub slack_signing_secret: Option<Arc<str>>,
 }
 
 /// The request's span, for the spans under it (only when tracing is on).
@@ -255,6 +257,7 @@ impl AppState {
             hosts: Arc::new(crate::guard::Hosts::new(&[], "127.0.0.1:0")),
             public_metrics: false,
             telemetry: crate::telemetry::Telemetry::off(),
+            slack_signing_secret: None,
         }
     }
 }
@@ -331,6 +334,63 @@ async fn post_telegram(
     }
     event.insert("update".into(), update);
     ingest(&app, a, vec![Value::Object(event)], true).await
+}
+
+/// Wraps a platform's payload as the ingest event of `kind`, with the bot's user id.
+fn platform_event(kind: &str, bot_user_id: Option<String>, payload: Value) -> Value {
+    let mut bot = serde_json::Map::new();
+    if let Some(id) = bot_user_id {
+        bot.insert("user_id".into(), Value::from(id));
+    }
+    let mut event = serde_json::Map::new();
+    event.insert("type".into(), Value::from(kind));
+    event.insert("bot".into(), Value::Object(bot));
+    event.insert("payload".into(), payload);
+    Value::Object(event)
+}
+
+/// `POST /v1/discord/events`: one Gateway dispatch (docs/protocol.md §3.9).
+async fn post_discord(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<BotQuery>,
+    b: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let a = access(&app, &headers)?;
+    a.not_a_scope("ingest events")?;
+    let payload: Value = serde_json::from_slice(&body(&app, b)?)
+        .map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))?;
+    ingest(&app, a, vec![platform_event("discord_event", q.bot_user_id, payload)], true).await
+}
+
+/// `POST /v1/slack/events`: one Events API envelope (docs/protocol.md §3.10). With `slack.signing_secret`
+/// configured, a request signed by Slack (`X-Slack-Signature`) needs no bearer token; `url_verification` is
+/// answered with its challenge.
+async fn post_slack(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<BotQuery>,
+    b: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let bytes = body(&app, b)?;
+    let signed = headers.contains_key("x-slack-signature");
+    let a = match (&app.slack_signing_secret, signed) {
+        (Some(secret), true) => {
+            crate::slack::verify(secret, &headers, &bytes, now().unix())?;
+            Access::All
+        }
+        _ => access(&app, &headers)?,
+    };
+    a.not_a_scope("ingest events")?;
+    let payload: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))?;
+    if payload.get("type").and_then(Value::as_str) == Some("url_verification") {
+        let challenge = payload.get("challenge").and_then(Value::as_str).unwrap_or_default();
+        let mut answer = serde_json::Map::new();
+        answer.insert("challenge".into(), Value::from(challenge));
+        return Ok(json_body(&answer));
+    }
+    ingest(&app, a, vec![platform_event("slack_event", q.bot_user_id, payload)], true).await
 }
 
 async fn post_tool(
@@ -794,6 +854,8 @@ pub fn router(app: AppState) -> Router {
     Router::new()
         .route("/v1/events", post(post_events))
         .route("/v1/telegram/updates", post(post_telegram))
+        .route("/v1/discord/events", post(post_discord))
+        .route("/v1/slack/events", post(post_slack))
         .route("/v1/tools/{tool}", post(post_tool))
         .route("/v1/scopes", post(post_scope))
         .route("/v1/scopes/{token}", delete(delete_scope))

@@ -14,6 +14,7 @@
 //! - [`logline`]: the replay and durable-log line, with its one writer and one reader.
 //! - [`replay`]: the deterministic JSON Lines driver.
 //! - [`service`]: the engine behind a durable store, shared by the server front ends.
+//! - [`slack`]: Slack's request signatures.
 //! - [`summarizer`]: the background summarizer on the `[llm]` endpoint.
 //! - [`triage`]: model triage over an OpenAI-compatible endpoint.
 #![forbid(unsafe_code)]
@@ -33,6 +34,7 @@ pub mod openapi;
 pub mod repair;
 pub mod replay;
 pub mod service;
+pub mod slack;
 pub mod summarizer;
 pub mod telemetry;
 pub mod triage;

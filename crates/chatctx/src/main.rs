@@ -386,6 +386,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         app.hosts = std::sync::Arc::new(chatctx::guard::Hosts::new(&cfg.server.allowed_hosts, &addr.to_string()));
         app.public_metrics = cfg.server.public_metrics;
         app.telemetry = chatctx::telemetry::Telemetry::start(&cfg.telemetry);
+        app.slack_signing_secret = cfg.slack_signing_secret.as_deref().map(Into::into);
         if cfg.store.max_age.secs() > 0 {
             tokio::spawn(retention(app.svc.clone(), cfg.store.max_age));
         }

@@ -78,7 +78,7 @@ pub fn document() -> Value {
     schemas.insert(
         "Event".into(),
         json!({"type": "object", "required": ["type"], "properties": {
-            "type": {"enum": ["message", "reaction", "object", "activation", "delete", "telegram_update"]}},
+            "type": {"enum": ["message", "reaction", "object", "activation", "delete", "thread", "telegram_update", "discord_event", "slack_event"]}},
             "description": "An input event (docs/protocol.md, \"Events\"); the fields depend on its type."}),
     );
     json!({
@@ -94,7 +94,7 @@ pub fn document() -> Value {
     })
 }
 
-/// `/v1/events` and `/v1/telegram/updates`.
+/// `/v1/events`, `/v1/discord/events`, `/v1/slack/events` and `/v1/telegram/updates`.
 // `json!` on literals and our own values: a static document that cannot fail.
 #[allow(clippy::disallowed_methods)]
 fn ingest_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
@@ -109,6 +109,26 @@ fn ingest_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
             &[BAD, AUTH, FORBIDDEN, (413, "Body over 4 MiB (`payload_too_large`)."), TIMEOUT],
         )}),
     );
+    let bot_id = json!([{"name": "bot_user_id", "in": "query", "schema": {"type": "string"},
+        "description": "The bot's user id, so its own messages become outbound_agent and mentions of it trigger it."}]);
+    let mut discord = operation(
+        "discord_event",
+        "Ingest one Discord Gateway dispatch ({\"op\": 0, \"t\": \"MESSAGE_CREATE\", \"d\": {…}}), as a bot receives it (docs/protocol.md §3.9).",
+        Some(json!({"type": "object", "description": "A Gateway dispatch payload."})),
+        report.clone(),
+        &[BAD, AUTH, FORBIDDEN, TIMEOUT],
+    );
+    discord["parameters"] = bot_id.clone();
+    paths.insert("/v1/discord/events".into(), json!({"post": discord}));
+    let mut slack = operation(
+        "slack_event",
+        "Ingest one Slack Events API envelope (docs/protocol.md §3.10); answers url_verification with its challenge. With slack.signing_secret, Slack's signed requests need no bearer token.",
+        Some(json!({"type": "object", "description": "An Events API envelope (event_callback or url_verification)."})),
+        report.clone(),
+        &[BAD, AUTH, FORBIDDEN, TIMEOUT],
+    );
+    slack["parameters"] = bot_id;
+    paths.insert("/v1/slack/events".into(), json!({"post": slack}));
     let mut telegram = operation(
         "telegram_update",
         "Ingest one raw Telegram Bot API update, as a webhook delivers it.",

@@ -277,6 +277,22 @@ class _Operations:
         )
         return self._send(call)
 
+    def discord_event(self, payload: Any, bot_user_id: Optional[Id] = None) -> models.IngestReport:
+        """Ingests one Discord Gateway dispatch as the bot received it (discord.py's `on_socket_raw_receive`
+        parsed, discord.js's `raw` event). Give the bot's user id so its own messages become `outbound_agent`."""
+        params = _fields(locals(), "payload")
+        answer = _adapter(models.IngestReport)
+        call = _Call("POST", "/v1/discord/events", answer, _plain(payload), params, idempotent=True)
+        return self._send(call)
+
+    def slack_event(self, envelope: Any, bot_user_id: Optional[Id] = None) -> models.IngestReport:
+        """Ingests one Slack Events API envelope (`event_callback`) a bot received, e.g. from Bolt's
+        `body`. Without `bot_user_id` the envelope's `authorizations` name the bot."""
+        params = _fields(locals(), "envelope")
+        answer = _adapter(models.IngestReport)
+        call = _Call("POST", "/v1/slack/events", answer, _plain(envelope), params, idempotent=True)
+        return self._send(call)
+
     # --- what is stored ---
 
     def _chat(self, what: str, chat_id: Id, topic_id: Optional[Id], channel: Optional[str], answer: Any) -> Any:

@@ -19,11 +19,13 @@ mod delete;
 mod message;
 mod object;
 mod reaction;
+mod thread;
 
 pub use delete::*;
 pub use message::*;
 pub use object::*;
 pub use reaction::*;
+pub use thread::*;
 
 /// The default `channel`.
 pub use crate::kinds::DEFAULT_CHANNEL;
@@ -44,6 +46,8 @@ pub enum Event {
     Activation(ActivationEvent),
     /// Messages deleted on the platform (docs/protocol.md §3.7).
     Delete(DeleteEvent),
+    /// A platform thread that is a topic of a parent chat (docs/protocol.md §3.8).
+    Thread(ThreadEvent),
 }
 
 impl Event {
@@ -64,11 +68,12 @@ impl Event {
             "object" => ObjectEvent::decode(f).map(Event::Object),
             "activation" => ActivationEvent::decode(f).map(Event::Activation),
             "delete" => DeleteEvent::decode(f).map(Event::Delete),
+            "thread" => ThreadEvent::decode(f).map(Event::Thread),
             other => Err(Error::new(
                 ErrorCode::UnsupportedEvent,
                 format!(
                     "unsupported event type {other:?}; expected message, reaction, object, activation, delete, \
-                     telegram_update, discord_event or slack_event"
+                     thread, telegram_update, discord_event or slack_event"
                 ),
             )),
         }
@@ -82,6 +87,7 @@ impl Event {
             Event::Object(o) => o.at,
             Event::Activation(a) => a.at,
             Event::Delete(d) => d.at.unwrap_or_default(),
+            Event::Thread(_) => Timestamp::default(),
         }
     }
 
@@ -113,6 +119,7 @@ impl Event {
                 ObjectRef::External { .. } => None,
             },
             Event::Delete(d) => Some((&d.channel, &d.chat_id)),
+            Event::Thread(t) => Some((&t.channel, &t.chat_id)),
         }
     }
 }

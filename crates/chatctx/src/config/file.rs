@@ -33,6 +33,14 @@ pub(super) struct File {
     telemetry: Telemetry,
     decisions: Decisions,
     summary: Summary,
+    slack: Slack,
+}
+
+/// `[slack]`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Slack {
+    signing_secret: Option<String>,
 }
 
 /// The sections a file may have.
@@ -49,6 +57,7 @@ pub(super) const SECTIONS: &[&str] = &[
     "telemetry",
     "decisions",
     "summary",
+    "slack",
 ];
 
 /// `[summary]`: the engine's use of summaries and the background summarizer.
@@ -293,6 +302,13 @@ impl File {
         lay!(self.telemetry => c.telemetry; service_name);
         lay!(self.decisions => c.core.decisions; keep, max_bytes);
         self.summary.apply(&mut c)?;
+        if let Some(s) = self.slack.signing_secret.filter(|s| !s.is_empty()) {
+            ensure!(
+                s.trim() == s && s.len() >= 16,
+                "slack.signing_secret: the app's signing secret (Basic Information page)"
+            );
+            c.slack_signing_secret = Some(s);
+        }
         ensure!(
             c.core.decisions.keep <= MAX_DECISIONS_KEEP,
             "decisions.keep: at most {MAX_DECISIONS_KEEP} records per chat (0 turns records off), got {}",

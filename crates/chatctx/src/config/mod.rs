@@ -35,6 +35,8 @@ pub struct Config {
     pub telemetry: TelemetrySettings,
     /// `[summary]`: the background summarizer (what the engine does with summaries is in `core.summary`).
     pub summary: SummarizerSettings,
+    /// `[slack] signing_secret`: Slack's signed requests need no bearer token.
+    pub slack_signing_secret: Option<String>,
 }
 
 impl Default for Config {
@@ -49,6 +51,7 @@ impl Default for Config {
             store: StoreSettings::default(),
             telemetry: TelemetrySettings::default(),
             summary: SummarizerSettings::default(),
+            slack_signing_secret: None,
         }
     }
 }
@@ -239,6 +242,7 @@ impl fmt::Debug for Config {
             .field("telemetry.otlp_endpoint", &self.telemetry.otlp_endpoint.as_deref().map(redact_url))
             .field("telemetry.service_name", &self.telemetry.service_name)
             .field("summary", &self.summary)
+            .field("slack.signing_secret", &self.slack_signing_secret.as_ref().map(|_| "***"))
             .field("summary.max_chars", &self.core.summary.max_chars)
             .field("summary.max_share", &self.core.summary.max_share)
             .finish()

@@ -318,12 +318,12 @@ fn import_line(doc: &ConversationDoc) -> Result<String, Error> {
 /// One decoded input of an ingest batch: its events and their log operations.
 type Input = Result<(Vec<Event>, Vec<Op>), Error>;
 
-/// Routes an input's platform-id activations to their chats, refusing chats `allowed` rejects. Cheap when
-/// there are none (the common case): the engine is only read for those.
+/// Routes an input's platform-id activations and its events addressed to known threads to their chats,
+/// refusing chats `allowed` rejects. Cheap when there are none (the common case).
 fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) -> Input {
     let (mut events, mut ops) = input?;
     let external = |e: &Event| e.chat().is_none();
-    if events.iter().any(external) {
+    if engine.has_threads() || events.iter().any(external) {
         events.iter_mut().for_each(|e| engine.route(e));
         ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
     }

@@ -1,0 +1,244 @@
+//! Slack Events API envelopes (docs/protocol.md §3.10): `event_callback` with `message` (and its subtypes),
+//! `app_mention`, `reaction_added` / `reaction_removed`. (`url_verification` is answered by the server's route.)
+//!
+//! The chat is the Slack channel id; a thread (`thread_ts`) is a topic, and its replies reply to the thread's
+//! first message. A message's id is its `ts`. A person's username is their Slack user id (`U…`): that is what
+//! `<@U…>` mentions name, so a mention of someone who spoke renders as their reference.
+
+use chatctx_core::event::{
+    Attachment, DeleteEvent, Direction, Event, MessageEvent, MessageKind, Person, ReactionEvent,
+};
+use chatctx_core::json::{Fields, object};
+use chatctx_core::kinds::{ObjectKind, Origin};
+use chatctx_core::{Error, ErrorCode, Timestamp};
+use serde_json::{Map, Value};
+
+use crate::text::Built;
+use crate::{Bot, Mapped};
+
+/// The channel name Slack events get.
+pub const CHANNEL: &str = "slack";
+
+const EV: ErrorCode = ErrorCode::InvalidEvent;
+
+/// `message` subtypes that are someone speaking.
+const SPOKEN: &[&str] = &["", "thread_broadcast", "file_share", "bot_message", "me_message"];
+/// `message` subtypes that are system notes.
+const NOTES: &[&str] =
+    &["channel_join", "channel_leave", "channel_topic", "channel_purpose", "channel_name", "pinned_item"];
+
+/// Decodes a `slack_event` (`{"type": "slack_event", "bot": {"user_id": …}, "payload": {…}}`).
+pub fn decode_event(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
+    let f = Fields::new(object(v, "an event", EV)?, "", EV);
+    let bot = match f.obj("bot")? {
+        Some(b) => Bot { user_id: Fields::new(b, "bot", EV).id("user_id")? },
+        None => Bot::default(),
+    };
+    map_envelope(f.req("payload")?, &bot, received_at)
+}
+
+/// The bot's user id an envelope names (`authorizations[].user_id` of a bot), for when none is configured.
+pub fn bot_of(envelope: &Value) -> Option<String> {
+    envelope.get("authorizations")?.as_array()?.iter().find_map(|a| {
+        (a.get("is_bot").and_then(Value::as_bool) == Some(true))
+            .then(|| a.get("user_id").and_then(Value::as_str).map(str::to_owned))
+            .flatten()
+    })
+}
+
+/// Maps one Events API envelope.
+pub fn map_envelope(envelope: &Value, bot: &Bot, received_at: Timestamp) -> Result<Mapped, Error> {
+    let f = Fields::new(object(envelope, "field `payload`", EV)?, "payload", EV);
+    let mut out = Mapped::default();
+    let kind = f.str("type")?.ok_or_else(|| f.err("type", "is required (event_callback, url_verification, …)"))?;
+    if kind != "event_callback" {
+        out.ignored.push(kind.to_owned());
+        return Ok(out);
+    }
+    let bot = match &bot.user_id {
+        Some(_) => bot.clone(),
+        None => Bot { user_id: bot_of(envelope) },
+    };
+    let e = f.obj("event")?.ok_or_else(|| f.err("event", "is required"))?;
+    let ef = Fields::new(e, "payload.event", EV);
+    let event_type = ef.str("type")?.ok_or_else(|| ef.err("type", "is required"))?;
+    match event_type {
+        "message" => {
+            let subtype = ef.str("subtype")?.unwrap_or_default();
+            match subtype {
+                "message_changed" => {
+                    let m = ef.obj("message")?.ok_or_else(|| ef.err("message", "is required"))?;
+                    let channel = ef.req_id("channel")?;
+                    out.events.push(Event::Message(message(m, "payload.event.message", &channel, &ef, &bot, false)?));
+                }
+                "message_deleted" => out.events.push(Event::Delete(DeleteEvent {
+                    channel: CHANNEL.to_owned(),
+                    chat_id: ef.req_id("channel")?,
+                    message_ids: vec![ef.req_id("deleted_ts")?],
+                    at: Some(received_at),
+                })),
+                s if SPOKEN.contains(&s) || NOTES.contains(&s) => {
+                    let channel = ef.req_id("channel")?;
+                    out.events.push(Event::Message(message(e, "payload.event", &channel, &ef, &bot, false)?));
+                }
+                other => out.ignored.push(format!("message.{other}")),
+            }
+        }
+        "app_mention" => {
+            let channel = ef.req_id("channel")?;
+            out.events.push(Event::Message(message(e, "payload.event", &channel, &ef, &bot, true)?));
+        }
+        "reaction_added" | "reaction_removed" => {
+            let item = ef.obj("item")?.ok_or_else(|| ef.err("item", "is required"))?;
+            let item = Fields::new(item, "payload.event.item", EV);
+            if item.str("type")? != Some("message") {
+                out.ignored.push(format!("{event_type} (not on a message)"));
+                return Ok(out);
+            }
+            let user = ef.req_id("user")?;
+            let name = ef.str("reaction")?.unwrap_or("an emoji");
+            out.events.push(Event::Reaction(ReactionEvent {
+                channel: CHANNEL.to_owned(),
+                chat_id: item.req_id("channel")?,
+                topic_id: None,
+                message_id: item.req_id("ts")?,
+                direction: if bot.is(&user) { Direction::Outbound } else { Direction::Inbound },
+                sender: Some(Person { user_id: user.clone(), username: Some(user), ..Person::default() }),
+                emoji: if event_type == "reaction_added" { vec![format!(":{name}:")] } else { Vec::new() },
+                sent_at: ts_time(ef.str("event_ts")?).unwrap_or(received_at),
+            }));
+        }
+        other => out.ignored.push(other.to_owned()),
+    }
+    Ok(out)
+}
+
+/// `"1355517523.000005"` → the second it names.
+fn ts_time(ts: Option<&str>) -> Option<Timestamp> {
+    let secs = ts?.split('.').next()?.parse::<i64>().ok()?;
+    Timestamp::from_unix(secs)
+}
+
+fn message(
+    m: &Map<String, Value>,
+    path: &str,
+    channel: &str,
+    event: &Fields<'_>,
+    bot: &Bot,
+    mentioned: bool,
+) -> Result<MessageEvent, Error> {
+    let f = Fields::new(m, path, EV);
+    let subtype = f.str("subtype")?.unwrap_or_default();
+    let ts = f.req_id("ts")?;
+    let sent_at = ts_time(Some(&ts)).ok_or_else(|| f.err("ts", "expected a Slack timestamp like 1355517523.000005"))?;
+    let user = f.id("user")?.or(f.id("bot_id")?).ok_or_else(|| f.err("user", "is required"))?;
+    let profile = f.obj("user_profile")?.map(|p| Fields::new(p, "user_profile", EV));
+    let display = match &profile {
+        Some(p) => p.str("display_name")?.filter(|s| !s.is_empty()).or(p.str("real_name")?).map(str::to_owned),
+        None => f.str("username")?.map(str::to_owned),
+    };
+    let is_bot_account = f.get("bot_id").is_some();
+    let sender = Person {
+        user_id: user.clone(),
+        username: Some(user.clone()),
+        display_name: display,
+        is_bot: is_bot_account,
+        ..Person::default()
+    };
+    let mut built = Built::default();
+    let mentions = render(f.str("text")?.unwrap_or_default(), &mut built);
+    let attachments = files(&f)?;
+    let thread = f.id("thread_ts")?.filter(|t| *t != ts);
+    let is_bot = bot.is(&user);
+    let note = NOTES.contains(&subtype);
+    let im = event.str("channel_type")? == Some("im") || f.str("channel_type")? == Some("im");
+    let addressed = bot.user_id.as_deref().is_some_and(|b| mentions.iter().any(|m| m == b));
+    Ok(MessageEvent {
+        channel: CHANNEL.to_owned(),
+        chat_id: channel.to_owned(),
+        chat_type: event.str("channel_type")?.or(f.str("channel_type")?).map(str::to_owned),
+        topic_id: thread.clone(),
+        message_id: ts,
+        reply_to_message_id: thread,
+        kind: if is_bot {
+            MessageKind::OutboundAgent
+        } else if note {
+            MessageKind::System
+        } else {
+            MessageKind::InboundUser
+        },
+        sent_at,
+        sender: Some(sender),
+        text: built.text,
+        entities: built.entities,
+        quote: None,
+        attachments,
+        origin: Origin::Interactive,
+        triggered_agent: !is_bot && !note && (mentioned || addressed || im),
+        actions: Vec::new(),
+        forwarded_from: None,
+    })
+}
+
+/// Slack's markup to text: `<@U…>` / `<@U…|name>` a mention of the user, `<#C…|name>` `#name`, `<!here>`
+/// `@here`, `<!subteam^S…|@team>` `@team`, `<url|label>` a link, `<url>` a URL; `&amp;` `&lt;` `&gt;`
+/// unescaped. Returns the user ids mentioned.
+fn render(text: &str, out: &mut Built) -> Vec<String> {
+    let mut mentions = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        let Some(close) = rest[open..].find('>').map(|c| open + c) else { break };
+        out.push_with_urls(&unescape(&rest[..open]));
+        let inner = &rest[open + 1..close];
+        let (target, label) = match inner.split_once('|') {
+            Some((t, l)) => (t, Some(unescape(l))),
+            None => (inner, None),
+        };
+        if let Some(user) = target.strip_prefix('@') {
+            out.username_mention(user);
+            mentions.push(user.to_owned());
+        } else if let Some(ch) = target.strip_prefix('#') {
+            out.push(&format!("#{}", label.as_deref().unwrap_or(ch)));
+        } else if let Some(special) = target.strip_prefix('!') {
+            let word = special.split('^').next().unwrap_or(special);
+            out.push(&label.unwrap_or_else(|| format!("@{word}")));
+        } else {
+            let url = unescape(target);
+            out.link(label.as_deref().unwrap_or(&url), &url);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_with_urls(&unescape(rest));
+    mentions
+}
+
+fn unescape(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_owned();
+    }
+    s.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// Files by MIME type, labelled by their name.
+fn files(f: &Fields<'_>) -> Result<Vec<Attachment>, Error> {
+    let mut out = Vec::new();
+    for (i, file) in f.array("files")?.iter().enumerate() {
+        let path = format!("{}.files[{i}]", "payload.event");
+        let ff = Fields::new(object(file, &path, EV)?, &path, EV);
+        let mime = ff.str("mimetype")?.unwrap_or_default();
+        let kind = if mime.starts_with("image/") {
+            ObjectKind::MediaImage
+        } else if mime.starts_with("video/") {
+            ObjectKind::MediaVideo
+        } else if mime.starts_with("audio/") || ff.str("subtype")? == Some("slack_audio") {
+            ObjectKind::MediaVoice
+        } else if mime == "application/pdf" {
+            ObjectKind::MediaPdf
+        } else {
+            ObjectKind::MediaDocument
+        };
+        let label = ff.str("name")?.or(ff.str("title")?).map(str::to_owned);
+        out.push(Attachment { kind, label, object_id: None, external_id: None, activation: None, file: None });
+    }
+    Ok(out)
+}

@@ -1,0 +1,111 @@
+//! Discord and Slack through the running server (docs/protocol.md §3.9, §3.10): the routes, Slack's URL
+//! verification and signatures, threads filed under their parent channel (durably), and deletions.
+
+use std::sync::Arc;
+
+use chatctx::config::LlmSettings;
+use chatctx::service::{Options, Service};
+use chatctx_core::{Settings, Timestamp};
+use chatctx_store::{Opened, SqliteStore};
+use serde_json::{Value, json};
+
+use crate::http::{JsonBody, client, send_as, start_with};
+
+const OPERATOR: &str = "operator-token-0123456789";
+const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+
+fn discord_message(id: &str, channel: &str, text: &str, author: &str) -> Value {
+    json!({"op": 0, "t": "MESSAGE_CREATE", "d": {"id": id, "channel_id": channel, "guild_id": "1", "type": 0,
+        "timestamp": "2026-02-13T08:20:00.000000+00:00", "content": text,
+        "author": {"id": author, "username": format!("user{author}")}, "mentions": []}})
+}
+
+#[test]
+fn discord_and_slack_routes() {
+    let tokens = format!(r#"["{OPERATOR}"]"#);
+    let s =
+        start_with("memory", &[("CHATCTX_SERVER__TOKENS", tokens.as_str()), ("CHATCTX_SLACK__SIGNING_SECRET", SECRET)]);
+    let c = client();
+    let post = |path: &str, token: Option<&str>, body: &Value| {
+        send_as(c.post(format!("{}{path}", s.base)).body(body.to_string()), token)
+    };
+    // Discord: the bot's id makes its own message outbound.
+    let r = post("/v1/discord/events?bot_user_id=42", Some(OPERATOR), &discord_message("10", "500", "hi <@42>", "7"));
+    let report = r.json_value();
+    assert_eq!(
+        (report["accepted"].as_u64(), report["decisions"][0]["triggered_agent"].as_bool()),
+        (Some(1), Some(true))
+    );
+    let mine = post("/v1/discord/events?bot_user_id=42", Some(OPERATOR), &discord_message("11", "500", "hello", "42"))
+        .json_value();
+    assert_eq!(mine["decisions"][0]["kind"], "outbound_agent");
+    let typing = json!({"op": 0, "t": "TYPING_START", "d": {"channel_id": "500"}});
+    assert_eq!(post("/v1/discord/events", Some(OPERATOR), &typing).json_value()["ignored"], 1);
+    assert_eq!(post("/v1/discord/events", None, &typing).status(), 401, "a bearer token is needed");
+    let h = send_as(c.get(format!("{}/v1/chats/500/history?channel=discord", s.base)), Some(OPERATOR)).json_value();
+    assert_eq!(h["items"].as_array().unwrap().len(), 2, "{h}");
+
+    // Slack: the URL verification handshake, signed as Slack signs it.
+    let signed = |body: &Value, ts: i64| {
+        let bytes = body.to_string();
+        c.post(format!("{}/v1/slack/events", s.base))
+            .header("x-slack-request-timestamp", ts.to_string())
+            .header("x-slack-signature", chatctx::slack::sign(SECRET, ts, bytes.as_bytes()))
+            .body(bytes)
+            .send()
+            .unwrap()
+    };
+    let now = chatctx::clock::now().unix();
+    let challenge = json!({"token": "t", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "type": "url_verification"});
+    assert_eq!(signed(&challenge, now).json_value()["challenge"], challenge["challenge"]);
+    let message = json!({"type": "event_callback", "event": {"type": "message", "channel": "C1", "user": "U1",
+        "text": "hello <@U0BOT>", "ts": "1770970800.000100"}, "authorizations": [{"user_id": "U0BOT", "is_bot": true}]});
+    let report = signed(&message, now).json_value();
+    assert_eq!(
+        (report["accepted"].as_u64(), report["decisions"][0]["triggered_agent"].as_bool()),
+        (Some(1), Some(true))
+    );
+    assert_eq!(signed(&message, now - 600).status(), 401, "a replayed old request");
+    let forged = c
+        .post(format!("{}/v1/slack/events", s.base))
+        .header("x-slack-request-timestamp", now.to_string())
+        .header("x-slack-signature", "v0=00")
+        .body(message.to_string());
+    assert_eq!(forged.send().unwrap().status(), 401, "a wrong signature");
+    assert_eq!(post("/v1/slack/events", Some(OPERATOR), &message).status(), 200, "a bot may forward with its token");
+    let deleted = json!({"type": "event_callback", "event": {"type": "message", "subtype": "message_deleted",
+        "channel": "C1", "ts": "1770970900.000001", "deleted_ts": "1770970800.000100"}});
+    assert_eq!(signed(&deleted, now).status(), 200);
+    let h = send_as(c.get(format!("{}/v1/chats/C1/history?channel=slack", s.base)), Some(OPERATOR)).json_value();
+    assert_eq!(h["items"].as_array().unwrap().len(), 0, "deleted: {h}");
+}
+
+/// A thread's messages are logged under the parent channel, so a restart files them the same way.
+#[test]
+fn discord_threads_are_topics_of_their_channel_across_restarts() {
+    let dir = chatctx_store::testing::Scratch::new("platform-threads");
+    let path = dir.file("chatctx.db");
+    let open = || {
+        let store = Opened::Local(Arc::new(SqliteStore::open(&path).unwrap()));
+        Service::open_with(Settings::default(), LlmSettings::default(), store, Options::default()).unwrap().0
+    };
+    let now = Timestamp::from_unix(1_770_990_000).unwrap();
+    let wrap = |payload: Value| json!({"type": "discord_event", "bot": {"user_id": "42"}, "payload": payload});
+    let svc = open();
+    let thread =
+        json!({"op": 0, "t": "THREAD_CREATE", "d": {"id": "900", "parent_id": "500", "type": 11, "name": "t"}});
+    let inputs = vec![
+        wrap(discord_message("10", "500", "in the channel", "7")),
+        wrap(thread),
+        wrap(discord_message("11", "900", "in the thread", "8")),
+    ];
+    assert_eq!(svc.ingest(&inputs, now).unwrap().accepted, 3);
+    drop(svc);
+    let svc = open();
+    let (in_thread, chats) = svc.read(|e| (e.history("discord", "500", Some("900")).unwrap(), e.chat_keys())).unwrap();
+    assert_eq!(in_thread.iter().map(|i| i.text.as_str()).collect::<Vec<_>>(), ["in the thread"]);
+    assert_eq!(chats, [("discord".to_owned(), "500".to_owned())], "the thread is no chat of its own");
+    let later = vec![wrap(discord_message("12", "900", "after the restart", "8"))];
+    svc.ingest(&later, now).unwrap();
+    assert_eq!(svc.read(|e| e.history("discord", "500", Some("900")).unwrap().len()).unwrap(), 2);
+}
