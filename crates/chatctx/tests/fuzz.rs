@@ -1,5 +1,5 @@
 //! Fuzzing every decoder of untrusted input on stable Rust (proptest as the engine): event JSON, Telegram
-//! updates, tool requests, log lines, configuration and Telegram Desktop exports. Inputs are real samples
+//! updates, Discord dispatches, Slack envelopes, tool requests, log lines, configuration and Telegram Desktop exports. Inputs are real samples
 //! (the fixtures in the repository) mutated at random (a node replaced, removed or nested deeper, strings made
 //! odd), and raw bytes. Whatever decodes is also applied to an engine and answered, where panics would hide.
 //! The property is only "never panics, never hangs": an input may be refused with an error.
@@ -36,6 +36,25 @@ fn seeds() -> Vec<Value> {
     for path in names.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
         let update: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         out.push(json!({"type": "telegram_update", "bot": {"user_id": "42", "username": "bot"}, "update": update}));
+    }
+    // Discord dispatches and Slack envelopes, as the replay lines that carry them.
+    let platforms = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../chatctx-platforms/tests/data");
+    for (dir, kind) in [("discord", "discord_event"), ("slack", "slack_event")] {
+        let mut files: Vec<_> = std::fs::read_dir(platforms.join(dir)).unwrap().flatten().map(|e| e.path()).collect();
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let payloads: Vec<Value> = if path.extension().is_some_and(|e| e == "jsonl") {
+                text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+            } else {
+                vec![serde_json::from_str(&text).unwrap()]
+            };
+            out.extend(
+                payloads
+                    .into_iter()
+                    .map(|p| json!({"type": kind, "bot": {"user_id": "700000000000000999"}, "payload": p})),
+            );
+        }
     }
     let mut scenario_files: Vec<_> =
         std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios"))
