@@ -32,6 +32,9 @@ pub(crate) struct People {
     profiles: Vec<Profile>,
     by_user: HashMap<Box<str>, u32>,
     by_username: HashMap<Box<str>, u32>,
+    /// Lowercased one-word nicknames of real people (not the placeholders), for names typed without a
+    /// mention entity (`alice: …`).
+    by_nick: HashMap<Box<str>, u32>,
 }
 
 /// Whether `nickname(p) == nick`, without building the nickname.
@@ -89,6 +92,9 @@ impl People {
         if let Some(u) = &profile.username {
             self.by_username.insert(u.to_ascii_lowercase().into(), idx);
         }
+        if !profile.user_id.is_empty() && !profile.nickname.contains(char::is_whitespace) {
+            self.by_nick.insert(profile.nickname.to_lowercase().into(), idx);
+        }
         self.profiles.push(profile);
         idx
     }
@@ -106,6 +112,7 @@ impl People {
         let old = std::mem::take(&mut self.profiles);
         self.by_user.clear();
         self.by_username.clear();
+        self.by_nick.clear();
         let mut remap = vec![u32::MAX; old.len()];
         for (i, p) in old.into_iter().enumerate() {
             if used.get(i).copied().unwrap_or(false) {
@@ -176,12 +183,20 @@ impl People {
         }
     }
 
-    /// The current nickname and the username (as the platform spells it) of the member with `username`
-    /// (case-insensitive), if seen.
-    pub(crate) fn known(&self, username: &str) -> Option<(String, String)> {
+    /// The member with `username` (case-insensitive), else with that one-word nickname (any case), if seen:
+    /// their current nickname, username as the platform spells it, and id.
+    pub(crate) fn known(&self, username: &str) -> Option<crate::mention::KnownPerson> {
         let key = username.to_ascii_lowercase();
-        let p = &self.profiles[*self.by_username.get(key.as_str())? as usize];
-        Some((p.nickname.to_string(), p.username.as_deref().unwrap_or(username).to_owned()))
+        let idx = match self.by_username.get(key.as_str()) {
+            Some(&i) => i,
+            None => *self.by_nick.get(username.to_lowercase().as_str())?,
+        };
+        let p = &self.profiles[idx as usize];
+        Some(crate::mention::KnownPerson {
+            nickname: p.nickname.to_string(),
+            username: p.username.as_deref().map(str::to_owned),
+            user_id: p.user_id.to_string(),
+        })
     }
 
     /// The username of a profile, if it has one.
@@ -644,11 +659,13 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(people.sender(a).nickname, "Bob");
         assert_eq!(people.sender(b).display_ref, "[Robert](tg:@Bob)");
+        let k = people.known("bob").unwrap();
         assert_eq!(
-            people.known("bob"),
-            Some(("Robert".to_owned(), "Bob".to_owned())),
+            (k.nickname.as_str(), k.username.as_deref()),
+            ("Robert", Some("Bob")),
             "usernames match case-insensitively; the platform's spelling is kept"
         );
+        assert_eq!(people.known("ROBERT").map(|k| k.user_id), Some("1".to_owned()), "a one-word nickname, any case");
         assert_eq!(people.known("nobody"), None);
     }
 }

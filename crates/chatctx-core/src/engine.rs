@@ -11,7 +11,7 @@ use crate::event::{
 };
 use crate::history::ChatHistoryItem;
 use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
-use crate::mention::{Normalized, normalize, normalize_plain};
+use crate::mention::{Normalized, address_leading, normalize, normalize_plain};
 use crate::objects::{Object, short_label};
 use crate::people::person_ref;
 use crate::selection::estimate_tokens;
@@ -696,12 +696,20 @@ fn message_text(
 ) -> Normalized {
     let people = &chat.people;
     let known = |u: &str| people.known(u);
-    let Normalized { text, links, warnings } = if !entities.is_empty() {
+    let mentions = |e: &crate::event::Entity| {
+        matches!(e.kind, crate::event::EntityKind::Mention | crate::event::EntityKind::TextMention)
+    };
+    // Without mention entities, a name typed at the start addresses a known person on every platform.
+    let Normalized { text, links, warnings } = if entities.iter().any(mentions) {
         normalize(&text, entities, channel, &known)
-    } else if channel != crate::event::DEFAULT_CHANNEL {
-        Normalized { text: normalize_plain(&text, channel, &known), ..Normalized::default() }
+    } else if !entities.is_empty() {
+        let n = normalize(&text, entities, channel, &known);
+        Normalized { text: address_leading(n.text, channel, &known), ..n }
+    } else if channel == crate::event::DEFAULT_CHANNEL {
+        // Telegram marks every `@username` with an entity: only a typed name at the start is left to find.
+        Normalized { text: address_leading(text, channel, &known), ..Normalized::default() }
     } else {
-        Normalized { text, ..Normalized::default() }
+        Normalized { text: normalize_plain(&text, channel, &known), ..Normalized::default() }
     };
     Normalized { text: with_markers(text, attachments, forwarded_from), links, warnings }
 }

@@ -124,9 +124,26 @@ pub fn normalize(text: &str, entities: &[Entity], scheme_channel: &str, known: K
     out
 }
 
-/// Who a chat knows by username (any case): their nickname and their username as the platform spells it, so
-/// that every reference to one person is the same (`@ALICE` typed → `[Alice](tg:@alice)`).
-pub type Known<'a> = &'a dyn Fn(&str) -> Option<(String, String)>;
+/// Who a chat knows by username (any case), or by a one-word nickname: so that every reference to one person
+/// is the same (`@ALICE` typed → `[Alice](tg:@alice)`).
+pub type Known<'a> = &'a dyn Fn(&str) -> Option<KnownPerson>;
+
+/// A person a chat knows, as a reference to them needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownPerson {
+    /// Their current nickname.
+    pub nickname: String,
+    /// Their username as the platform spells it, if they have one.
+    pub username: Option<String>,
+    /// Their user id.
+    pub user_id: String,
+}
+
+impl KnownPerson {
+    fn reference(&self, channel: &str) -> String {
+        display_ref(channel, &self.nickname, self.username.as_deref(), &self.user_id)
+    }
+}
 
 /// `[label](url)`, the label escaped as in person references.
 fn link_ref(label: &str, url: &str) -> String {
@@ -144,7 +161,7 @@ fn mention_ref(span: &str, e: &Entity, channel: &str, known: Known<'_>) -> Resul
                 format!("mention entity at {} does not cover an @username; text left as is", e.offset)
             })?;
             Ok(match known(username) {
-                Some((nick, canonical)) => display_ref(channel, &nick, Some(&canonical), ""),
+                Some(k) => k.reference(channel),
                 None => display_ref(channel, &format!("@{username}"), Some(username), ""),
             })
         }
@@ -182,27 +199,61 @@ fn splice(text: &str, replacements: &[(Range<usize>, String)]) -> String {
     out
 }
 
-/// For channels without entities: replaces a plain `@username` token by the person's reference when the
-/// person is known in the chat. A token counts only at the start or after a character that cannot be part
-/// of a username or an address (so `bob@example.org` is left alone).
+/// The longest name typed at the start of a line to address someone (`alice: …`), in bytes.
+const MAX_TYPED_NAME: usize = 64;
+
+/// Where a leading `name:` / `name,` ends (the name's byte length): a word without spaces, then `:` or `,`,
+/// then a space or the end (so `http://…` and `10:30` do not count).
+fn leading_name(text: &str) -> Option<usize> {
+    // Only the first bytes can hold it; `:` and `,` are ASCII, so the position is a character boundary.
+    let end = text.bytes().take(MAX_TYPED_NAME + 1).position(|b| b == b':' || b == b',')?;
+    let name = &text[..end];
+    let after = text[end + 1..].chars().next();
+    (end > 0 && end <= MAX_TYPED_NAME && !name.contains(char::is_whitespace) && after.is_none_or(char::is_whitespace))
+        .then_some(end)
+}
+
+/// The leading `name:` / `name,` of `text` that names a known person, and its replacement.
+fn leading_address(text: &str, channel: &str, known: Known<'_>) -> Option<(Range<usize>, String)> {
+    let end = leading_name(text)?;
+    let k = known(text[..end].trim_start_matches('@'))?;
+    Some((0..end, k.reference(channel)))
+}
+
+/// [`normalize_plain`]'s leading `name:` alone, for text whose entities mention nobody (a link, say).
+pub fn address_leading(text: String, channel: &str, known: Known<'_>) -> String {
+    match leading_address(&text, channel, known) {
+        Some(r) => splice(&text, &[r]),
+        None => text,
+    }
+}
+
+/// For text without mention entities (IRC-style logs, plain events, a name typed on any platform): a leading
+/// `name:` / `name,` that names a known participant (by username or one-word nickname, any case) addresses
+/// them, and a plain `@username` token of a known person mentions them; both become the person's reference.
+/// An `@` token counts only at the start or after a character that cannot be part of a username or an address
+/// (so `bob@example.org` is left alone).
 pub fn normalize_plain(text: &str, channel: &str, known: Known<'_>) -> String {
+    let mut replacements: Vec<(Range<usize>, String)> = leading_address(text, channel, known).into_iter().collect();
     if !text.contains('@') {
-        return text.to_owned();
+        return splice(text, &replacements);
     }
     let bytes = text.as_bytes();
-    let mut replacements = Vec::new();
     let mut i = 0;
     while let Some(rel) = text.get(i..).and_then(|s| s.find('@')) {
         let at = i + rel;
         let start = at + 1;
         let end = start + bytes[start..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
         let before_ok =
-            at == 0 || !text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            // Not inside an address (`bob@example.org`) or a reference already made (`[Bob](tg:@bob)`).
+            at == 0 || !text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'));
         let after_ok = !text[end..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '@');
         if before_ok && after_ok && end > start {
             let username = &text[start..end];
-            if let Some((nick, canonical)) = known(username) {
-                replacements.push((at..end, display_ref(channel, &nick, Some(&canonical), "")));
+            if let Some(k) = known(username)
+                && replacements.last().is_none_or(|(prev, _): &(Range<usize>, String)| prev.end <= at)
+            {
+                replacements.push((at..end, k.reference(channel)));
             }
         }
         i = end.max(at + 1);
@@ -220,10 +271,17 @@ mod tests {
         Entity { kind, offset, length, user: None, url: None }
     }
 
-    fn known(u: &str) -> Option<(String, String)> {
-        match u.to_ascii_lowercase().as_str() {
-            "bob" => Some(("Bob".into(), "bob".into())),
-            "carol" => Some(("Carol C.".into(), "carol".into())),
+    fn known(u: &str) -> Option<KnownPerson> {
+        let person = |nick: &str, username: Option<&str>, id: &str| KnownPerson {
+            nickname: nick.into(),
+            username: username.map(Into::into),
+            user_id: id.into(),
+        };
+        match u.to_lowercase().as_str() {
+            "bob" => Some(person("Bob", Some("bob"), "2")),
+            "carol" => Some(person("Carol C.", Some("carol"), "3")),
+            "matt|" => Some(person("Matt|", Some("Matt|"), "Matt|")),
+            "zoë" => Some(person("Zoë", None, "9")),
             _ => None,
         }
     }
@@ -312,6 +370,20 @@ mod tests {
         assert_eq!(normalize_plain("mail bob@bob.org", "email", &known), "mail bob@bob.org");
         assert_eq!(normalize_plain("@carol", "slack", &known), "[Carol C.](slack:@carol)");
         assert_eq!(normalize_plain("@@bob", "slack", &known), "@[Bob](slack:@bob)");
+        let made = "[Ann](tg:@ann) pinned [Bob](tg:@bob)'s message";
+        assert_eq!(normalize_plain(made, "telegram", &known), made, "references already made stay");
+    }
+
+    #[test]
+    fn a_leading_name_addresses_a_known_person() {
+        assert_eq!(normalize_plain("Bob: look at this", "irc", &known), "[Bob](irc:@bob): look at this");
+        assert_eq!(normalize_plain("matt|, command prompt", "irc", &known), "[Matt|](irc:@Matt|), command prompt");
+        assert_eq!(normalize_plain("@carol, see @bob", "irc", &known), "[Carol C.](irc:@carol), see [Bob](irc:@bob)");
+        assert_eq!(normalize_plain("zoë: hi", "telegram", &known), "[Zoë](tg://user?id=9): hi", "by nickname");
+        for same in ["zed: who?", "Note: bob is away", "bob:no space", "http://bob", "10:30, bob", "bob and carol: hi"]
+        {
+            assert_eq!(normalize_plain(same, "irc", &known), same, "{same}");
+        }
     }
 
     fn arb_entity() -> impl Strategy<Value = Entity> {

@@ -1,8 +1,10 @@
 //! Context-selection quality on real multi-party chat: the IRC disentanglement dev set (Kummerfeld et al.,
-//! ACL 2019, CC-BY-4.0) with gold reply links. Every log is replayed into an engine as chat events (a speaker
-//! already seen, named at the start of a line or elsewhere, becomes a mention entity, as on Telegram); then, for every
-//! annotated message with a gold parent, `get_chat_history_context` is asked for its context with lookback 50,
-//! and we count how often a gold parent is in it.
+//! ACL 2019, CC-BY-4.0) with gold reply links. Every log is replayed into an engine as chat events, twice: with
+//! entities (a speaker already seen, named at the start of a line or elsewhere, becomes a mention entity, as on
+//! Telegram), and as plain text, as an IRC log or a plain `message` event arrives (chatctx then finds the
+//! leading `nick:` / `nick,` itself); then, for every annotated message with a gold parent,
+//! `get_chat_history_context` is asked for its context with lookback 50, and we count how often a gold parent
+//! is in it.
 //!
 //! Run: `bench/irc_eval.sh` (or `cargo run --release -p chatctx --example irc_eval -- FILE`).
 
@@ -77,12 +79,13 @@ fn mention_spans(text: &str, known: &HashSet<String>, lower: &HashSet<String>) -
 }
 
 /// The chat event of one IRC line, with its mentions as `text_mention` entities (UTF-16 offsets).
-fn event(file: &str, line: &Line, known: &HashSet<String>, lower: &HashSet<String>) -> Event {
+fn event(file: &str, line: &Line, known: &HashSet<String>, lower: &HashSet<String>, entities: bool) -> Event {
     let date = file.split('_').next().unwrap_or("2004-01-01");
     let mut v = json!({"type": "message", "channel": "irc", "chat_id": file, "message_id": line.idx.to_string(),
         "kind": "inbound_user", "sent_at": format!("{date}T{}:00Z", line.time), "text": line.text,
         "sender": {"user_id": line.speaker, "username": line.speaker}, "triggered_agent": true});
-    let entities: Vec<Value> = mention_spans(&line.text, known, lower)
+    let spans = if entities { mention_spans(&line.text, known, lower) } else { Vec::new() };
+    let entities: Vec<Value> = spans
         .into_iter()
         .map(|(s, e, nick)| {
             let offset = line.text[..s].encode_utf16().count();
@@ -97,13 +100,13 @@ fn event(file: &str, line: &Line, known: &HashSet<String>, lower: &HashSet<Strin
 }
 
 /// Share of annotated messages whose gold parent is in the selected context.
-fn evaluate(files: &BTreeMap<String, Vec<Line>>, settings: &Settings) -> (usize, usize) {
+fn evaluate(files: &BTreeMap<String, Vec<Line>>, settings: &Settings, entities: bool) -> (usize, usize) {
     let (mut hits, mut total) = (0, 0);
     for (file, lines) in files {
         let mut engine = Engine::new(settings.clone());
         let (mut known, mut lower) = (HashSet::new(), HashSet::new());
         for line in lines {
-            let _ = engine.apply(event(file, line, &known, &lower));
+            let _ = engine.apply(event(file, line, &known, &lower, entities));
             known.insert(line.speaker.clone());
             lower.insert(line.speaker.to_lowercase());
         }
@@ -160,13 +163,18 @@ fn main() {
     for (label, recent, keep, target) in
         [("5 items: 2 recent + 3 lexical", 2, 3, 0.90), ("10 items: 5 recent + 5 lexical", 5, 5, 0.96)]
     {
-        let (h, t) = evaluate(&files, &settings(recent, Some(keep)));
         let budget = recent + keep;
-        let (bh, bt) = evaluate(&files, &settings(budget, None));
-        println!(
-            "{label:32} lexical {:.3} ({h}/{t}, target {target:.2})   recency alone {:.3} ({bh}/{bt})",
-            h as f64 / t.max(1) as f64,
-            bh as f64 / bt.max(1) as f64
-        );
+        let (bh, bt) = evaluate(&files, &settings(budget, None), true);
+        let share = |h: usize, t: usize| h as f64 / t.max(1) as f64;
+        for entities in [true, false] {
+            let (h, t) = evaluate(&files, &settings(recent, Some(keep)), entities);
+            let how = if entities { "with entities" } else { "plain text   " };
+            println!(
+                "{label:32} {how}  lexical {:.3} ({h}/{t}, target {target:.2})   recency alone {:.3} ({bh}/{bt})   {:+.1} points",
+                share(h, t),
+                share(bh, bt),
+                (share(h, t) - share(bh, bt)) * 100.0
+            );
+        }
     }
 }

@@ -386,3 +386,38 @@ fn records_tell_what_triage_was_asked_and_answered() {
     let e = engine(sel_settings(), msgs(8, 60));
     assert!(history(&e, "-1", None, Some(8)).explain.is_none());
 }
+
+/// Without mention entities (an IRC log, a plain event), a leading `nick:` addressing someone who spoke is
+/// found by chatctx: rendered as their reference, and the lexical selector brings their message back.
+#[test]
+fn a_typed_name_addresses_a_participant_without_entities() {
+    let plain = |id: u32, who: &str, text: &str, dt: i64| {
+        ev(json!({"type": "message", "channel": "irc", "chat_id": "#ubuntu", "message_id": id.to_string(),
+            "kind": "inbound_user", "sent_at": T0 + dt, "sender": {"user_id": who, "username": who}, "text": text}))
+    };
+    let mut s = sel_settings();
+    s.conversation.selector = chatctx_core::settings::Selector::Lexical;
+    s.conversation.always_include_recent = 1;
+    s.conversation.lexical_keep = 1;
+    s.conversation.skip_selection_threshold = 0;
+    let mut events = vec![plain(1, "Matt|", "my partition table is gone after the install", 0)];
+    for i in 2..=6 {
+        events.push(plain(i, "zed", &format!("anyone seen the new kernel {i}?"), i64::from(i) * 10));
+    }
+    events.push(plain(7, "ann", "matt|, boot a live cd and run testdisk", 100));
+    let e = engine(s, events);
+    let current = e.message("irc", "#ubuntu", "7").unwrap();
+    assert_eq!(current.text, "[@Matt|](irc:@Matt|), boot a live cd and run testdisk", "a username and nothing more");
+    let h = e
+        .get_chat_history_context(&GetChatHistoryContext {
+            scope: chatctx_core::tools::Scope {
+                channel: "irc".into(),
+                current_message_id: Some("7".into()),
+                ..chatctx_core::tools::Scope::chat("#ubuntu")
+            },
+            now: None,
+        })
+        .unwrap();
+    let ids: Vec<&str> = h.items.iter().filter_map(|i| i.message_id.as_deref()).collect();
+    assert_eq!(ids, ["1", "6"], "Matt's message, addressed by name, and the newest");
+}
