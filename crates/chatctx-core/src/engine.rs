@@ -180,9 +180,9 @@ impl Engine {
         self.external.contains_key(external_id)
     }
 
-    /// Whether events may need [`Engine::route`] for more than platform object ids: some thread is known.
-    pub fn has_threads(&self) -> bool {
-        !self.threads.is_empty()
+    /// Whether `chat_id` is the id of a known thread of another chat (its events are routed there).
+    pub fn is_thread(&self, channel: &str, chat_id: &str) -> bool {
+        !self.threads.is_empty() && self.threads.contains_key(&(Box::from(channel), Box::from(chat_id)))
     }
 
     /// The threads of a chat (their topic ids), sorted.

@@ -317,8 +317,7 @@ async fn post_telegram(
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
     a.not_a_scope("ingest updates")?;
-    let update: Value = serde_json::from_slice(&body(&app, b)?)
-        .map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))?;
+    let update = payload_of(&body(&app, b)?)?;
     let mut event = serde_json::Map::new();
     event.insert("type".into(), Value::from("telegram_update"));
     let mut bot = serde_json::Map::new();
@@ -334,6 +333,11 @@ async fn post_telegram(
     }
     event.insert("update".into(), update);
     ingest(&app, a, vec![Value::Object(event)], true).await
+}
+
+/// A platform's payload: the body as JSON.
+fn payload_of(bytes: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))
 }
 
 /// Wraps a platform's payload as the ingest event of `kind`, with the bot's user id.
@@ -358,8 +362,7 @@ async fn post_discord(
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
     a.not_a_scope("ingest events")?;
-    let payload: Value = serde_json::from_slice(&body(&app, b)?)
-        .map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))?;
+    let payload = payload_of(&body(&app, b)?)?;
     ingest(&app, a, vec![platform_event("discord_event", q.bot_user_id, payload)], true).await
 }
 
@@ -382,8 +385,7 @@ async fn post_slack(
         _ => access(&app, &headers)?,
     };
     a.not_a_scope("ingest events")?;
-    let payload: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))?;
+    let payload = payload_of(&bytes)?;
     if payload.get("type").and_then(Value::as_str) == Some("url_verification") {
         let challenge = payload.get("challenge").and_then(Value::as_str).unwrap_or_default();
         let mut answer = serde_json::Map::new();

@@ -322,8 +322,9 @@ type Input = Result<(Vec<Event>, Vec<Op>), Error>;
 /// refusing chats `allowed` rejects. Cheap when there are none (the common case).
 fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) -> Input {
     let (mut events, mut ops) = input?;
-    let external = |e: &Event| e.chat().is_none();
-    if engine.has_threads() || events.iter().any(external) {
+    // Only an input that names no chat (a poll answer) or a known thread's id needs routing.
+    let routed = |e: &Event| e.chat().is_none_or(|(channel, chat)| engine.is_thread(channel, chat));
+    if events.iter().any(routed) {
         events.iter_mut().for_each(|e| engine.route(e));
         ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
     }
