@@ -318,21 +318,7 @@ async fn post_telegram(
     let a = access(&app, &headers)?;
     a.not_a_scope("ingest updates")?;
     let update = payload_of(&body(&app, b)?)?;
-    let mut event = serde_json::Map::new();
-    event.insert("type".into(), Value::from("telegram_update"));
-    let mut bot = serde_json::Map::new();
-    if let Some(id) = q.bot_user_id {
-        bot.insert("user_id".into(), Value::from(id));
-    }
-    if let Some(u) = q.bot_username {
-        bot.insert("username".into(), Value::from(u));
-    }
-    event.insert("bot".into(), Value::Object(bot));
-    if let Some(t) = q.triggered_agent {
-        event.insert("triggered_agent".into(), Value::from(t));
-    }
-    event.insert("update".into(), update);
-    ingest(&app, a, vec![Value::Object(event)], true).await
+    ingest(&app, a, vec![platform_event("telegram_update", "update", q, update)], true).await
 }
 
 /// A platform's payload: the body as JSON.
@@ -340,16 +326,23 @@ fn payload_of(bytes: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| ApiError(Error::invalid_event(format!("the body is not JSON: {e}"))))
 }
 
-/// Wraps a platform's payload as the ingest event of `kind`, with the bot's user id.
-fn platform_event(kind: &str, bot_user_id: Option<String>, payload: Value) -> Value {
+/// Wraps a platform's payload as the ingest event of `kind` (under `key`), with what the query says of the bot
+/// (`{"type": kind, "bot": {"user_id", "username"}, "triggered_agent", key: payload}`; absent values left out).
+fn platform_event(kind: &str, key: &str, q: BotQuery, payload: Value) -> Value {
     let mut bot = serde_json::Map::new();
-    if let Some(id) = bot_user_id {
+    if let Some(id) = q.bot_user_id {
         bot.insert("user_id".into(), Value::from(id));
+    }
+    if let Some(u) = q.bot_username {
+        bot.insert("username".into(), Value::from(u));
     }
     let mut event = serde_json::Map::new();
     event.insert("type".into(), Value::from(kind));
     event.insert("bot".into(), Value::Object(bot));
-    event.insert("payload".into(), payload);
+    if let Some(t) = q.triggered_agent {
+        event.insert("triggered_agent".into(), Value::from(t));
+    }
+    event.insert(key.into(), payload);
     Value::Object(event)
 }
 
@@ -363,7 +356,7 @@ async fn post_discord(
     let a = access(&app, &headers)?;
     a.not_a_scope("ingest events")?;
     let payload = payload_of(&body(&app, b)?)?;
-    ingest(&app, a, vec![platform_event("discord_event", q.bot_user_id, payload)], true).await
+    ingest(&app, a, vec![platform_event("discord_event", "payload", q, payload)], true).await
 }
 
 /// `POST /v1/slack/events`: one Events API envelope (docs/protocol.md §3.10). With `slack.signing_secret`
@@ -392,7 +385,7 @@ async fn post_slack(
         answer.insert("challenge".into(), Value::from(challenge));
         return Ok(json_body(&answer));
     }
-    ingest(&app, a, vec![platform_event("slack_event", q.bot_user_id, payload)], true).await
+    ingest(&app, a, vec![platform_event("slack_event", "payload", q, payload)], true).await
 }
 
 async fn post_tool(
