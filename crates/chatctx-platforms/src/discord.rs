@@ -15,7 +15,7 @@ use chatctx_core::{Error, ErrorCode, Timestamp};
 use serde_json::{Map, Value};
 
 use crate::text::Built;
-use crate::{Bot, Mapped};
+use crate::{Bot, Mapped, attachment, file_kind};
 
 /// The channel name Discord events get.
 pub const CHANNEL: &str = "discord";
@@ -45,12 +45,7 @@ const VOICE_FLAG: u64 = 1 << 13;
 /// Decodes a `discord_event` (`{"type": "discord_event", "bot": {"user_id": …}, "payload": {…}}`).
 /// `received_at` dates what carries no time of its own (reactions, deletions).
 pub fn decode_event(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
-    let f = Fields::new(object(v, "an event", EV)?, "", EV);
-    let bot = match f.obj("bot")? {
-        Some(b) => Bot { user_id: Fields::new(b, "bot", EV).id("user_id")? },
-        None => Bot::default(),
-    };
-    map_dispatch(f.req("payload")?, &bot, received_at)
+    crate::decode_wrapped(v, received_at, map_dispatch)
 }
 
 /// Maps one Gateway dispatch.
@@ -164,23 +159,17 @@ fn message(raw: &Map<String, Value>, bot: &Bot, warnings: &mut Vec<String>) -> R
         None => Fields::new(raw, "payload.d", EV),
     };
     let mentions = mentioned(d)?;
+    let content = body.str("content")?.unwrap_or_default();
     let mut built = Built::default();
-    render(body.str("content")?.unwrap_or_default(), &mentions, &mut built);
+    render(content, &mentions, &mut built);
     let mut attachments = files(&body, d.get("flags").and_then(Value::as_u64).unwrap_or(0))?;
-    for (i, s) in body.array("sticker_items")?.iter().enumerate() {
+    for s in body.array("sticker_items")? {
         let name = s.get("name").and_then(Value::as_str).unwrap_or("sticker");
-        attachments.push(attachment(ObjectKind::MediaImage, Some(format!("sticker {name}")), i));
+        attachments.push(attachment(ObjectKind::MediaImage, Some(format!("sticker {name}"))));
     }
     if let Some(poll) = body.obj("poll")? {
         let question = poll.get("question").and_then(|q| q.get("text")).and_then(Value::as_str);
-        attachments.push(Attachment {
-            kind: ObjectKind::Poll,
-            label: question.map(str::to_owned),
-            object_id: None,
-            external_id: None,
-            activation: None,
-            file: None,
-        });
+        attachments.push(attachment(ObjectKind::Poll, question.map(str::to_owned)));
     }
     // Links the text does not show (an embed's URL) come along as link objects.
     for e in body.array("embeds")? {
@@ -196,24 +185,22 @@ fn message(raw: &Map<String, Value>, bot: &Bot, warnings: &mut Vec<String>) -> R
         built.entities.clear();
         system_text(kind_no, &built.text)
     };
-    let reply_to = reference
-        .as_ref()
-        .filter(|_| !forwarded)
-        .map(|r| r.id("message_id"))
-        .transpose()?
-        .flatten()
-        // A crosspost or a follow names a message of another channel: not a reply here.
-        .filter(|_| {
-            reference.as_ref().and_then(|r| r.get("channel_id")).and_then(id_of) == d.get("channel_id").and_then(id_of)
-                || kind_no == 19
-        });
+    // A reply names a message of this channel; a crosspost or a follow one of another: not a reply here.
+    let reply_to = match &reference {
+        Some(r)
+            if !forwarded
+                && (kind_no == 19 || r.get("channel_id").and_then(id_of) == d.get("channel_id").and_then(id_of)) =>
+        {
+            r.id("message_id")?
+        }
+        _ => None,
+    };
     let replied_to_bot = d
         .obj("referenced_message")?
         .and_then(|m| m.get("author"))
         .and_then(|a| a.get("id"))
         .and_then(id_of)
         .is_some_and(|id| bot.is(&id));
-    let content = body.str("content")?.unwrap_or_default();
     let addressed = bot.user_id.as_deref().is_some_and(|b| {
         mentions.iter().any(|m| m.0 == b)
             || content.contains(&format!("<@{b}>"))
@@ -312,29 +299,14 @@ fn render(content: &str, mentions: &[(String, Person)], out: &mut Built) {
     out.push_with_urls(rest);
 }
 
-fn attachment(kind: ObjectKind, label: Option<String>, _i: usize) -> Attachment {
-    Attachment { kind, label, object_id: None, external_id: None, activation: None, file: None }
-}
-
 /// Attachments by content type: images, video, audio (a voice message too), PDF, anything else a document.
 fn files(body: &Fields<'_>, flags: u64) -> Result<Vec<Attachment>, Error> {
     let mut out = Vec::new();
     for (i, a) in body.array("attachments")?.iter().enumerate() {
         let path = format!("payload.d.attachments[{i}]");
         let f = Fields::new(object(a, &path, EV)?, &path, EV);
-        let content_type = f.str("content_type")?.unwrap_or_default();
-        let kind = if flags & VOICE_FLAG != 0 || content_type.starts_with("audio/") {
-            ObjectKind::MediaVoice
-        } else if content_type.starts_with("image/") {
-            ObjectKind::MediaImage
-        } else if content_type.starts_with("video/") {
-            ObjectKind::MediaVideo
-        } else if content_type == "application/pdf" {
-            ObjectKind::MediaPdf
-        } else {
-            ObjectKind::MediaDocument
-        };
-        out.push(attachment(kind, f.str("filename")?.map(str::to_owned), i));
+        let kind = file_kind(f.str("content_type")?.unwrap_or_default(), flags & VOICE_FLAG != 0);
+        out.push(attachment(kind, f.str("filename")?.map(str::to_owned)));
     }
     Ok(out)
 }

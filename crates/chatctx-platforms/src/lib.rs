@@ -16,7 +16,13 @@ pub mod discord;
 pub mod slack;
 pub mod text;
 
-use chatctx_core::Event;
+use chatctx_core::event::Attachment;
+use chatctx_core::json::{Fields, object};
+use chatctx_core::kinds::ObjectKind;
+use chatctx_core::{Error, ErrorCode, Event, Timestamp};
+use serde_json::Value;
+
+const EV: ErrorCode = ErrorCode::InvalidEvent;
 
 /// What one platform payload became.
 #[derive(Debug, Default, PartialEq)]
@@ -41,4 +47,39 @@ impl Bot {
     fn is(&self, user_id: &str) -> bool {
         self.user_id.as_deref() == Some(user_id)
     }
+}
+
+/// Decodes a replay line that carries a platform's payload (`{"type": …, "bot": {"user_id": …}, "payload":
+/// {…}}`) with `map`, the platform's mapping.
+fn decode_wrapped(
+    v: &Value,
+    received_at: Timestamp,
+    map: fn(&Value, &Bot, Timestamp) -> Result<Mapped, Error>,
+) -> Result<Mapped, Error> {
+    let f = Fields::new(object(v, "an event", EV)?, "", EV);
+    let bot = match f.obj("bot")? {
+        Some(b) => Bot { user_id: Fields::new(b, "bot", EV).id("user_id")? },
+        None => Bot::default(),
+    };
+    map(f.req("payload")?, &bot, received_at)
+}
+
+/// A file's kind by its MIME type: images, video, audio (or a voice note), PDF; anything else a document.
+fn file_kind(mime: &str, voice: bool) -> ObjectKind {
+    if voice || mime.starts_with("audio/") {
+        ObjectKind::MediaVoice
+    } else if mime.starts_with("image/") {
+        ObjectKind::MediaImage
+    } else if mime.starts_with("video/") {
+        ObjectKind::MediaVideo
+    } else if mime == "application/pdf" {
+        ObjectKind::MediaPdf
+    } else {
+        ObjectKind::MediaDocument
+    }
+}
+
+/// An attachment of `kind` labelled `label`, with nothing else known of it.
+fn attachment(kind: ObjectKind, label: Option<String>) -> Attachment {
+    Attachment { kind, label, object_id: None, external_id: None, activation: None, file: None }
 }

@@ -9,12 +9,12 @@ use chatctx_core::event::{
     Attachment, DeleteEvent, Direction, Event, MessageEvent, MessageKind, Person, ReactionEvent,
 };
 use chatctx_core::json::{Fields, object};
-use chatctx_core::kinds::{ObjectKind, Origin};
+use chatctx_core::kinds::Origin;
 use chatctx_core::{Error, ErrorCode, Timestamp};
 use serde_json::{Map, Value};
 
 use crate::text::Built;
-use crate::{Bot, Mapped};
+use crate::{Bot, Mapped, attachment, file_kind};
 
 /// The channel name Slack events get.
 pub const CHANNEL: &str = "slack";
@@ -29,12 +29,7 @@ const NOTES: &[&str] =
 
 /// Decodes a `slack_event` (`{"type": "slack_event", "bot": {"user_id": …}, "payload": {…}}`).
 pub fn decode_event(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
-    let f = Fields::new(object(v, "an event", EV)?, "", EV);
-    let bot = match f.obj("bot")? {
-        Some(b) => Bot { user_id: Fields::new(b, "bot", EV).id("user_id")? },
-        None => Bot::default(),
-    };
-    map_envelope(f.req("payload")?, &bot, received_at)
+    crate::decode_wrapped(v, received_at, map_envelope)
 }
 
 /// The bot's user id an envelope names (`authorizations[].user_id` of a bot), for when none is configured.
@@ -223,22 +218,11 @@ fn unescape(s: &str) -> String {
 fn files(f: &Fields<'_>) -> Result<Vec<Attachment>, Error> {
     let mut out = Vec::new();
     for (i, file) in f.array("files")?.iter().enumerate() {
-        let path = format!("{}.files[{i}]", "payload.event");
+        let path = format!("payload.event.files[{i}]");
         let ff = Fields::new(object(file, &path, EV)?, &path, EV);
-        let mime = ff.str("mimetype")?.unwrap_or_default();
-        let kind = if mime.starts_with("image/") {
-            ObjectKind::MediaImage
-        } else if mime.starts_with("video/") {
-            ObjectKind::MediaVideo
-        } else if mime.starts_with("audio/") || ff.str("subtype")? == Some("slack_audio") {
-            ObjectKind::MediaVoice
-        } else if mime == "application/pdf" {
-            ObjectKind::MediaPdf
-        } else {
-            ObjectKind::MediaDocument
-        };
+        let kind = file_kind(ff.str("mimetype")?.unwrap_or_default(), ff.str("subtype")? == Some("slack_audio"));
         let label = ff.str("name")?.or(ff.str("title")?).map(str::to_owned);
-        out.push(Attachment { kind, label, object_id: None, external_id: None, activation: None, file: None });
+        out.push(attachment(kind, label));
     }
     Ok(out)
 }
