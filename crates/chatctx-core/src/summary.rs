@@ -15,6 +15,7 @@ use crate::error::{Error, ErrorCode};
 use crate::render::PromptMessage;
 use crate::settings::{Scope, Settings};
 use crate::time::Timestamp;
+use crate::tools::summary::UpdateSummary;
 
 crate::vocabulary! {
     /// Who wrote a summary.
@@ -155,29 +156,19 @@ pub fn summary_block(s: &Summary, max_tokens: Option<u64>) -> String {
     head
 }
 
-/// A checked `update_summary` write, ready to commit.
-pub(crate) struct Write<'a> {
-    pub(crate) channel: &'a str,
-    pub(crate) chat_id: &'a str,
-    pub(crate) topic_id: Option<&'a str>,
-    pub(crate) text: &'a str,
-    pub(crate) covers_until_message_id: &'a str,
-    pub(crate) expected_revision: Option<u64>,
-    pub(crate) at: Timestamp,
-    pub(crate) source: SummarySource,
-}
-
 impl Engine {
     /// The summary of the conversation `topic` belongs to, if one was written.
     pub fn summary(&self, channel: &str, chat_id: &str, topic: Option<&str>) -> Option<&Summary> {
         self.chat(channel, chat_id)?.summary(self.settings().history.scope, topic)
     }
 
-    /// Writes a conversation's summary. Nothing changes on any error.
-    pub(crate) fn write_summary(&mut self, w: Write<'_>) -> Result<SummaryWritten, Error> {
+    /// `update_summary`: writes a conversation's summary. Nothing changes on any error.
+    pub fn update_summary(&mut self, req: &UpdateSummary, now: Timestamp) -> Result<SummaryWritten, Error> {
+        let (channel, chat_id) = (req.scope.channel.as_str(), req.scope.chat_id.as_str());
+        let covers = req.covers_until_message_id.as_str();
         let settings = self.settings();
         let scope = settings.history.scope;
-        let text = w.text.trim();
+        let text = req.text.trim();
         if text.is_empty() {
             return Err(Error::invalid_request("field `text`: a summary must not be empty"));
         }
@@ -188,18 +179,18 @@ impl Engine {
                 format!("field `text`: {chars} characters, over summary.max_chars ({})", settings.summary.max_chars),
             ));
         }
-        let chat = self.chat(w.channel, w.chat_id).ok_or_else(|| unknown_chat(w.chat_id))?;
-        let (conv, covered) = chat.message(w.covers_until_message_id).ok_or_else(|| {
+        let chat = self.chat(channel, chat_id).ok_or_else(|| unknown_chat(chat_id))?;
+        let (conv, covered) = chat.message(covers).ok_or_else(|| {
             Error::invalid_request(format!(
                 "field `covers_until_message_id`: message {:?} is not stored for chat {}",
-                w.covers_until_message_id, w.chat_id
+                covers, chat_id
             ))
         })?;
-        let topic = match (scope, w.topic_id) {
+        let topic = match (scope, req.scope.topic_id.as_deref()) {
             (Scope::Topic, Some(t)) if conv.topic.as_deref() != Some(t) => {
                 return Err(Error::invalid_request(format!(
                     "field `covers_until_message_id`: message {:?} is not in topic {t:?}",
-                    w.covers_until_message_id
+                    covers
                 )));
             }
             (Scope::Topic, _) => conv.topic.as_deref().map(str::to_owned),
@@ -207,7 +198,7 @@ impl Engine {
         };
         let previous = chat.summaries.get(&topic);
         let revision = previous.map_or(0, |p| p.revision);
-        if let Some(expected) = w.expected_revision
+        if let Some(expected) = req.expected_revision
             && expected != revision
         {
             return Err(Error::new(
@@ -217,8 +208,8 @@ impl Engine {
         }
         if let Some(p) = previous
             && p.text == text
-            && p.covers_until_message_id == w.covers_until_message_id
-            && p.source == w.source
+            && p.covers_until_message_id == covers
+            && p.source == req.source
         {
             return Ok(SummaryWritten { summary: p.clone(), changed: false });
         }
@@ -236,14 +227,14 @@ impl Engine {
         let summary = Summary {
             topic_id: topic.clone(),
             text: text.to_owned(),
-            covers_until_message_id: w.covers_until_message_id.to_owned(),
+            covers_until_message_id: covers.to_owned(),
             covers_until_at: covered.sent_at,
             message_count,
-            written_at: w.at,
+            written_at: req.now.unwrap_or(now),
             revision: revision + 1,
-            source: w.source,
+            source: req.source,
         };
-        let (_, chat) = self.with_chat(w.channel, w.chat_id);
+        let (_, chat) = self.with_chat(channel, chat_id);
         chat.summaries.insert(topic, summary.clone());
         Ok(SummaryWritten { summary, changed: true })
     }

@@ -114,12 +114,12 @@ impl Engine {
                 v
             })
             .collect();
-        let (prompt, history) = self.history_prompt(&h, &req.scope.channel);
+        let (prompt, history) = self.history_prompt(&mut h, &req.scope.channel);
         let rendered = match self.settings().history.format {
             Format::Single => Rendered::Single(render::payload(&req.scope.channel, &items)),
             Format::PerItem => Rendered::PerItem(prompt[history].to_vec()),
         };
-        let summary = h.summary.as_ref().map(|s| s.0.clone());
+        let summary = h.summary.map(|(s, _)| s.clone());
         Ok(HistoryContext { selection: h.selected.report, summary, items, rendered, prompt, explain })
     }
 
@@ -127,8 +127,8 @@ impl Engine {
     /// `items` and `rendered` parts: the same selection and byte for byte the same prompt, rendered straight
     /// from the stored items. For bots that embed the library and only send the prompt.
     pub fn get_chat_history_prompt(&self, req: &GetChatHistoryContext) -> Result<HistoryPrompt, Error> {
-        let h = self.select_history(req, false)?;
-        let (prompt, _) = self.history_prompt(&h, &req.scope.channel);
+        let mut h = self.select_history(req, false)?;
+        let (prompt, _) = self.history_prompt(&mut h, &req.scope.channel);
         Ok(HistoryPrompt { selection: h.selected.report, prompt })
     }
 
@@ -194,7 +194,8 @@ impl Engine {
     }
 
     /// The prompt of a selection (docs/protocol.md §5.4), and where the history messages are in it.
-    fn history_prompt(&self, h: &HistorySelection<'_>, channel: &str) -> (Vec<PromptMessage>, Range<usize>) {
+    /// The summary's block is moved into the prompt.
+    fn history_prompt(&self, h: &mut HistorySelection<'_>, channel: &str) -> (Vec<PromptMessage>, Range<usize>) {
         let settings = self.settings();
         let cut = settings.conversation.context_truncation;
         let lines: Vec<ItemLine<'_>> = h.selected.items.iter().map(|i| h.chat.line(i, cut)).collect();
@@ -207,7 +208,7 @@ impl Engine {
         let range = first..first + history.len();
         let prompt = render::prompt(render::PromptParts {
             system: &settings.prompt.system,
-            summary_block: h.summary.as_ref().map(|s| s.1.clone()),
+            summary_block: h.summary.as_mut().map(|s| std::mem::take(&mut s.1)),
             history,
             state_block: h
                 .chat

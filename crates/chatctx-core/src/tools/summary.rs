@@ -1,5 +1,5 @@
-//! `update_summary` (docs/protocol.md §6.6): writes a conversation's summary slot. The slot itself (coverage,
-//! counts, rendering) is [`crate::summary`].
+//! `update_summary` (docs/protocol.md §6.6): the request. Writing the slot (coverage, counts, rendering) is
+//! [`crate::summary`].
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::request::{Id, Request, Scope, ScopeUse, scoped_request};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
-use crate::summary::{SummarySource, SummaryWritten, Write};
+use crate::summary::{SummarySource, SummaryWritten};
 use crate::time::Timestamp;
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
@@ -65,20 +65,4 @@ impl Request for UpdateSummary {
     }
 
     scoped_request!(now);
-}
-
-impl crate::engine::Engine {
-    /// `update_summary`. Nothing is written on any error.
-    pub fn update_summary(&mut self, req: &UpdateSummary, now: Timestamp) -> Result<SummaryWritten, Error> {
-        self.write_summary(Write {
-            channel: &req.scope.channel,
-            chat_id: &req.scope.chat_id,
-            topic_id: req.scope.topic_id.as_deref(),
-            text: &req.text,
-            covers_until_message_id: &req.covers_until_message_id,
-            expected_revision: req.expected_revision,
-            at: req.now.unwrap_or(now),
-            source: req.source,
-        })
-    }
 }
