@@ -432,19 +432,10 @@ pub(crate) async fn call_traced<T>(
         telemetry.record(tool_span(telemetry, parent, name, scope.chat_id.clone(), started, &answer));
     }
     let mut answer = answer?;
-    let mut explain = answer.take_explain();
-    let written = match explain.take() {
-        Some(e) if scope.explain => {
-            answer.put_explain(e);
-            let written = write(&answer);
-            explain = answer.take_explain();
-            written
-        }
-        e => {
-            explain = e;
-            write(&answer)
-        }
-    };
+    // The record is written inline only when the call asked; either way it is kept afterwards.
+    let held_back = if scope.explain { None } else { answer.take_explain() };
+    let written = write(&answer);
+    let explain = held_back.or_else(|| answer.take_explain());
     if let Some(e) = explain.filter(|_| svc.decisions().enabled()) {
         let record = crate::decisions::Record::new(request_id, name, scope, call_now.unwrap_or(at), e, &mut answer);
         svc.decisions().push(record);

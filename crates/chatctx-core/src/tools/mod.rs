@@ -106,17 +106,6 @@ impl ToolResponse {
         }
     }
 
-    /// Puts a record taken by [`ToolResponse::take_explain`] back (a record of another tool is dropped).
-    pub fn put_explain(&mut self, explain: Explain) {
-        match (self, explain) {
-            (ToolResponse::History(h), Explain::History(e)) => h.explain = Some(e),
-            (ToolResponse::Resolve(r), Explain::Resolve(e)) => r.explain = Some(e),
-            (ToolResponse::List(l), Explain::List(e)) => l.explain = Some(e),
-            (ToolResponse::Scenario(s), Explain::Scenario(e)) => s.explain = Some(e),
-            _ => {}
-        }
-    }
-
     /// The compact log fields of this answer (never message text), `name=value` by [`ToolResponse::fields`];
     /// see docs/protocol.md.
     pub fn log_fields(&self) -> String {
