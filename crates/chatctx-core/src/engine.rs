@@ -182,7 +182,15 @@ impl Engine {
 
     /// Whether `chat_id` is the id of a known thread of another chat (its events are routed there).
     pub fn is_thread(&self, channel: &str, chat_id: &str) -> bool {
-        !self.threads.is_empty() && self.threads.contains_key(&(Box::from(channel), Box::from(chat_id)))
+        self.thread_parent(channel, chat_id).is_some()
+    }
+
+    /// The parent chat of thread `chat_id`, if it is a known thread.
+    fn thread_parent(&self, channel: &str, chat_id: &str) -> Option<&str> {
+        if self.threads.is_empty() {
+            return None;
+        }
+        self.threads.get(&(Box::from(channel), Box::from(chat_id))).map(|p| &**p)
     }
 
     /// The threads of a chat (their topic ids), sorted.
@@ -207,31 +215,26 @@ impl Engine {
     /// reaction or deletion addressed to a known thread's own id at the thread's parent chat, with the thread
     /// as its topic. Unknown platform ids are left as they are (applying them is a no-op with a warning).
     pub fn route(&self, event: &mut Event) {
-        if !self.threads.is_empty() {
-            let (channel, chat, topic) = match event {
-                Event::Message(m) => (&m.channel, &mut m.chat_id, Some(&mut m.topic_id)),
-                Event::Reaction(r) => (&r.channel, &mut r.chat_id, Some(&mut r.topic_id)),
-                Event::Delete(d) => (&d.channel, &mut d.chat_id, None),
-                _ => return self.route_external(event),
-            };
-            if let Some(parent) = self.threads.get(&(channel.as_str().into(), chat.as_str().into())) {
-                let thread = std::mem::replace(chat, parent.to_string());
-                if let Some(topic) = topic {
-                    *topic = Some(thread);
+        let (channel, chat, topic) = match event {
+            Event::Message(m) => (&m.channel, &mut m.chat_id, Some(&mut m.topic_id)),
+            Event::Reaction(r) => (&r.channel, &mut r.chat_id, Some(&mut r.topic_id)),
+            Event::Delete(d) => (&d.channel, &mut d.chat_id, None),
+            Event::Activation(a) => {
+                if let ObjectRef::External { external_id } = &a.target
+                    && let Some((channel, chat_id, object_id)) = self.external.get(external_id.as_str())
+                {
+                    a.channel = channel.to_string();
+                    a.target = ObjectRef::Id { chat_id: chat_id.to_string(), object_id: object_id.to_string() };
                 }
+                return;
             }
-            return;
-        }
-        self.route_external(event);
-    }
-
-    fn route_external(&self, event: &mut Event) {
-        if let Event::Activation(a) = event
-            && let ObjectRef::External { external_id } = &a.target
-            && let Some((channel, chat_id, object_id)) = self.external.get(external_id.as_str())
-        {
-            a.channel = channel.to_string();
-            a.target = ObjectRef::Id { chat_id: chat_id.to_string(), object_id: object_id.to_string() };
+            Event::Object(_) | Event::Thread(_) => return,
+        };
+        if let Some(parent) = self.thread_parent(channel, chat) {
+            let thread = std::mem::replace(chat, parent.to_owned());
+            if let Some(topic) = topic {
+                *topic = Some(thread);
+            }
         }
     }
 
