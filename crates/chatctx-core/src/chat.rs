@@ -339,6 +339,11 @@ impl Conv {
         if end <= a.len() { (&a[..end], &[]) } else { (a, &b[..end - a.len()]) }
     }
 
+    /// Items strictly after `floor` (all without one), oldest first.
+    pub(crate) fn after(&self, floor: Option<Key>) -> impl DoubleEndedIterator<Item = &Item> {
+        self.items.range(floor.map_or(0, |f| self.items.partition_point(|i| i.key() <= f))..)
+    }
+
     fn end_before(&self, key: Option<Key>) -> usize {
         key.map_or(self.items.len(), |k| self.items.partition_point(|i| i.key() < k))
     }

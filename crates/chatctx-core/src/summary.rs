@@ -105,10 +105,7 @@ impl Chat {
     fn items_after(&self, scope: Scope, topic: Option<&str>, floor: Option<Key>) -> Vec<&Item> {
         let mut items: Vec<&Item> = crate::selection::in_scope(self, scope, topic)
             .iter()
-            .flat_map(|c| {
-                let from = floor.map_or(0, |f| c.items.partition_point(|i| i.key() <= f));
-                c.items.range(from..)
-            })
+            .flat_map(|c| c.after(floor))
             .collect();
         if scope == Scope::Chat {
             items.sort_by_key(|i| i.key());
@@ -245,10 +242,10 @@ impl Engine {
         let Some(chat) = self.chat(channel, chat_id) else { return false };
         let scope = self.settings().history.scope;
         let floor = chat.summary(scope, topic).map(|s| chat.summary_floor(s));
+        // Counted only as far as `every`: this runs after every ingest while the summarizer is on.
         let mut new = 0;
         for conv in crate::selection::in_scope(chat, scope, topic) {
-            let from = floor.map_or(0, |f| conv.items.partition_point(|i| i.key() <= f));
-            new += conv.items.range(from..).filter(|i| i.message_id.is_some()).count();
+            new += conv.after(floor).filter(|i| i.message_id.is_some()).take(every - new).count();
             if new >= every {
                 return true;
             }
