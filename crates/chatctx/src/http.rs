@@ -316,9 +316,21 @@ async fn post_telegram(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
-    a.not_a_scope("ingest updates")?;
-    let update = payload_of(&body(&app, b)?)?;
-    ingest(&app, a, vec![platform_event("telegram_update", "update", q, update)], true).await
+    ingest_payload(&app, a, q, &body(&app, b)?, "telegram_update", "update").await
+}
+
+/// Ingests a platform's payload, the request's body, as one event of `kind` carrying it under `key`.
+async fn ingest_payload(
+    app: &AppState,
+    a: Access,
+    q: BotQuery,
+    bytes: &[u8],
+    kind: &str,
+    key: &str,
+) -> Result<Response, ApiError> {
+    a.not_a_scope("ingest events")?;
+    let payload = payload_of(bytes)?;
+    ingest(app, a, vec![platform_event(kind, key, q, payload)], true).await
 }
 
 /// A platform's payload: the body as JSON.
@@ -354,9 +366,7 @@ async fn post_discord(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let a = access(&app, &headers)?;
-    a.not_a_scope("ingest events")?;
-    let payload = payload_of(&body(&app, b)?)?;
-    ingest(&app, a, vec![platform_event("discord_event", "payload", q, payload)], true).await
+    ingest_payload(&app, a, q, &body(&app, b)?, "discord_event", "payload").await
 }
 
 /// `POST /v1/slack/events`: one Events API envelope (docs/protocol.md §3.10). With `slack.signing_secret`
