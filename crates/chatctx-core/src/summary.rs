@@ -103,10 +103,8 @@ impl Chat {
 
     /// The items of the conversation, oldest first, after `floor` (all without one).
     fn items_after(&self, scope: Scope, topic: Option<&str>, floor: Option<Key>) -> Vec<&Item> {
-        let mut items: Vec<&Item> = crate::selection::in_scope(self, scope, topic)
-            .iter()
-            .flat_map(|c| c.after(floor))
-            .collect();
+        let mut items: Vec<&Item> =
+            crate::selection::in_scope(self, scope, topic).iter().flat_map(|c| c.after(floor)).collect();
         if scope == Scope::Chat {
             items.sort_by_key(|i| i.key());
         }
