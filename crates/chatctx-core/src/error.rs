@@ -72,6 +72,12 @@ impl ErrorCode {
             Self::UnknownDecision => "unknown_decision",
         }
     }
+
+    /// Whether the fault is chatctx's rather than the caller's (HTTP answers these with a 5xx status; a trace
+    /// marks their spans as errors).
+    pub fn is_server_fault(self) -> bool {
+        matches!(self, Self::Internal | Self::Timeout)
+    }
 }
 
 impl fmt::Display for ErrorCode {

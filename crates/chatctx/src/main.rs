@@ -383,7 +383,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         tokio::spawn(follow_revocations(app.svc.clone(), app.auth.clone()));
         app.timeout = std::time::Duration::from_secs(cfg.server.request_timeout.secs().unsigned_abs());
         app.limits = chatctx::http::Limits::of(&cfg.server);
-        app.hosts = std::sync::Arc::new(chatctx::guard::Hosts::new(&cfg.server.allowed_hosts, &addr.to_string()));
+        app.hosts = std::sync::Arc::new(chatctx::http::guard::Hosts::new(&cfg.server.allowed_hosts, &addr.to_string()));
         app.public_metrics = cfg.server.public_metrics;
         app.telemetry = chatctx::telemetry::Telemetry::start(&cfg.telemetry);
         app.slack_signing_secret = cfg.slack_signing_secret.as_deref().map(Into::into);

@@ -21,6 +21,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
 use crate::auth::{Access, Auth};
+use crate::call::{RequestId, RequestSpan};
 use crate::clock::now;
 use crate::service::Service;
 
@@ -119,21 +120,20 @@ impl ServerHandler for Mcp {
         {
             Ok(call) => call,
             Err(e) => {
-                crate::replay::log_refused(&tool, &e);
+                crate::call::log_refused(&tool, &e);
                 return Ok(error_result(&e));
             }
         };
         let parts = context.extensions.get::<axum::http::request::Parts>();
-        let parent = parts.and_then(|p| p.extensions.get::<crate::http::RequestSpan>()).map(|s| s.0);
+        let parent = parts.and_then(|p| p.extensions.get::<RequestSpan>()).map(|s| s.0);
         // Over stdio there is no HTTP request to name the call: each gets an id of its own.
         let id = parts
-            .and_then(|p| p.extensions.get::<crate::http::RequestId>())
-            .map_or_else(crate::http::new_request_id, |i| i.0.clone());
+            .and_then(|p| p.extensions.get::<RequestId>())
+            .map_or_else(crate::call::new_request_id, |i| i.0.clone());
         let to_value = |a: &chatctx_core::tools::ToolResponse| {
             serde_json::to_value(a).map_err(|e| Error::new(chatctx_core::ErrorCode::Internal, e.to_string()))
         };
-        let answer =
-            crate::http::call_traced(&self.svc, &self.telemetry, parent, &id, call, to_value).await.and_then(|v| v);
+        let answer = crate::call::answer(&self.svc, &self.telemetry, parent, &id, call, to_value).await.and_then(|v| v);
         Ok(match answer {
             Ok(v) => CallToolResult::structured(v).into(),
             Err(e) => error_result(&e),

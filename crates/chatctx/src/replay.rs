@@ -4,7 +4,7 @@
 
 use std::io::{self, BufRead, Write};
 
-use chatctx_core::tools::{ToolCall, ToolResponse};
+use chatctx_core::tools::ToolResponse;
 use chatctx_core::{Engine, Error, ErrorCode, Timestamp};
 use serde::Serialize;
 
@@ -135,7 +135,7 @@ fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp, explain_all: bo
         }
         Ok(line) => apply(engine, line, newest, true),
         Err(BadLine { call: Some(name), error }) => {
-            log_refused(&name, &error);
+            crate::call::log_refused(&name, &error);
             Step::Refused(name, error)
         }
         Err(BadLine { call: None, error }) => Step::Rejected(error),
@@ -175,7 +175,7 @@ fn apply(engine: &mut Engine, line: LogLine<'_>, newest: &mut Timestamp, narrate
                 answer.take_explain();
             }
             if narrate {
-                log_call(&call, &result);
+                crate::call::log_call(&call, &result);
             }
             Step::Answered(call.name(), result)
         }
@@ -197,29 +197,4 @@ fn apply_events(engine: &mut Engine, events: Vec<chatctx_core::Event>, newest: &
         }
         Err(e) => Step::Rejected(e),
     }
-}
-
-/// The one compact log line of a tool call: ids and counts, never message text (docs/protocol.md, "Logs").
-pub fn log_call(call: &ToolCall, result: &Result<ToolResponse, Error>) {
-    let scope = call.scope();
-    let (chat, topic, current) =
-        (&scope.chat_id, scope.topic_id.as_deref().unwrap_or("-"), scope.current_message_id.as_deref().unwrap_or("-"));
-    let tool = call.name();
-    match result {
-        Ok(r) => tracing::info!(
-            "call {tool} chat_id={chat} topic_id={topic} current_message_id={current} result=ok {}",
-            r.log_fields()
-        ),
-        Err(e) => {
-            tracing::info!(
-                "call {tool} chat_id={chat} topic_id={topic} current_message_id={current} result=error code={}",
-                e.code
-            )
-        }
-    }
-}
-
-/// The log line of a call refused before it could be read (its arguments are wrong).
-pub fn log_refused(tool: &str, e: &Error) {
-    tracing::info!("call {tool} result=error code={}", e.code);
 }

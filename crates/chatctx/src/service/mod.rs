@@ -529,21 +529,22 @@ impl Service {
         }
     }
 
-    /// [`Service::call`] for async front ends (HTTP, MCP), logging the call. Without triage a call takes
+    /// [`Service::call`] for async front ends (HTTP, MCP): the call is durable in the store's log before it is
+    /// answered (its log line is the front end's: [`crate::call::log_call`]). Without triage a call takes
     /// microseconds, so it runs on the caller's thread and only a wait for the disk (when the call changed
     /// something) moves to a blocking thread; with triage a call may wait on the model (without holding the
     /// engine: [`Service::call`]), so all of it runs on a blocking thread. On a shared store, a read of a chat
     /// no other instance changed meanwhile waits on the database without a thread of its own; anything else
     /// waits on it holding the chat's lock, so off the async threads.
-    pub async fn call_logged(self: &Arc<Self>, call: ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+    pub async fn call_logged(self: &Arc<Self>, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
         let unfinished = |e: tokio::task::JoinError| internal(format!("the call did not finish: {e}"));
-        let result = match &self.durability {
+        match &self.durability {
             _ if self.triage.is_some() => {
                 let svc = self.clone();
                 let call = call.clone();
                 tokio::task::spawn_blocking(move || svc.call(&call, now)).await.map_err(unfinished).and_then(|r| r)
             }
-            Durability::Shared(shared) => match shared.read_unchanged(&call, now).await.transpose() {
+            Durability::Shared(shared) => match shared.read_unchanged(call, now).await.transpose() {
                 Some(read) => read,
                 None => {
                     // What is left is a write, or a read of a chat with news: the write path serves both (a read
@@ -559,14 +560,12 @@ impl Service {
                     .and_then(|r| r)
                 }
             },
-            Durability::Local(local) => match local.call_queued(&call, now) {
+            Durability::Local(local) => match local.call_queued(call, now) {
                 Ok((answer, None)) => Ok(answer),
                 Ok((answer, Some(ticket))) => local::Local::durable(self, ticket).await.map(|()| answer),
                 Err(e) => Err(e),
             },
-        };
-        replay::log_call(&call, &result);
-        result
+        }
     }
 
     /// [`Service::ingest_for`] for async front ends: on a local store the inputs are applied on the caller's

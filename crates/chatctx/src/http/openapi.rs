@@ -348,6 +348,29 @@ mod tests {
         assert!(ids.contains("get_chat_history_context") && ids.contains("telegram_update"), "{ids:?}");
     }
 
+    /// The document describes exactly the routes the router serves ([`super::super::routes`]): a route added to
+    /// one and not the other fails here. The tool route is one path per tool in the document.
+    #[test]
+    fn the_document_and_the_router_have_the_same_routes() {
+        let doc = document();
+        let mut documented = std::collections::BTreeSet::new();
+        for (path, ops) in doc["paths"].as_object().unwrap() {
+            for method in ops.as_object().unwrap().keys() {
+                documented.insert((method.to_ascii_uppercase(), path.clone()));
+            }
+        }
+        let mut served = std::collections::BTreeSet::new();
+        for r in super::super::routes::all().filter(|r| r.documented) {
+            match r.path.strip_suffix("{tool}") {
+                Some(prefix) => {
+                    served.extend(ToolCall::NAMES.iter().map(|t| (r.method.to_owned(), format!("{prefix}{t}"))))
+                }
+                None => _ = served.insert((r.method.to_owned(), r.path.to_owned())),
+            }
+        }
+        assert_eq!(documented, served);
+    }
+
     /// Every `$ref` names a schema the document defines.
     #[test]
     fn every_reference_resolves() {

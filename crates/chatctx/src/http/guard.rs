@@ -1,14 +1,13 @@
 //! What every HTTP request passes before a route sees it (docs/security.md): the `Host` and any `Origin` must be
-//! names this server answers for (DNS rebinding, cross-site pages), a body posted to the API must say it is
-//! JSON (a browser's cross-origin "simple" request cannot), the request line and headers must be of sane
-//! size, and whatever error comes back — from a route, from the router, from the MCP service — has the
+//! names this server answers for (DNS rebinding, cross-site pages), the request line and headers must be of
+//! sane size, and whatever error comes back — from a route, from the router, from the MCP service — has the
 //! documented `{"code", "message"}` shape.
 
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chatctx_core::{Error, ErrorCode};
 
-use crate::http::ApiError;
+use super::ApiError;
 
 /// The longest request target accepted, in bytes.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -60,8 +59,9 @@ fn refuse(code: ErrorCode, message: impl Into<String>) -> Response {
     ApiError(Error::new(code, message)).into_response()
 }
 
-/// Checks the request's size, `Host`, `Origin` and, for a POST to the API, its `Content-Type`.
-pub fn check(hosts: &Hosts, method: &Method, path: &str, uri_len: usize, headers: &HeaderMap) -> Option<Response> {
+/// Checks the request's size, `Host` and `Origin`. (A body's media type is its extractor's rule:
+/// [`super::extract::JsonBody`].)
+pub fn check(hosts: &Hosts, path: &str, uri_len: usize, headers: &HeaderMap) -> Option<Response> {
     if uri_len > MAX_URI_BYTES {
         let e = Error::new(ErrorCode::RequestTooLarge, format!("the request target is over {MAX_URI_BYTES} bytes"));
         return Some((StatusCode::URI_TOO_LONG, axum::Json(e)).into_response());
@@ -89,17 +89,6 @@ pub fn check(hosts: &Hosts, method: &Method, path: &str, uri_len: usize, headers
                 ErrorCode::ForbiddenHost,
                 format!("requests from origin {origin:?} are refused (server.allowed_hosts)"),
             ));
-        }
-    }
-    if method == Method::POST && path.starts_with("/v1/") {
-        let ndjson_ok = path == "/v1/events";
-        let media = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        let essence = media.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        let json = essence == "application/json" || (ndjson_ok && essence == "application/x-ndjson");
-        if !json {
-            let takes = if ndjson_ok { "application/json or application/x-ndjson" } else { "application/json" };
-            let got = if media.is_empty() { "no Content-Type".to_owned() } else { format!("Content-Type {media:?}") };
-            return Some(refuse(ErrorCode::UnsupportedMediaType, format!("this route takes {takes}, not {got}")));
         }
     }
     None

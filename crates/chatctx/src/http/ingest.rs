@@ -1,0 +1,248 @@
+//! Ingest routes (docs/protocol.md §3): `/v1/events` (core events, an array, or JSON Lines) and each platform's
+//! own payload (`/v1/telegram/updates`, `/v1/discord/events`, `/v1/slack/events`). Every route ends in
+//! [`ingest`], so every input passes the same checks before it is acknowledged.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequest, Query, Request, State};
+use axum::response::Response;
+use chatctx_core::{Error, ErrorCode};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::extract::{Caller, EventsBody, JsonBody};
+use super::{ApiError, AppState, json_body};
+use crate::auth::Access;
+use crate::clock::now;
+
+/// `POST /v1/events`.
+pub async fn post_events(
+    State(app): State<AppState>,
+    Caller(a): Caller,
+    EventsBody(bytes): EventsBody,
+) -> Result<Response, ApiError> {
+    a.not_a_scope("ingest events")?;
+    let (inputs, single) = events_of(&bytes, app.limits.max_batch_items)?;
+    ingest(&app, a, inputs, single).await
+}
+
+/// Ingests `inputs` durably as `a` allows. A single input that is rejected is answered with its error; a
+/// batch gets the report.
+async fn ingest(app: &AppState, a: Access, inputs: Vec<Value>, single: bool) -> Result<Response, ApiError> {
+    let svc = app.svc.clone();
+    let allowed = Arc::new(move |ch: &str, c: &str| a.allows(ch, c));
+    let mut report = svc.ingest_async(inputs, now(), allowed).await?;
+    if single && let Some(r) = report.rejected.first() {
+        return Err(ApiError::new(r.code, r.message.clone()));
+    }
+    app.metrics.ignored(&report.ignored_kinds);
+    report.cap_rejections(app.limits.max_rejections);
+    Ok(json_body(&report))
+}
+
+/// Who the bot is, for a forwarded platform payload.
+#[derive(Deserialize)]
+pub struct BotQuery {
+    bot_user_id: Option<String>,
+    bot_username: Option<String>,
+    triggered_agent: Option<bool>,
+}
+
+/// `POST /v1/telegram/updates`: one Bot API update, as a webhook delivers it.
+pub async fn post_telegram(
+    State(app): State<AppState>,
+    Caller(a): Caller,
+    Query(q): Query<BotQuery>,
+    body: JsonBody,
+) -> Result<Response, ApiError> {
+    ingest_payload(&app, a, q, &body, "telegram_update", "update").await
+}
+
+/// `POST /v1/discord/events`: one Gateway dispatch (docs/protocol.md §3.9).
+pub async fn post_discord(
+    State(app): State<AppState>,
+    Caller(a): Caller,
+    Query(q): Query<BotQuery>,
+    body: JsonBody,
+) -> Result<Response, ApiError> {
+    ingest_payload(&app, a, q, &body, "discord_event", "payload").await
+}
+
+/// Ingests a platform's payload, the request's body, as one event of `kind` carrying it under `key`.
+async fn ingest_payload(
+    app: &AppState,
+    a: Access,
+    q: BotQuery,
+    body: &JsonBody,
+    kind: &str,
+    key: &str,
+) -> Result<Response, ApiError> {
+    a.not_a_scope("ingest events")?;
+    let payload = body.payload()?;
+    ingest(app, a, vec![platform_event(kind, key, q, payload)], true).await
+}
+
+/// Wraps a platform's payload as the ingest event of `kind` (under `key`), with what the query says of the bot
+/// (`{"type": kind, "bot": {"user_id", "username"}, "triggered_agent", key: payload}`; absent values left out).
+fn platform_event(kind: &str, key: &str, q: BotQuery, payload: Value) -> Value {
+    let mut bot = serde_json::Map::new();
+    if let Some(id) = q.bot_user_id {
+        bot.insert("user_id".into(), Value::from(id));
+    }
+    if let Some(u) = q.bot_username {
+        bot.insert("username".into(), Value::from(u));
+    }
+    let mut event = serde_json::Map::new();
+    event.insert("type".into(), Value::from(kind));
+    event.insert("bot".into(), Value::Object(bot));
+    if let Some(t) = q.triggered_agent {
+        event.insert("triggered_agent".into(), Value::from(t));
+    }
+    event.insert(key.into(), payload);
+    Value::Object(event)
+}
+
+/// A request to `/v1/slack/events`: its body, and who sent it. With `slack.signing_secret` configured, a
+/// request signed by Slack (`X-Slack-Signature`) needs no bearer token; any other needs one.
+pub struct SlackRequest {
+    access: Access,
+    body: JsonBody,
+}
+
+impl FromRequest<AppState> for SlackRequest {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, app: &AppState) -> Result<Self, ApiError> {
+        let headers = req.headers().clone();
+        let body = JsonBody::from_request(req, app).await?;
+        let signed = headers.contains_key("x-slack-signature");
+        let access = match (&app.slack_signing_secret, signed) {
+            (Some(secret), true) => {
+                crate::slack::verify(secret, &headers, &body.0, now().unix())?;
+                Access::All
+            }
+            _ => Caller::of(app, &headers)?,
+        };
+        Ok(Self { access, body })
+    }
+}
+
+/// `POST /v1/slack/events`: one Events API envelope (docs/protocol.md §3.10); `url_verification` is answered
+/// with its challenge.
+pub async fn post_slack(
+    State(app): State<AppState>,
+    Query(q): Query<BotQuery>,
+    SlackRequest { access: a, body }: SlackRequest,
+) -> Result<Response, ApiError> {
+    a.not_a_scope("ingest events")?;
+    let payload = body.payload()?;
+    if payload.get("type").and_then(Value::as_str) == Some("url_verification") {
+        let challenge = payload.get("challenge").and_then(Value::as_str).unwrap_or_default();
+        let mut answer = serde_json::Map::new();
+        answer.insert("challenge".into(), Value::from(challenge));
+        return Ok(json_body(&answer));
+    }
+    ingest(&app, a, vec![platform_event("slack_event", "payload", q, payload)], true).await
+}
+
+/// One event, a JSON array of events, or JSON Lines. `single` when the body was one object. More than
+/// `max_items` inputs are refused before they are parsed.
+fn events_of(bytes: &[u8], max_items: usize) -> Result<(Vec<Value>, bool), Error> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::invalid_event("the body is empty: send an event, an array of events or JSON Lines"));
+    }
+    let too_many = || {
+        Error::new(
+            ErrorCode::PayloadTooLarge,
+            format!("more than {max_items} inputs in one request (server.max_batch_items): send them in batches"),
+        )
+    };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let over = std::cell::Cell::new(false);
+    match serde::Deserializer::deserialize_any(&mut de, Batch { max_items, over: &over })
+        .and_then(|b| de.end().map(|()| b))
+    {
+        Ok(Parsed::Many(items)) => Ok((items, false)),
+        Ok(Parsed::One(v)) => Ok((vec![v], true)),
+        Err(_) if over.get() => Err(too_many()),
+        Err(whole) => {
+            let text = std::str::from_utf8(bytes).map_err(|_| Error::invalid_event("the body is not UTF-8"))?;
+            let lines: Vec<(usize, &str)> = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect();
+            if lines.len() > max_items {
+                return Err(too_many());
+            }
+            let single = text.lines().count() == 1;
+            let mut out = Vec::with_capacity(lines.len());
+            for (i, line) in lines {
+                out.push(serde_json::from_str(line).map_err(|e| {
+                    Error::invalid_event(if i == 0 && single {
+                        format!("the body is not JSON: {whole}")
+                    } else {
+                        format!("line {} is not JSON: {e}", i + 1)
+                    })
+                })?);
+            }
+            Ok((out, false))
+        }
+    }
+}
+
+/// Reads a body as one JSON value or an array of at most `max_items` values, stopping at the first one past
+/// (and saying so in `over`).
+struct Batch<'a> {
+    max_items: usize,
+    over: &'a std::cell::Cell<bool>,
+}
+
+enum Parsed {
+    One(Value),
+    Many(Vec<Value>),
+}
+
+impl<'de> serde::de::Visitor<'de> for Batch<'_> {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an event object or an array of events")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.max_items));
+        while let Some(v) = seq.next_element::<Value>()? {
+            if items.len() == self.max_items {
+                self.over.set(true);
+                return Err(serde::de::Error::custom("too many inputs"));
+            }
+            items.push(v);
+        }
+        Ok(Parsed::Many(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Parsed, A::Error> {
+        serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Parsed::One)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::from(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::from(v)))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Parsed, E> {
+        Ok(Parsed::One(Value::Null))
+    }
+}
