@@ -13,10 +13,8 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::kinds::{Activation, ItemKind, ObjectKind};
-use crate::selection::SelectionMethod;
+use crate::kinds::{Activation, ItemKind, ObjectKind, SelectionMethod, Status, Tier};
 use crate::time::Timestamp;
-use crate::tools::resolve::{Status, Tier};
 
 crate::vocabulary! {
     /// Why an item was kept in the prompt or left out of it.
@@ -249,19 +247,6 @@ impl CandidateVerdict {
             CandKey::Message(mid) => format!("{mid}:{}", self.kind.as_str()),
             CandKey::Object(id) => id.as_str().to_owned(),
         }
-    }
-}
-
-impl ResolveDecision {
-    /// The record as it is written out: candidates best first, each with its score parts and rank.
-    pub fn view(&self) -> ResolveView {
-        crate::tools::resolve::view(self)
-    }
-}
-
-impl Serialize for ResolveDecision {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.view().serialize(s)
     }
 }
 

@@ -2,6 +2,9 @@
 //! the [`vocabulary!`](crate::vocabulary) macro that declares every closed set of wire names once (its
 //! parser, its serde form and its JSON Schema come from that one list).
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 /// The channel of events and requests that name none.
 pub const DEFAULT_CHANNEL: &str = "telegram";
 
@@ -267,6 +270,51 @@ impl KindName {
             Self::Message | Self::Quote => &[K::Message, K::BotMessage],
         }
     }
+}
+
+/// `resolved` | `ambiguous` | `not_found`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// One clear winner.
+    Resolved,
+    /// Close candidates; no guess.
+    Ambiguous,
+    /// Nothing plausible.
+    NotFound,
+}
+
+/// Where the answer was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// The reply target and its ancestors.
+    ReplyChain,
+    /// The request's topic.
+    Topic,
+    /// The chat (a chat without topics, or the fallback to the rest of a forum).
+    Chat,
+}
+
+/// How the history was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "crate::wire")]
+#[serde(rename_all = "snake_case")]
+pub enum SelectionMethod {
+    /// Everything considered (small history, selection off, or nothing older than the recent items).
+    All,
+    /// The newest 16 / 8 eligible items (`history.policy = "mode_cap"`).
+    Cap,
+    /// Model triage chose the older items.
+    Triage,
+    /// The lexical ranker chose the older items.
+    Lexical,
+    /// No model (or a failed one with `on_triage_error = "keep_all"`): every older item kept.
+    FailOpen,
+    /// Only the guaranteed recent items (a failed triage, or a valid empty answer).
+    RecentOnly,
 }
 
 #[cfg(test)]

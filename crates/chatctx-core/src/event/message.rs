@@ -9,16 +9,16 @@ use crate::json::Fields;
 use crate::kinds::{Activation, ObjectKind, Origin};
 use crate::time::Timestamp;
 
-/// The kind of a message event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MessageKind {
-    /// A user wrote it.
-    InboundUser,
-    /// The bot wrote it.
-    OutboundAgent,
-    /// A system note.
-    System,
+crate::vocabulary! {
+    /// The kind of a message event.
+    MessageKind {
+        /// A user wrote it.
+        InboundUser = "inbound_user",
+        /// The bot wrote it.
+        OutboundAgent = "outbound_agent",
+        /// A system note.
+        System = "system",
+    }
 }
 
 /// A message (docs/protocol.md §3.1). The same `(channel, chat_id, message_id)` again is an edit.
@@ -187,12 +187,7 @@ pub struct Attachment {
 
 impl MessageEvent {
     pub(super) fn decode(f: Fields<'_>) -> Result<Self, Error> {
-        let kind = match f.one_of("kind", &["inbound_user", "outbound_agent", "system"])? {
-            Some(0) => MessageKind::InboundUser,
-            Some(1) => MessageKind::OutboundAgent,
-            Some(_) => MessageKind::System,
-            None => return Err(f.err("kind", "is required")),
-        };
+        let kind: MessageKind = f.word("kind")?.ok_or_else(|| f.err("kind", "is required"))?;
         let chat_id = f.req_id("chat_id")?;
         let message_id = f.req_id("message_id")?;
         let sent_at = f.req_time("sent_at")?;

@@ -21,11 +21,11 @@ mod object;
 mod reaction;
 mod thread;
 
-pub use delete::*;
-pub use message::*;
-pub use object::*;
-pub use reaction::*;
-pub use thread::*;
+pub use delete::{DeleteEvent, MAX_DELETED};
+pub use message::{Attachment, Entity, EntityKind, FileRef, MessageEvent, MessageKind, Person, Quote};
+pub use object::{ActivationEvent, ObjectEvent, ObjectOp, ObjectRef, ObjectSpec};
+pub use reaction::{Direction, ReactionEvent};
+pub use thread::ThreadEvent;
 
 /// The default `channel`.
 pub use crate::kinds::DEFAULT_CHANNEL;

@@ -8,16 +8,16 @@ use crate::json::Fields;
 use crate::kinds::{Activation, ObjectKind};
 use crate::time::Timestamp;
 
-/// What an `object` event does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ObjectOp {
-    /// Register or update.
-    Upsert,
-    /// Closed (poll closed, reminder fired): listable for the close grace, then inactive.
-    Close,
-    /// Gone for good.
-    Delete,
+crate::vocabulary! {
+    /// What an `object` event does.
+    ObjectOp {
+        /// Register or update.
+        Upsert = "upsert",
+        /// Closed (poll closed, reminder fired): listable for the close grace, then inactive.
+        Close = "close",
+        /// Gone for good.
+        Delete = "delete",
+    }
 }
 
 /// A typed object, as the bot describes it.
@@ -108,12 +108,7 @@ pub(super) fn activation(f: &Fields<'_>, key: &str) -> Result<Option<Activation>
 
 impl ObjectEvent {
     pub(super) fn decode(f: Fields<'_>) -> Result<Self, Error> {
-        let op = match f.one_of("op", &["upsert", "close", "delete"])? {
-            Some(1) => ObjectOp::Close,
-            Some(2) => ObjectOp::Delete,
-            Some(_) => ObjectOp::Upsert,
-            None => return Err(f.err("op", "is required")),
-        };
+        let op: ObjectOp = f.word("op")?.ok_or_else(|| f.err("op", "is required"))?;
         let m = f.obj("object")?.ok_or_else(|| f.err("object", "is required"))?;
         let o = Fields::new(m, "object", EV);
         let kind = o.str("kind")?.ok_or_else(|| o.err("kind", "is required"))?;

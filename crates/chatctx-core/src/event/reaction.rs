@@ -8,14 +8,14 @@ use crate::error::Error;
 use crate::json::Fields;
 use crate::time::Timestamp;
 
-/// Who reacted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// A user reacted.
-    Inbound,
-    /// The bot reacted.
-    Outbound,
+crate::vocabulary! {
+    /// Who reacted.
+    Direction {
+        /// A user reacted.
+        Inbound = "inbound",
+        /// The bot reacted.
+        Outbound = "outbound",
+    }
 }
 
 /// A reaction to a message (docs/protocol.md §3.2).
@@ -43,10 +43,7 @@ pub struct ReactionEvent {
 
 impl ReactionEvent {
     pub(super) fn decode(f: Fields<'_>) -> Result<Self, Error> {
-        let direction = match f.one_of("direction", &["inbound", "outbound"])? {
-            Some(1) => Direction::Outbound,
-            _ => Direction::Inbound,
-        };
+        let direction = f.word("direction")?.unwrap_or(Direction::Inbound);
         let sender = match f.obj("sender")? {
             Some(m) => Some(Person::decode(Fields::new(m, "sender", EV), true)?),
             None if direction == Direction::Outbound => None,

@@ -20,30 +20,12 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::chat::{Chat, Conv, Item, Key};
+use crate::chat::{Chat, Item, Key, in_scope};
 use crate::decision::{Budget, HistoryDecision, ItemVerdict, Reason, TriageOutcome, TriageRecord};
 use crate::kinds::Origin;
+pub use crate::kinds::SelectionMethod;
 use crate::render::{PromptMessage, Role};
 use crate::settings::{ConversationSettings, OnTriageError, Policy, Scope, Selector, Settings};
-
-/// How the history was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-#[serde(rename_all = "snake_case")]
-pub enum SelectionMethod {
-    /// Everything considered (small history, selection off, or nothing older than the recent items).
-    All,
-    /// The newest 16 / 8 eligible items (`history.policy = "mode_cap"`).
-    Cap,
-    /// Model triage chose the older items.
-    Triage,
-    /// The lexical ranker chose the older items.
-    Lexical,
-    /// No model (or a failed one with `on_triage_error = "keep_all"`): every older item kept.
-    FailOpen,
-    /// Only the guaranteed recent items (a failed triage, or a valid empty answer).
-    RecentOnly,
-}
 
 /// What selection did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -151,14 +133,6 @@ pub(crate) struct Selected<'c> {
 /// at ingest and cached; a budget needs a consistent measure more than an exact one.
 pub fn estimate_tokens(text_bytes: usize) -> u32 {
     u32::try_from(text_bytes.div_ceil(4) + 4).unwrap_or(u32::MAX)
-}
-
-/// The conversations of a scope: the topic's, or all of the chat's.
-pub(crate) fn in_scope<'c>(chat: &'c Chat, scope: Scope, topic: Option<&str>) -> &'c [Conv] {
-    match scope {
-        Scope::Topic => chat.conv_of(topic).map_or(&[], std::slice::from_ref),
-        Scope::Chat => &chat.convs,
-    }
 }
 
 /// The newest items before `before` in the scope, newest first, that pass `keep`, at most `limit`.

@@ -1,11 +1,15 @@
 //! The answer: descriptors, candidates, reason codes, and the decision between resolved, ambiguous and
 //! not_found.
 
+use super::pool::Cand;
+use super::reasons::{reasons_of, round};
+use super::{ResolveReferenceTarget, Status, Tier};
+use crate::kinds::ObjectKind;
+use crate::objects::short_label;
+use crate::settings::ResolverSettings;
+use crate::time::Timestamp;
 use schemars::JsonSchema;
 use serde::Serialize;
-
-use super::pool::*;
-use super::*;
 
 /// A compact, safe description of an object (no raw history).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -59,32 +63,6 @@ pub struct Candidate {
     pub reasons: Vec<&'static str>,
 }
 
-/// `resolved` | `ambiguous` | `not_found`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// One clear winner.
-    Resolved,
-    /// Close candidates; no guess.
-    Ambiguous,
-    /// Nothing plausible.
-    NotFound,
-}
-
-/// Where the answer was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    /// The reply target and its ancestors.
-    ReplyChain,
-    /// The request's topic.
-    Topic,
-    /// The chat (a chat without topics, or the fallback to the rest of a forum).
-    Chat,
-}
-
 /// Scoring details for logs.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
@@ -121,51 +99,6 @@ pub struct Resolution {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<crate::decision::ResolveView>")]
     pub explain: Option<Box<crate::decision::ResolveDecision>>,
-}
-
-/// Reason codes, in output order.
-pub(super) const REASONS: &[&str] = &[
-    "exact_reply_target",
-    "in_reply_chain",
-    "same_topic",
-    "kind_match",
-    "currently_active",
-    "recent_object",
-    "bot_created",
-    "owned_by_sender",
-    "touched_in_interaction",
-    "positional_hint",
-    "ordinal_hint",
-    "carrier_message",
-    "stale_penalty",
-    "weak_scope_fallback",
-];
-
-#[derive(Clone, Copy)]
-pub(super) enum R {
-    ExactReplyTarget = 0,
-    InReplyChain,
-    SameTopic,
-    KindMatch,
-    CurrentlyActive,
-    RecentObject,
-    BotCreated,
-    OwnedBySender,
-    TouchedInInteraction,
-    PositionalHint,
-    OrdinalHint,
-    CarrierMessage,
-    StalePenalty,
-    WeakScopeFallback,
-}
-
-pub(super) fn reasons_of(mask: u32) -> Vec<&'static str> {
-    REASONS.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, r)| *r).collect()
-}
-
-pub(super) fn round(x: f64, places: i32) -> f64 {
-    let f = 10f64.powi(places);
-    (x * f).round() / f
 }
 
 pub(super) fn decide(

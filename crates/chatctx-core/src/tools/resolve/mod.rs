@@ -14,12 +14,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::chat::{Chat, Item};
+use crate::chat::Chat;
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
-use crate::kinds::{Activation, ItemKind, KindName, ObjectKind};
-use crate::objects::{Liveness, Object, short_label};
+use crate::kinds::{Activation, KindName, ObjectKind};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
 use crate::tools::request::Id;
@@ -27,10 +26,12 @@ use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
 
 mod answer;
 mod pool;
+mod reasons;
 mod score;
 
+pub use crate::kinds::{Status, Tier};
 use answer::decide;
-pub use answer::{Candidate, Descriptor, Diagnostics, Resolution, Status, Tier};
+pub use answer::{Candidate, Descriptor, Diagnostics, Resolution};
 pub use pool::FlatCandidate;
 use pool::{Cand, Gathered, gather};
 use score::score;
@@ -374,9 +375,23 @@ fn record(
     }
 }
 
+impl crate::decision::ResolveDecision {
+    /// The record as it is written out: candidates best first, each with its score parts and rank. (Here,
+    /// beside the scoring that the parts decompose, so that `decision` stays a leaf.)
+    pub fn view(&self) -> crate::decision::ResolveView {
+        view(self)
+    }
+}
+
+impl Serialize for crate::decision::ResolveDecision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        view(self).serialize(s)
+    }
+}
+
 /// A resolve record written out: candidates best first (those a kind hint excluded last), with the parts of
 /// their scores, their reason codes and ranks.
-pub(crate) fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
+fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
     let mut order: Vec<&crate::decision::CandidateVerdict> = d.candidates.iter().collect();
     order.sort_by(|a, b| {
         b.eligible
@@ -395,9 +410,9 @@ pub(crate) fn view(d: &crate::decision::ResolveDecision) -> crate::decision::Res
                 object_id: c.object_id(),
                 kind: c.kind,
                 tier: c.tier,
-                score: answer::round(c.score, 2),
+                score: reasons::round(c.score, 2),
                 parts: score::parts(c, &d.weights, d.now),
-                reasons: answer::reasons_of(c.mask),
+                reasons: reasons::reasons_of(c.mask),
                 rank: c.eligible.then_some(i + 1),
             })
             .collect(),

@@ -1,10 +1,14 @@
 //! The candidate pool: bounded whatever the chat's size (reply chain, scope, activations, newest messages,
 //! the chat fallback), each candidate once.
 
+use super::reasons::R;
+use super::{ResolveReferenceTarget, Tier};
+use crate::chat::{Chat, Item};
+use crate::engine::Engine;
+use crate::kinds::{ItemKind, ObjectKind};
+use crate::objects::{Liveness, Object};
+use crate::time::Timestamp;
 use std::cmp::Ordering;
-
-use super::answer::*;
-use super::*;
 
 /// A candidate's id without allocating: an object's own id, or a message's `"{message_id}:{kind}"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

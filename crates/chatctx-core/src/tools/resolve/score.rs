@@ -1,8 +1,11 @@
 //! Scoring: each candidate's points and reason codes, from scope, kind, ownership, recency and the hints.
 
-use super::answer::*;
-use super::pool::*;
-use super::*;
+use super::pool::{Cand, Ctx};
+use super::reasons::{R, REASONS, round};
+use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
+use crate::kinds::ObjectKind;
+use crate::settings::ResolverSettings;
+use crate::time::Timestamp;
 
 pub(super) fn score(
     pool: &mut [Cand<'_>],
