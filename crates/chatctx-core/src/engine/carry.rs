@@ -1,0 +1,113 @@
+//! What a message carries: the objects its attachments and links become (with their activations and platform
+//! ids), and the `message` / `bot_message` candidate object of a stored message.
+
+use crate::chat::Chat;
+use crate::kinds::{Activation, ItemKind, ObjectKind};
+use crate::objects::{Object, short_label};
+
+/// The `message` / `bot_message` candidate object of a stored message, for ids `"{message_id}:message"`.
+pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> {
+    let (mid, kind) = object_id.rsplit_once(':')?;
+    let kind = ObjectKind::parse(kind).filter(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage))?;
+    let (conv, item) = chat.message(mid)?;
+    let is_bot = item.kind == ItemKind::OutboundAgent;
+    if is_bot != (kind == ObjectKind::BotMessage) {
+        return None;
+    }
+    let label: String = item.text.chars().take(200).collect();
+    let topic = conv.topic.as_deref().map(str::to_owned);
+    let carrier = Carrier {
+        message_id: mid,
+        topic_id: &topic,
+        by_user: None,
+        by_bot: is_bot,
+        at: item.sent_at,
+        caption: None,
+        author: Some(chat.people.display_ref(item.sender).to_owned()),
+    };
+    Some(carrier.object(object_id.to_owned(), kind, Some(&label), None))
+}
+
+/// The message that carries objects: what each object it carries records about its source.
+pub(super) struct Carrier<'a> {
+    pub(super) message_id: &'a str,
+    pub(super) topic_id: &'a Option<String>,
+    pub(super) by_user: Option<String>,
+    pub(super) by_bot: bool,
+    pub(super) at: crate::time::Timestamp,
+    /// The message's first words, for its objects' `caption` (and their label when they have none).
+    pub(super) caption: Option<String>,
+    /// Who posted it, as the prompt refers to them.
+    pub(super) author: Option<String>,
+}
+
+/// The objects a message carries, the activations they arrive with, and the platform ids they are known by.
+pub(super) struct Carried {
+    pub(super) objects: Vec<Object>,
+    pub(super) activations: Vec<(String, Activation)>,
+    pub(super) externals: Vec<(String, String)>,
+}
+
+impl Carrier<'_> {
+    /// The objects of the message's attachments and links, with the derived ids of docs/protocol.md §3.6.
+    pub(super) fn carried(&self, attachments: Vec<crate::event::Attachment>, links: &[String]) -> Carried {
+        let message_id = self.message_id;
+        let mut out = Carried {
+            objects: Vec::with_capacity(attachments.len() + links.len()),
+            activations: Vec::new(),
+            externals: Vec::new(),
+        };
+        let mut seen = [0u32; ObjectKind::ALL.len()];
+        for a in attachments {
+            let n = &mut seen[a.kind as usize];
+            let id = a.object_id.unwrap_or_else(|| match *n {
+                0 => format!("{message_id}:{}", a.kind),
+                k => format!("{message_id}:{}:{k}", a.kind),
+            });
+            *n += 1;
+            if let Some(act) = a.activation {
+                out.activations.push((id.clone(), act));
+            }
+            if let Some(ext) = &a.external_id {
+                out.externals.push((ext.clone(), id.clone()));
+            }
+            // An attachment without a label of its own (a photo) is labelled by the message's caption.
+            let label = a.label.as_deref().or(self.caption.as_deref());
+            let mut o = self.object(id, a.kind, label, a.external_id);
+            o.file = a.file;
+            out.objects.push(o);
+        }
+        for (n, url) in links.iter().enumerate() {
+            out.objects.push(self.object(format!("{message_id}:link:{n}"), ObjectKind::Link, Some(url), None));
+        }
+        out
+    }
+
+    pub(super) fn object(
+        &self,
+        object_id: String,
+        kind: ObjectKind,
+        label: Option<&str>,
+        external_id: Option<String>,
+    ) -> Object {
+        Object {
+            object_id,
+            kind,
+            source_message_id: Some(self.message_id.to_owned()),
+            topic_id: self.topic_id.clone(),
+            title_or_label: label.map(short_label).filter(|l| !l.is_empty()),
+            created_by_user_id: self.by_user.clone(),
+            created_by_bot: self.by_bot,
+            created_at: self.at,
+            last_touched_at: self.at,
+            activation: None,
+            activated_at: None,
+            closed_at: None,
+            external_id,
+            activated_by: None,
+            file: None,
+            caption: self.caption.clone(),
+            author: self.author.clone(),
+        }
+    }
+}
