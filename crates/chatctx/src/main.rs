@@ -270,7 +270,7 @@ fn load_config(preset: &PresetArg, path: Option<&Path>) -> Result<config::Config
 }
 
 /// Opens the configured store (or `store`, from the command line) and rebuilds the state it holds.
-fn open_service(cfg: &chatctx::config::Config, store: Option<String>) -> Result<chatctx::service::Service> {
+fn open_service(cfg: &chatctx::config::Config, store: Option<String>) -> Result<Opened> {
     let url = store.unwrap_or(cfg.store.url.clone());
     let shown = chatctx::config::redact_url(&url);
     let options = cfg.store.open_options();
@@ -278,9 +278,29 @@ fn open_service(cfg: &chatctx::config::Config, store: Option<String>) -> Result<
     let started = std::time::Instant::now();
     let options = chatctx::service::Options { compact_after: cfg.store.compact_after };
     let (service, loaded) = chatctx::service::Service::open_with(cfg.core.clone(), cfg.llm.clone(), store, options)?;
-    let service = service.with_summarizer(cfg.summary.clone(), &cfg.llm)?;
     tracing::info!("rebuilt {loaded} logged operations from {shown} in {:.2?}", started.elapsed());
-    Ok(service)
+    let summarizer = chatctx::summarizer::Summarizer::from_settings(cfg.summary.clone(), &cfg.llm)?;
+    let service = match &summarizer {
+        Some(s) => service.with_summaries(s.queue()),
+        None => service,
+    };
+    Ok(Opened { service: std::sync::Arc::new(service), summarizer })
+}
+
+/// The service, and the background summarizer to start beside it (when `[summary] enabled`).
+struct Opened {
+    service: std::sync::Arc<chatctx::service::Service>,
+    summarizer: Option<chatctx::summarizer::Summarizer>,
+}
+
+impl Opened {
+    /// Starts the background work on the service, and returns the service.
+    fn start(self) -> Result<std::sync::Arc<chatctx::service::Service>> {
+        if let Some(s) = self.summarizer {
+            s.start(&self.service).context("cannot start the summarizer")?;
+        }
+        Ok(self.service)
+    }
 }
 
 /// The configuration and the store URL a `chatctx store` command works on.
@@ -376,8 +396,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
                 chatctx::auth::Auth::new(tokens)
             }
         };
-        let mut app = chatctx::http::AppState::new(std::sync::Arc::new(service), std::sync::Arc::new(auth));
-        app.svc.start_background()?;
+        let mut app = chatctx::http::AppState::new(service.start()?, std::sync::Arc::new(auth));
         // Revocations are known before the first request, then followed.
         load_revocations(&app.svc, &app.auth).await.map_err(anyhow::Error::msg)?;
         tokio::spawn(follow_revocations(app.svc.clone(), app.auth.clone()));
@@ -405,8 +424,7 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     runtime.block_on(async move {
         use rmcp::ServiceExt;
-        let service = std::sync::Arc::new(service);
-        service.start_background()?;
+        let service = service.start()?;
         let server = chatctx::mcp::Mcp::local(service)
             .with_max_json_depth(cfg.server.max_json_depth)
             .serve(rmcp::transport::stdio())

@@ -170,7 +170,7 @@ fn exercise(v: &Value) {
     let line = v.to_string();
     if let Ok(parsed) = LogLine::parse(&line) {
         let mut newest = now();
-        let _ = chatctx::replay::load_line(&mut engine, parsed, &mut newest);
+        let _ = parsed.load(&mut engine, &mut newest);
     }
 }
 

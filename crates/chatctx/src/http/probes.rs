@@ -71,7 +71,7 @@ pub async fn metrics(State(app): State<AppState>, _: MetricsReader) -> String {
         let _ = writeln!(out, "# TYPE chatctx_telemetry_spans_dropped_total counter");
         let _ = writeln!(out, "chatctx_telemetry_spans_dropped_total {}", app.telemetry.dropped());
     }
-    if let Some(s) = app.svc.summarizer() {
+    if let Some(s) = app.svc.summary_queue() {
         out.push_str(&s.metrics());
     }
     out

@@ -16,7 +16,9 @@ use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, Settings, Timestamp};
 use chatctx_store::{Log, Op, StoreError};
 
-use super::{ChatKey, IngestReport, Input, apply_logged, import_line, internal, key, logged_line, op, rebuild, route};
+use super::input::{Input, route};
+use super::log::{ChatKey, apply_logged, import_line, internal, key, logged_line, op, rebuild};
+use super::report::IngestReport;
 use crate::triage::Answered;
 
 /// The engine, per chat how many operations were logged since its last snapshot, and the operations applied
@@ -177,17 +179,16 @@ impl Local {
     /// [`Local::wait_durable`] for async callers, without a thread per waiter: one waiter at a time writes
     /// the whole queue on a blocking thread (so a write takes in every change queued meanwhile) and the rest
     /// wait for it to say what it settled.
-    pub(super) async fn durable(this: &Arc<super::Service>, ticket: Ticket) -> Result<(), Error> {
-        let Some(local) = this.local() else { return Ok(()) };
+    pub(super) async fn durable(self: &Arc<Self>, ticket: Ticket) -> Result<(), Error> {
+        let local = self;
         let mut settled = local.settled.subscribe();
         loop {
             if let Some(outcome) = settled.borrow_and_update().outcome(ticket.0) {
                 return outcome;
             }
             if !local.writing.swap(true, std::sync::atomic::Ordering::AcqRel) {
-                let svc = this.clone();
+                let local = self.clone();
                 let wrote = tokio::task::spawn_blocking(move || {
-                    let Some(local) = svc.local() else { return Ok(()) };
                     let mut c = local.commit_lock();
                     let written = match &mut c {
                         Ok(c) if c.settled < local.queued_upto() => local.write_queued(c),

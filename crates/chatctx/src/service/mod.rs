@@ -15,118 +15,30 @@
 //! This module is the facade both share: the public entry points, and the pieces of a write that do not
 //! depend on the strategy (decoding inputs, the log lines of calls and events, rebuilding from the store).
 
+mod input;
 mod local;
+mod log;
+mod report;
 mod shared;
 
-use std::borrow::Cow;
-use std::collections::HashMap;
+pub use log::{Damaged, find_damaged};
+pub use report::{Decision, IngestReport, Rejection};
+
 use std::sync::Arc;
 
-use chatctx_core::event::{ActivationEvent, ObjectRef};
-use chatctx_core::kinds::Activation;
 use chatctx_core::settings::Scope;
 use chatctx_core::tools::{ToolCall, ToolResponse};
 use chatctx_core::transfer::ConversationDoc;
-use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
-use chatctx_store::{Op, Opened, Store};
-use schemars::JsonSchema;
-use serde::Serialize;
+use chatctx_core::{Engine, Error, Event, Settings, Timestamp};
+use chatctx_store::Opened;
 use serde_json::Value;
 
 use crate::config::LlmSettings;
-use crate::logline::{EventLine, LogLine};
-use crate::triage::{Answered, Installed};
-use crate::{ingest, replay};
+use crate::summarizer::SummaryQueue;
+use crate::triage::Answered;
 
-/// One rejected input of a batch.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[schemars(crate = "chatctx_core::wire")]
-pub struct Rejection {
-    /// Position in the batch, from 0.
-    pub index: usize,
-    /// The error code.
-    pub code: ErrorCode,
-    /// What was wrong.
-    pub message: String,
-}
-
-/// What the mapping decided for one accepted input that holds a message.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[schemars(crate = "chatctx_core::wire")]
-pub struct Decision {
-    /// Position in the batch, from 0.
-    pub index: usize,
-    /// The message's id.
-    pub message_id: String,
-    /// `inbound_user`, `outbound_agent` or `system`.
-    #[schemars(with = "String")]
-    pub kind: chatctx_core::event::MessageKind,
-    /// Whether it addresses the bot (so a bot may use this decision instead of making its own).
-    pub triggered_agent: bool,
-}
-
-/// What an ingest accepted and rejected.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
-#[schemars(crate = "chatctx_core::wire")]
-pub struct IngestReport {
-    /// Inputs accepted (and durable).
-    pub accepted: usize,
-    /// For each accepted input that holds a message: its kind and whether it triggers the bot.
-    pub decisions: Vec<Decision>,
-    /// Telegram update kinds that were received but have no meaning here (inline queries, callback queries,
-    /// …), counted: accepted, and nothing stored.
-    pub ignored: usize,
-    /// The ignored kinds and how often (for metrics; not in the answer).
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub ignored_kinds: std::collections::BTreeMap<String, usize>,
-    /// The rejected inputs, the first `server.max_rejections` of them.
-    pub rejected: Vec<Rejection>,
-    /// How many inputs were rejected in all (more than `rejected` lists when the list was cut).
-    pub rejected_count: usize,
-}
-
-impl IngestReport {
-    fn reject(&mut self, index: usize, e: Error) {
-        self.rejected_count += 1;
-        self.rejected.push(Rejection { index, code: e.code, message: e.message });
-    }
-
-    /// Keeps the first `max` rejections listed (the count stays whole).
-    pub fn cap_rejections(&mut self, max: usize) {
-        self.rejected.truncate(max);
-    }
-
-    /// Adds what the mapping decided for the inputs that were accepted.
-    fn note(&mut self, notes: Vec<Note>) {
-        let rejected: std::collections::HashSet<usize> = self.rejected.iter().map(|r| r.index).collect();
-        for (index, note) in notes.into_iter().enumerate().filter(|(i, _)| !rejected.contains(i)) {
-            for kind in note.ignored {
-                self.ignored += 1;
-                *self.ignored_kinds.entry(kind).or_default() += 1;
-            }
-            self.decisions.extend(note.messages.into_iter().map(|(message_id, kind, triggered_agent)| Decision {
-                index,
-                message_id,
-                kind,
-                triggered_agent,
-            }));
-        }
-    }
-}
-
-/// What decoding one input decided, reported once it is accepted.
-#[derive(Debug, Default)]
-struct Note {
-    ignored: Vec<String>,
-    messages: Vec<(String, chatctx_core::event::MessageKind, bool)>,
-}
-
-type ChatKey = (String, String);
-
-fn key(channel: &str, chat: &str) -> ChatKey {
-    (channel.to_owned(), chat.to_owned())
-}
+use input::Input;
+use log::internal;
 
 /// The running service.
 pub struct Service {
@@ -135,205 +47,17 @@ pub struct Service {
     decisions: crate::decisions::Decisions,
     /// Model triage, when configured: asked before the engine is locked (see [`Service::call`]).
     triage: Option<Arc<Answered>>,
-    /// The background summarizer, when `[summary] enabled` ([`Service::with_summarizer`]).
-    summarizer: Option<Arc<crate::summarizer::Summarizer>>,
+    /// The conversations due for a summary, when the background summarizer is on ([`Service::with_summaries`]).
+    summaries: Option<Arc<SummaryQueue>>,
 }
 
 /// How changes become durable: chosen once, from the store the service was opened on.
 #[allow(clippy::large_enum_variant)] // one per process
 enum Durability {
     /// A store this process alone writes.
-    Local(local::Local),
+    Local(Arc<local::Local>),
     /// A store other instances write too.
     Shared(shared::Shared),
-}
-
-fn internal(why: impl std::fmt::Display) -> Error {
-    Error::new(ErrorCode::Internal, why.to_string())
-}
-
-fn new_engine(settings: &Settings, triage: Option<&Arc<Answered>>) -> Engine {
-    let mut engine = Engine::new(settings.clone());
-    if let Some(t) = triage {
-        engine.set_triage(Box::new(Installed(t.clone())));
-    }
-    engine
-}
-
-/// What [`rebuild`] makes: the engine, how many operations were read, each chat's newest position, and per
-/// chat how many operations were logged since its last snapshot (so compaction stays due across restarts).
-struct Rebuilt {
-    engine: Engine,
-    read: u64,
-    heads: HashMap<ChatKey, u64>,
-    since_snapshot: HashMap<ChatKey, u64>,
-}
-
-/// A logged operation that cannot be applied: startup stops on it rather than lose it quietly
-/// (`chatctx store check` lists them, `chatctx store repair --drop-damaged` drops them).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error(
-    "logged operation {position} of chat {chat_id:?} ({channel}) cannot be applied: {why}; the store is damaged or \
-     was written by a newer chatctx. Nothing was changed. `chatctx store check` lists every such operation; \
-     `chatctx store repair --drop-damaged` removes them (see docs/operations.md)"
-)]
-pub struct Damaged {
-    /// Platform of the chat.
-    pub channel: String,
-    /// The chat.
-    pub chat_id: String,
-    /// The operation's position in the chat's log.
-    pub position: u64,
-    /// Why it cannot be applied.
-    pub why: String,
-}
-
-impl Damaged {
-    fn at(position: u64, op: &Op, e: Error) -> Self {
-        Self { channel: op.channel.clone(), chat_id: op.chat_id.clone(), position, why: e.message }
-    }
-}
-
-/// Replays the store into a fresh engine; stops at the first operation that cannot be applied.
-fn rebuild(store: &dyn Store, settings: &Settings, triage: Option<&Arc<Answered>>) -> anyhow::Result<Rebuilt> {
-    let mut engine = new_engine(settings, triage);
-    let mut heads = HashMap::new();
-    let mut since_snapshot: HashMap<ChatKey, u64> = HashMap::new();
-    let mut newest = Timestamp::default();
-    let mut damaged = None;
-    let read = store.load(&mut |pos, op| {
-        if damaged.is_some() {
-            return;
-        }
-        match apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
-            Ok(kind) => {
-                let count = since_snapshot.entry(key(&op.channel, &op.chat_id)).or_default();
-                *count = if kind == Applied::Snapshot { 0 } else { *count + 1 };
-            }
-            Err(e) => damaged = Some(Damaged::at(pos, &op, e)),
-        }
-        let head = heads.entry((op.channel, op.chat_id)).or_default();
-        *head = pos.max(*head);
-    })?;
-    if let Some(d) = damaged {
-        return Err(d.into());
-    }
-    Ok(Rebuilt { engine, read, heads, since_snapshot })
-}
-
-/// Every operation of `ops` (in the order written) that cannot be applied, replaying them all as a start
-/// would: what `chatctx store check` reports and `repair --drop-damaged` drops. An operation after a damaged
-/// one of the same chat is judged on the state without it, as the repaired store will hold.
-pub fn find_damaged(settings: &Settings, ops: &[(u64, Op)]) -> Vec<Damaged> {
-    let mut engine = Engine::new(settings.clone());
-    let mut newest = Timestamp::default();
-    let mut damaged = Vec::new();
-    for (pos, op) in ops {
-        if let Err(e) = apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
-            damaged.push(Damaged::at(*pos, op, e));
-        }
-    }
-    damaged
-}
-
-/// What kind of logged operation was applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Applied {
-    /// A change.
-    Change,
-    /// A document that stands for the chat's whole log before it (an import or a compaction).
-    Snapshot,
-}
-
-/// Applies one logged operation of a chat.
-fn apply_logged(
-    engine: &mut Engine,
-    channel: &str,
-    chat: &str,
-    line: &str,
-    newest: &mut Timestamp,
-) -> Result<Applied, Error> {
-    match LogLine::parse(line).map_err(|bad| bad.error)? {
-        LogLine::Forget => {
-            engine.remove_chat(channel, chat);
-            Ok(Applied::Snapshot)
-        }
-        line @ LogLine::Import(_) => replay::load_line(engine, line, newest).map(|()| Applied::Snapshot),
-        line => replay::load_line(engine, line, newest).map(|()| Applied::Change),
-    }
-}
-
-/// The log line of a state-changing call, with its time fixed so that it means the same when the log is
-/// replayed.
-fn fixed_call(call: &ToolCall, now: Timestamp) -> Result<String, Error> {
-    let mut fixed = call.clone();
-    fixed.fill_now(now);
-    LogLine::Call(Cow::Owned(fixed)).to_line()
-}
-
-/// The log line of an answered tool call, when the call changed the state.
-fn logged_line(call: &ToolCall, now: Timestamp, response: &ToolResponse) -> Result<Option<String>, Error> {
-    let line = match response {
-        // With its time fixed, so that it means the same when the log is replayed.
-        ToolResponse::Scenario(s) if s.changed == Some(true) => fixed_call(call, now)?,
-        ToolResponse::Summary(s) if s.changed => fixed_call(call, now)?,
-        // Only a recording that changed the state is logged (a repeated call for the same message is not).
-        ToolResponse::Resolve(r) => match r.best_match.as_ref().filter(|_| r.recorded) {
-            Some(best) => {
-                let scope = call.scope();
-                let event = Event::Activation(ActivationEvent {
-                    channel: scope.channel.clone(),
-                    target: ObjectRef::Id { chat_id: scope.chat_id.clone(), object_id: best.object_id.clone() },
-                    event: Activation::Resolved,
-                    at: call.now().unwrap_or(now),
-                    by_user_id: None,
-                    message_id: scope.current_message_id.clone(),
-                    close: false,
-                });
-                LogLine::Event(EventLine::Decoded(&event)).to_line()?
-            }
-            None => return Ok(None),
-        },
-        _ => return Ok(None),
-    };
-    Ok(Some(line))
-}
-
-fn op(channel: &str, chat_id: &str, line: String) -> Op {
-    Op { channel: channel.to_owned(), chat_id: chat_id.to_owned(), line }
-}
-
-/// The log operation of an event, if it names a chat (an activation of an unknown platform id does not, and
-/// changes nothing).
-fn event_op(e: &Event) -> Option<Result<Op, Error>> {
-    let (channel, chat) = e.chat()?;
-    Some(LogLine::Event(EventLine::Decoded(e)).to_line().map(|line| op(channel, chat, line)))
-}
-
-/// The log line of a chat's whole state.
-fn import_line(doc: &ConversationDoc) -> Result<String, Error> {
-    LogLine::Import(Cow::Borrowed(doc)).to_line()
-}
-
-/// One decoded input of an ingest batch: its events and their log operations.
-type Input = Result<(Vec<Event>, Vec<Op>), Error>;
-
-/// Routes an input's platform-id activations and its events addressed to known threads to their chats,
-/// refusing chats `allowed` rejects. Cheap when there are none (the common case).
-fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) -> Input {
-    let (mut events, mut ops) = input?;
-    // Only an input that names no chat (a poll answer) or a known thread's id needs routing.
-    let routed = |e: &Event| e.chat().is_none_or(|(channel, chat)| engine.is_thread(channel, chat));
-    if events.iter().any(routed) {
-        events.iter_mut().for_each(|e| engine.route(e));
-        ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
-    }
-    // The chat is not named: an input may reach it only through a platform id (a poll answer), and a caller
-    // must not learn which chat holds it.
-    if ops.iter().any(|o| !allowed(&o.channel, &o.chat_id)) {
-        return Err(Error::new(ErrorCode::ForbiddenScope, "this credential may not write to the chat of this input"));
-    }
-    Ok((events, ops))
 }
 
 /// Which chats (channel, chat id) a credential may write, shared with the thread that applies its inputs.
@@ -380,48 +104,31 @@ impl Service {
         let (durability, read) = match store {
             Opened::Local(log) => {
                 let (local, read) = local::Local::open(log, settings, triage.clone(), every)?;
-                (Durability::Local(local), read)
+                (Durability::Local(Arc::new(local)), read)
             }
             Opened::Shared(log) => {
                 let (shared, read) = shared::Shared::open(log, settings, triage.clone(), every)?;
                 (Durability::Shared(shared), read)
             }
         };
-        Ok((Self { durability, triage, decisions, summarizer: None }, read))
+        Ok((Self { durability, triage, decisions, summaries: None }, read))
     }
 
-    /// Adds the background summarizer when `settings.enabled` (on the `[llm]` endpoint). It runs once
-    /// [`Service::start_background`] is called on the shared service.
-    pub fn with_summarizer(
-        mut self,
-        settings: crate::config::SummarizerSettings,
-        llm: &LlmSettings,
-    ) -> anyhow::Result<Self> {
-        if settings.enabled {
-            let model = crate::triage::HttpTriage::from_settings(llm)?
-                .ok_or_else(|| anyhow::anyhow!("summary.enabled: the summarizer needs llm.base_url"))?;
-            self.summarizer = Some(Arc::new(crate::summarizer::Summarizer::new(settings, model)));
-        }
-        Ok(self)
+    /// Queues the conversations due for a summary after each ingest, for the background summarizer
+    /// ([`crate::summarizer::Summarizer`]) to take.
+    pub fn with_summaries(mut self, queue: Arc<SummaryQueue>) -> Self {
+        self.summaries = Some(queue);
+        self
     }
 
-    /// Starts the background work (the summarizer, when configured). Its thread holds the service weakly and
-    /// ends with it.
-    pub fn start_background(self: &Arc<Self>) -> anyhow::Result<()> {
-        if let Some(s) = &self.summarizer {
-            s.start(Arc::downgrade(self))?;
-        }
-        Ok(())
-    }
-
-    /// The background summarizer, when configured.
-    pub fn summarizer(&self) -> Option<&crate::summarizer::Summarizer> {
-        self.summarizer.as_deref()
+    /// The summary queue, when the summarizer is on.
+    pub fn summary_queue(&self) -> Option<&SummaryQueue> {
+        self.summaries.as_deref()
     }
 
     /// The conversations an ingest's messages went to, for the summarizer (nothing without one).
     fn conversations(&self, decoded: &[Input]) -> Vec<(String, String, Option<String>)> {
-        if self.summarizer.is_none() {
+        if self.summaries.is_none() {
             return Vec::new();
         }
         let mut out: Vec<_> = decoded
@@ -441,7 +148,7 @@ impl Service {
     /// Queues the conversations of `convs` that are due for a summary (off the request path: the run itself
     /// happens on the summarizer's thread).
     fn queue_due(&self, convs: Vec<(String, String, Option<String>)>) {
-        let Some(s) = &self.summarizer else { return };
+        let Some(s) = &self.summaries else { return };
         if convs.is_empty() {
             return;
         }
@@ -471,7 +178,7 @@ impl Service {
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
-        let (decoded, notes) = Self::decode_inputs(inputs, now);
+        let (decoded, notes) = input::decode_inputs(inputs, now);
         let convs = self.conversations(&decoded);
         let mut report = match &self.durability {
             Durability::Local(l) => l.ingest(decoded, allowed),
@@ -480,31 +187,6 @@ impl Service {
         report.note(notes);
         self.queue_due(convs);
         Ok(report)
-    }
-
-    /// Decoding (JSON, the Telegram mapping) needs no state: it is done before taking the engine. With each
-    /// input, what its mapping decided.
-    fn decode_inputs(inputs: &[Value], now: Timestamp) -> (Vec<Input>, Vec<Note>) {
-        inputs
-            .iter()
-            .map(|v| {
-                let mut note = Note::default();
-                let input = ingest::decode(v, now).and_then(|d| {
-                    note.ignored = d.ignored;
-                    note.messages = d
-                        .events
-                        .iter()
-                        .filter_map(|e| match e {
-                            Event::Message(m) => Some((m.message_id.clone(), m.kind, m.triggered_agent)),
-                            _ => None,
-                        })
-                        .collect();
-                    let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
-                    Ok((d.events, logged))
-                });
-                (input, note)
-            })
-            .unzip()
     }
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
@@ -562,7 +244,7 @@ impl Service {
             },
             Durability::Local(local) => match local.call_queued(call, now) {
                 Ok((answer, None)) => Ok(answer),
-                Ok((answer, Some(ticket))) => local::Local::durable(self, ticket).await.map(|()| answer),
+                Ok((answer, Some(ticket))) => local.durable(ticket).await.map(|()| answer),
                 Err(e) => Err(e),
             },
         }
@@ -586,18 +268,18 @@ impl Service {
                     .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
             }
         };
-        let (decoded, notes) = Self::decode_inputs(&inputs, now);
+        let (decoded, notes) = input::decode_inputs(&inputs, now);
         let convs = self.conversations(&decoded);
         let (mut report, ticket) = local.ingest_queued(decoded, &*allowed)?;
         if let Some(t) = ticket {
-            local::Local::durable(self, t).await?;
+            local.durable(t).await?;
         }
         report.note(notes);
         self.queue_due(convs);
         Ok(report)
     }
 
-    fn local(&self) -> Option<&local::Local> {
+    fn local(&self) -> Option<&Arc<local::Local>> {
         match &self.durability {
             Durability::Local(l) => Some(l),
             Durability::Shared(_) => None,

@@ -18,7 +18,9 @@ use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
 use chatctx_store::{SharedLog, StoreError};
 
-use super::{ChatKey, IngestReport, Input, apply_logged, import_line, internal, key, logged_line, rebuild, route};
+use super::input::{Input, route};
+use super::log::{ChatKey, apply_logged, import_line, internal, key, logged_line, rebuild};
+use super::report::IngestReport;
 use crate::logline::LogLine;
 use crate::triage::Answered;
 

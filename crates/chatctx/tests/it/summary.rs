@@ -47,8 +47,9 @@ fn service(store: Opened, url: &str, every: usize, timeout: i64) -> Arc<Service>
         ..SummarizerSettings::default()
     };
     let svc = Service::open_with(settings(), llm.clone(), store, Options::default()).unwrap().0;
-    let svc = Arc::new(svc.with_summarizer(summary, &llm).unwrap());
-    svc.start_background().unwrap();
+    let summarizer = chatctx::summarizer::Summarizer::from_settings(summary, &llm).unwrap().unwrap();
+    let svc = Arc::new(svc.with_summaries(summarizer.queue()));
+    summarizer.start(&svc).unwrap();
     svc
 }
 
@@ -70,7 +71,7 @@ fn wait_for(what: &str, done: impl Fn() -> bool) {
 }
 
 fn metric(svc: &Service, outcome: &str) -> u64 {
-    let text = svc.summarizer().unwrap().metrics();
+    let text = svc.summary_queue().unwrap().metrics();
     let key = format!("chatctx_summary_runs_total{{outcome=\"{outcome}\"}} ");
     text.lines().find_map(|l| l.strip_prefix(&key)).unwrap().parse().unwrap()
 }
@@ -128,7 +129,7 @@ fn the_summarizer_folds_new_messages_into_the_previous_summary_and_replays_witho
     assert!(!answer.contains("note-10"), "selection starts after the covered message: {answer}");
     let paged = call(&svc, "get_chat_history_range", &json!({"chat_id": "-1"}), now()).unwrap();
     assert_eq!(serde_json::to_value(paged).unwrap()["items"].as_array().unwrap().len(), 11, "nothing is hidden");
-    svc.summarizer().unwrap().stop();
+    svc.summary_queue().unwrap().stop();
     drop(svc);
 
     // Restart with no model: the summaries come back from the log.

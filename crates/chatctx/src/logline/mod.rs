@@ -10,6 +10,10 @@
 //! - `{"import": {…}}`: a conversation document (`chatctx export`), replacing its chat;
 //! - `{"forget": true}`: the chat the line is stored under is forgotten (shared stores only).
 
+mod apply;
+
+pub use apply::Applied;
+
 use std::borrow::Cow;
 
 use chatctx_core::tools::ToolCall;

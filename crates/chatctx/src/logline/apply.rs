@@ -1,0 +1,88 @@
+//! Applying a line to an engine: the one way a replay file and a store's log are read into state.
+
+use chatctx_core::tools::ToolResponse;
+use chatctx_core::{Engine, Error, Timestamp};
+
+use super::{EventLine, LogLine};
+
+/// What applying a line did.
+pub enum Applied {
+    /// Applied; with how many platform update kinds it ignored.
+    Accepted(usize),
+    /// Refused; nothing changed.
+    Rejected(Error),
+    /// A call, answered.
+    Answered(&'static str, Result<ToolResponse, Error>),
+}
+
+impl LogLine<'_> {
+    /// Applies the line without writing an answer: how a server rebuilds its state from its log. `newest` is
+    /// the running "now" for calls without one.
+    pub fn load(self, engine: &mut Engine, newest: &mut Timestamp) -> Result<(), Error> {
+        match self.apply(engine, newest, false) {
+            Applied::Accepted(_) | Applied::Answered(_, Ok(_)) => Ok(()),
+            Applied::Rejected(e) | Applied::Answered(_, Err(e)) => Err(e),
+        }
+    }
+}
+
+impl LogLine<'_> {
+    /// Applies the line to `engine`, as `chatctx replay` and a server rebuilding from its log both do.
+    /// `newest` is the running "now" for calls without one. A `forget` line is the caller's to apply (it names
+    /// no chat of its own). `narrate`: log each call's line (a replay run does; a server rebuilding its state
+    /// from its log does not, or every stored operation would print a line at start).
+    pub fn apply(self, engine: &mut Engine, newest: &mut Timestamp, narrate: bool) -> Applied {
+        match self {
+            // A conversation document (`chatctx export`): replaces that chat whole.
+            LogLine::Import(doc) => match engine.import_document(&doc) {
+                Ok(()) => Applied::Accepted(0),
+                Err(e) => Applied::Rejected(e),
+            },
+            LogLine::Event(EventLine::Decoded(event)) => apply_events(engine, vec![event.clone()], newest),
+            LogLine::Event(EventLine::Raw(event)) => {
+                let decoded = match crate::ingest::decode(&event, *newest) {
+                    Ok(d) => d,
+                    Err(e) => return Applied::Rejected(e),
+                };
+                for w in &decoded.warnings {
+                    tracing::warn!("{w}");
+                }
+                if !decoded.ignored.is_empty() {
+                    tracing::debug!(kinds = ?decoded.ignored, "telegram update kinds ignored");
+                }
+                match apply_events(engine, decoded.events, newest) {
+                    Applied::Accepted(_) => Applied::Accepted(decoded.ignored.len()),
+                    other => other,
+                }
+            }
+            LogLine::Call(call) => {
+                let mut result = engine.answer(&call, *newest);
+                if let (false, Ok(answer)) = (call.scope().explain, result.as_mut()) {
+                    answer.take_explain();
+                }
+                if narrate {
+                    crate::call::log::log_call(&call, &result);
+                }
+                Applied::Answered(call.name(), result)
+            }
+            LogLine::Forget => Applied::Accepted(0),
+        }
+    }
+}
+
+/// Applies a line's events, all or nothing, moving `newest` to the newest of their times.
+fn apply_events(engine: &mut Engine, events: Vec<chatctx_core::Event>, newest: &mut Timestamp) -> Applied {
+    let latest = events.iter().map(|e| e.time()).max();
+    match engine.apply_all(events) {
+        Ok(applied) => {
+            for w in applied.warnings {
+                tracing::warn!("{w}");
+            }
+            if let Some(t) = latest {
+                *newest = (*newest).max(t);
+            }
+            Applied::Accepted(0)
+        }
+        Err(e) => Applied::Rejected(e),
+    }
+}

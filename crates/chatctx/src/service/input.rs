@@ -1,0 +1,56 @@
+//! An ingest's inputs, decoded before the engine is taken: each input's events and their log operations, and
+//! the routing of what names no chat (a poll answer) or a known thread.
+
+use chatctx_core::{Engine, Error, ErrorCode, Event, Timestamp};
+use chatctx_store::Op;
+use serde_json::Value;
+
+use super::log::event_op;
+use super::report::Note;
+use crate::ingest;
+
+/// One decoded input of an ingest batch: its events and their log operations.
+pub(super) type Input = Result<(Vec<Event>, Vec<Op>), Error>;
+
+/// Routes an input's platform-id activations and its events addressed to known threads to their chats,
+/// refusing chats `allowed` rejects. Cheap when there are none (the common case).
+pub(super) fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) -> Input {
+    let (mut events, mut ops) = input?;
+    // Only an input that names no chat (a poll answer) or a known thread's id needs routing.
+    let routed = |e: &Event| e.chat().is_none_or(|(channel, chat)| engine.is_thread(channel, chat));
+    if events.iter().any(routed) {
+        events.iter_mut().for_each(|e| engine.route(e));
+        ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
+    }
+    // The chat is not named: an input may reach it only through a platform id (a poll answer), and a caller
+    // must not learn which chat holds it.
+    if ops.iter().any(|o| !allowed(&o.channel, &o.chat_id)) {
+        return Err(Error::new(ErrorCode::ForbiddenScope, "this credential may not write to the chat of this input"));
+    }
+    Ok((events, ops))
+}
+
+/// Decodes every input (JSON, the platform mappings): this needs no state, so it is done before taking the
+/// engine. With each input, what its mapping decided.
+pub(super) fn decode_inputs(inputs: &[Value], now: Timestamp) -> (Vec<Input>, Vec<Note>) {
+    inputs
+        .iter()
+        .map(|v| {
+            let mut note = Note::default();
+            let input = ingest::decode(v, now).and_then(|d| {
+                note.ignored = d.ignored;
+                note.messages = d
+                    .events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Event::Message(m) => Some((m.message_id.clone(), m.kind, m.triggered_agent)),
+                        _ => None,
+                    })
+                    .collect();
+                let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
+                Ok((d.events, logged))
+            });
+            (input, note)
+        })
+        .unzip()
+}

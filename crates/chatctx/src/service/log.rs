@@ -1,0 +1,194 @@
+//! The service's log, which both durability strategies write and read: rebuilding an engine from a store,
+//! applying one logged operation, and building the line of an event, a state-changing call or a snapshot.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chatctx_core::event::{ActivationEvent, ObjectRef};
+use chatctx_core::kinds::Activation;
+use chatctx_core::tools::{ToolCall, ToolResponse};
+use chatctx_core::transfer::ConversationDoc;
+use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
+use chatctx_store::{Op, Store};
+
+use crate::logline::{EventLine, LogLine};
+use crate::triage::{Answered, Installed};
+
+/// A chat: (channel, chat id).
+pub(super) type ChatKey = (String, String);
+
+pub(super) fn key(channel: &str, chat: &str) -> ChatKey {
+    (channel.to_owned(), chat.to_owned())
+}
+
+pub(super) fn internal(why: impl std::fmt::Display) -> Error {
+    Error::new(ErrorCode::Internal, why.to_string())
+}
+
+pub(super) fn new_engine(settings: &Settings, triage: Option<&Arc<Answered>>) -> Engine {
+    let mut engine = Engine::new(settings.clone());
+    if let Some(t) = triage {
+        engine.set_triage(Box::new(Installed(t.clone())));
+    }
+    engine
+}
+
+/// What [`rebuild`] makes: the engine, how many operations were read, each chat's newest position, and per
+/// chat how many operations were logged since its last snapshot (so compaction stays due across restarts).
+pub(super) struct Rebuilt {
+    pub(super) engine: Engine,
+    pub(super) read: u64,
+    pub(super) heads: HashMap<ChatKey, u64>,
+    pub(super) since_snapshot: HashMap<ChatKey, u64>,
+}
+
+/// A logged operation that cannot be applied: startup stops on it rather than lose it quietly
+/// (`chatctx store check` lists them, `chatctx store repair --drop-damaged` drops them).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "logged operation {position} of chat {chat_id:?} ({channel}) cannot be applied: {why}; the store is damaged or \
+     was written by a newer chatctx. Nothing was changed. `chatctx store check` lists every such operation; \
+     `chatctx store repair --drop-damaged` removes them (see docs/operations.md)"
+)]
+pub struct Damaged {
+    /// Platform of the chat.
+    pub channel: String,
+    /// The chat.
+    pub chat_id: String,
+    /// The operation's position in the chat's log.
+    pub position: u64,
+    /// Why it cannot be applied.
+    pub why: String,
+}
+
+impl Damaged {
+    fn at(position: u64, op: &Op, e: Error) -> Self {
+        Self { channel: op.channel.clone(), chat_id: op.chat_id.clone(), position, why: e.message }
+    }
+}
+
+/// Replays the store into a fresh engine; stops at the first operation that cannot be applied.
+pub(super) fn rebuild(
+    store: &dyn Store,
+    settings: &Settings,
+    triage: Option<&Arc<Answered>>,
+) -> anyhow::Result<Rebuilt> {
+    let mut engine = new_engine(settings, triage);
+    let mut heads = HashMap::new();
+    let mut since_snapshot: HashMap<ChatKey, u64> = HashMap::new();
+    let mut newest = Timestamp::default();
+    let mut damaged = None;
+    let read = store.load(&mut |pos, op| {
+        if damaged.is_some() {
+            return;
+        }
+        match apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
+            Ok(kind) => {
+                let count = since_snapshot.entry(key(&op.channel, &op.chat_id)).or_default();
+                *count = if kind == Applied::Snapshot { 0 } else { *count + 1 };
+            }
+            Err(e) => damaged = Some(Damaged::at(pos, &op, e)),
+        }
+        let head = heads.entry((op.channel, op.chat_id)).or_default();
+        *head = pos.max(*head);
+    })?;
+    if let Some(d) = damaged {
+        return Err(d.into());
+    }
+    Ok(Rebuilt { engine, read, heads, since_snapshot })
+}
+
+/// Every operation of `ops` (in the order written) that cannot be applied, replaying them all as a start
+/// would: what `chatctx store check` reports and `repair --drop-damaged` drops. An operation after a damaged
+/// one of the same chat is judged on the state without it, as the repaired store will hold.
+pub fn find_damaged(settings: &Settings, ops: &[(u64, Op)]) -> Vec<Damaged> {
+    let mut engine = Engine::new(settings.clone());
+    let mut newest = Timestamp::default();
+    let mut damaged = Vec::new();
+    for (pos, op) in ops {
+        if let Err(e) = apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
+            damaged.push(Damaged::at(*pos, op, e));
+        }
+    }
+    damaged
+}
+
+/// What kind of logged operation was applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Applied {
+    /// A change.
+    Change,
+    /// A document that stands for the chat's whole log before it (an import or a compaction).
+    Snapshot,
+}
+
+/// Applies one logged operation of a chat.
+pub(super) fn apply_logged(
+    engine: &mut Engine,
+    channel: &str,
+    chat: &str,
+    line: &str,
+    newest: &mut Timestamp,
+) -> Result<Applied, Error> {
+    match LogLine::parse(line).map_err(|bad| bad.error)? {
+        LogLine::Forget => {
+            engine.remove_chat(channel, chat);
+            Ok(Applied::Snapshot)
+        }
+        line @ LogLine::Import(_) => line.load(engine, newest).map(|()| Applied::Snapshot),
+        line => line.load(engine, newest).map(|()| Applied::Change),
+    }
+}
+
+/// The log line of a state-changing call, with its time fixed so that it means the same when the log is
+/// replayed.
+pub(super) fn fixed_call(call: &ToolCall, now: Timestamp) -> Result<String, Error> {
+    let mut fixed = call.clone();
+    fixed.fill_now(now);
+    LogLine::Call(Cow::Owned(fixed)).to_line()
+}
+
+/// The log line of an answered tool call, when the call changed the state.
+pub(super) fn logged_line(call: &ToolCall, now: Timestamp, response: &ToolResponse) -> Result<Option<String>, Error> {
+    let line = match response {
+        // With its time fixed, so that it means the same when the log is replayed.
+        ToolResponse::Scenario(s) if s.changed == Some(true) => fixed_call(call, now)?,
+        ToolResponse::Summary(s) if s.changed => fixed_call(call, now)?,
+        // Only a recording that changed the state is logged (a repeated call for the same message is not).
+        ToolResponse::Resolve(r) => match r.best_match.as_ref().filter(|_| r.recorded) {
+            Some(best) => {
+                let scope = call.scope();
+                let event = Event::Activation(ActivationEvent {
+                    channel: scope.channel.clone(),
+                    target: ObjectRef::Id { chat_id: scope.chat_id.clone(), object_id: best.object_id.clone() },
+                    event: Activation::Resolved,
+                    at: call.now().unwrap_or(now),
+                    by_user_id: None,
+                    message_id: scope.current_message_id.clone(),
+                    close: false,
+                });
+                LogLine::Event(EventLine::Decoded(&event)).to_line()?
+            }
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(line))
+}
+
+pub(super) fn op(channel: &str, chat_id: &str, line: String) -> Op {
+    Op { channel: channel.to_owned(), chat_id: chat_id.to_owned(), line }
+}
+
+/// The log operation of an event, if it names a chat (an activation of an unknown platform id does not, and
+/// changes nothing).
+pub(super) fn event_op(e: &Event) -> Option<Result<Op, Error>> {
+    let (channel, chat) = e.chat()?;
+    Some(LogLine::Event(EventLine::Decoded(e)).to_line().map(|line| op(channel, chat, line)))
+}
+
+/// The log line of a chat's whole state.
+pub(super) fn import_line(doc: &ConversationDoc) -> Result<String, Error> {
+    LogLine::Import(Cow::Borrowed(doc)).to_line()
+}
