@@ -42,10 +42,24 @@ const SPOKEN: &[u64] = &[0, 19, 20, 23];
 /// The `IS_VOICE_MESSAGE` message flag.
 const VOICE_FLAG: u64 = 1 << 13;
 
-/// Decodes a `discord_event` (`{"type": "discord_event", "bot": {"user_id": …}, "payload": {…}}`).
-/// `received_at` dates what carries no time of its own (reactions, deletions).
-pub fn decode_event(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
-    crate::decode_wrapped(v, received_at, map_dispatch)
+/// Discord, as a [`crate::Platform`]: a replay line carries a dispatch as `{"type": "discord_event", "bot": {…},
+/// "payload": {…}}`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Discord;
+
+impl crate::Platform for Discord {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    fn wrapped_as(&self) -> (&'static str, &'static str) {
+        ("discord_event", "payload")
+    }
+
+    /// Maps one dispatch; `received_at` dates what carries no time of its own (reactions, deletions).
+    fn map(&self, payload: &Value, bot: &Bot, received_at: Timestamp) -> Result<Mapped, Error> {
+        map_dispatch(payload, bot, received_at)
+    }
 }
 
 /// Maps one Gateway dispatch.

@@ -1,19 +1,26 @@
-//! chatctx-platforms: Discord Gateway dispatches and Slack Events API envelopes mapped to chatctx events, by
-//! the rules of docs/protocol.md §3.9 and §3.10.
+//! chatctx-platforms: each platform's payloads mapped to chatctx events behind one contract, [`Platform`]:
+//! Telegram Bot API updates (and Telegram Desktop exports), Discord Gateway dispatches and Slack Events API
+//! envelopes, by the rules of docs/protocol.md §3.5–§3.10.
 //!
-//! Like the Telegram mapping, each reads raw JSON through a narrow, tolerant model of its own: unknown event
-//! types and fields are accepted and reported as ignored, never an error; a payload that is not the shape its
-//! type promises is `invalid_event` naming the field.
+//! Every mapping reads raw JSON through a narrow, tolerant model of its own rather than a typed client crate:
+//! unknown update and event types, unknown fields and explicit `null`s are accepted and reported as ignored,
+//! never an error; a payload that is not the shape its type promises is `invalid_event` naming the field.
+//! Whatever a mapping produces is then validated by the core like any event before it is acknowledged.
+//!
+//! A platform is one file (or folder) here implementing [`Platform`], one line in [`PLATFORMS`], and one route
+//! line in the server.
 //!
 //! Modules:
+//! - [`telegram`]: one Bot API `Update` to events; [`telegram::export`], a Telegram Desktop `result.json`.
 //! - [`discord`]: one Gateway dispatch (`{"op": 0, "t": …, "d": …}`) to events.
 //! - [`slack`]: one Events API envelope (`event_callback`) to events.
-//! - [`text`]: building a message text with UTF-16 entities, shared by both.
+//! - [`text`]: building a message text with UTF-16 entities, shared by Discord and Slack.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod discord;
 pub mod slack;
+pub mod telegram;
 pub mod text;
 
 use chatctx_core::event::Attachment;
@@ -24,44 +31,74 @@ use serde_json::Value;
 
 const EV: ErrorCode = ErrorCode::InvalidEvent;
 
+/// One platform: the payloads it delivers to a bot, mapped to core events.
+pub trait Platform: Send + Sync + 'static {
+    /// The platform's name, which is also the `channel` of its events (`telegram`, `discord`, `slack`).
+    fn name(&self) -> &'static str;
+    /// How a replay line carries one of its payloads: the line's event `type` and the key the payload is under
+    /// (`{"type": "telegram_update", "bot": {…}, "update": {…}}`).
+    fn wrapped_as(&self) -> (&'static str, &'static str);
+    /// Maps one payload, as the platform delivers it. `received_at` dates what carries no time of its own.
+    fn map(&self, payload: &Value, bot: &Bot, received_at: Timestamp) -> Result<Mapped, Error>;
+}
+
+/// Every platform.
+pub const PLATFORMS: &[&dyn Platform] = &[&telegram::Telegram, &discord::Discord, &slack::Slack];
+
+/// The platform whose payloads a replay line of event type `event_type` carries.
+pub fn by_event_type(event_type: &str) -> Option<&'static dyn Platform> {
+    PLATFORMS.iter().copied().find(|p| p.wrapped_as().0 == event_type)
+}
+
+/// Maps a replay line that carries a payload of `platform` (`{"type": …, "bot": {"user_id", "username"},
+/// "triggered_agent": …, KEY: {…}}`), as the platform's route would have.
+pub fn map_wrapped(platform: &dyn Platform, v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
+    let f = Fields::new(object(v, "an event", EV)?, "", EV);
+    let (user_id, username) = match f.obj("bot")? {
+        Some(b) => {
+            let b = Fields::new(b, "bot", EV);
+            (b.id("user_id")?, b.str("username")?.map(str::to_owned))
+        }
+        None => (None, None),
+    };
+    let bot = Bot::new(user_id, username, f.bool("triggered_agent")?);
+    platform.map(f.req(platform.wrapped_as().1)?, &bot, received_at)
+}
+
 /// What one platform payload became.
 #[derive(Debug, Default, PartialEq)]
 pub struct Mapped {
     /// The events, in payload order.
     pub events: Vec<Event>,
-    /// Event types (or subtypes) that were received but are not used, for the ignored count.
+    /// Update or event types (or subtypes) that were received but are not used, for the ignored count.
     pub ignored: Vec<String>,
     /// Parts that were dropped, for the log (never message text).
     pub warnings: Vec<String>,
 }
 
-/// The account a bot runs as: its own messages become `outbound_agent`, and mentions of it count as
-/// addressing it.
+/// The account a bot runs as (its own messages become `outbound_agent`, and mentions of it or replies to it
+/// count as addressing it), and what the bot's own code says of a payload.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Bot {
     /// The bot's user id on the platform.
     pub user_id: Option<String>,
+    /// The bot's username, without `@` (Telegram).
+    pub username: Option<String>,
+    /// Whether the payload addresses the bot, when the bot decided it itself (Telegram; otherwise inferred).
+    pub triggered_agent: Option<bool>,
 }
 
 impl Bot {
-    fn is(&self, user_id: &str) -> bool {
+    /// A bot; a leading `@` of the username is dropped.
+    pub fn new(user_id: Option<String>, username: Option<String>, triggered_agent: Option<bool>) -> Self {
+        let username = username.map(|u| u.trim_start_matches('@').to_owned());
+        Self { user_id, username, triggered_agent }
+    }
+
+    /// Whether `user_id` is the bot's.
+    pub fn is(&self, user_id: &str) -> bool {
         self.user_id.as_deref() == Some(user_id)
     }
-}
-
-/// Decodes a replay line that carries a platform's payload (`{"type": …, "bot": {"user_id": …}, "payload":
-/// {…}}`) with `map`, the platform's mapping.
-fn decode_wrapped(
-    v: &Value,
-    received_at: Timestamp,
-    map: fn(&Value, &Bot, Timestamp) -> Result<Mapped, Error>,
-) -> Result<Mapped, Error> {
-    let f = Fields::new(object(v, "an event", EV)?, "", EV);
-    let bot = match f.obj("bot")? {
-        Some(b) => Bot { user_id: Fields::new(b, "bot", EV).id("user_id")? },
-        None => Bot::default(),
-    };
-    map(f.req("payload")?, &bot, received_at)
 }
 
 /// A file's kind by its MIME type: images, video, audio (or a voice note), PDF; anything else a document.

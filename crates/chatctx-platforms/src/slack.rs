@@ -27,9 +27,23 @@ const SPOKEN: &[&str] = &["", "thread_broadcast", "file_share", "bot_message", "
 const NOTES: &[&str] =
     &["channel_join", "channel_leave", "channel_topic", "channel_purpose", "channel_name", "pinned_item"];
 
-/// Decodes a `slack_event` (`{"type": "slack_event", "bot": {"user_id": …}, "payload": {…}}`).
-pub fn decode_event(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
-    crate::decode_wrapped(v, received_at, map_envelope)
+/// Slack, as a [`crate::Platform`]: a replay line carries an envelope as `{"type": "slack_event", "bot": {…},
+/// "payload": {…}}`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Slack;
+
+impl crate::Platform for Slack {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    fn wrapped_as(&self) -> (&'static str, &'static str) {
+        ("slack_event", "payload")
+    }
+
+    fn map(&self, payload: &Value, bot: &Bot, received_at: Timestamp) -> Result<Mapped, Error> {
+        map_envelope(payload, bot, received_at)
+    }
 }
 
 /// The bot's user id an envelope names (`authorizations[].user_id` of a bot), for when none is configured.
@@ -52,7 +66,7 @@ pub fn map_envelope(envelope: &Value, bot: &Bot, received_at: Timestamp) -> Resu
     }
     let bot = match &bot.user_id {
         Some(_) => bot.clone(),
-        None => Bot { user_id: bot_of(envelope) },
+        None => Bot { user_id: bot_of(envelope), ..bot.clone() },
     };
     let e = f.obj("event")?.ok_or_else(|| f.err("event", "is required"))?;
     let ef = Fields::new(e, "payload.event", EV);

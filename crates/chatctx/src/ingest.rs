@@ -1,8 +1,19 @@
-//! One entry point for every event a client sends: docs/protocol.md §3 events and the platforms' payloads, decoded into core
-//! events. HTTP, MCP and `replay` all ingest through here.
+//! One entry point for every input a client sends: docs/protocol.md §3 events, and the platforms' payloads
+//! ([`chatctx_platforms::Platform`]), decoded into core events. HTTP, MCP and `replay` all ingest through here,
+//! so what a platform mapping produces passes the same validation as a core event before it is acknowledged.
 
 use chatctx_core::{Error, Event, Timestamp};
+use chatctx_platforms::{Bot, Mapped, Platform};
 use serde_json::Value;
+
+/// One input, as it reached chatctx.
+pub enum Input {
+    /// As `/v1/events` takes it and a replay line holds it: a core event, or a platform's payload wrapped as
+    /// one (`telegram_update`, `discord_event`, `slack_event`).
+    Json(Value),
+    /// A platform's payload from the platform's own route, with the bot the route's query names.
+    Payload(Box<dyn Platform>, Bot, Value),
+}
 
 /// What one input event became.
 #[derive(Debug, Default)]
@@ -15,17 +26,39 @@ pub struct Decoded {
     pub warnings: Vec<String>,
 }
 
-/// Decodes one event: a core event, or a platform's payload (`telegram_update`, `discord_event`,
-/// `slack_event`). `received_at` dates what carries no time of its own.
-pub fn decode(v: &Value, received_at: Timestamp) -> Result<Decoded, Error> {
-    let m = match Event::type_of(v)? {
-        "telegram_update" => {
-            let m = chatctx_telegram::decode_update_event(v, received_at)?;
-            return Ok(Decoded { events: m.events, ignored: m.ignored, warnings: m.warnings });
+impl From<Mapped> for Decoded {
+    fn from(m: Mapped) -> Self {
+        Self { events: m.events, ignored: m.ignored, warnings: m.warnings }
+    }
+}
+
+/// Something that decodes into core events. `received_at` dates what carries no time of its own.
+pub trait Decode: Send + Sync + 'static {
+    /// The core events, and what the mapping ignored and dropped.
+    fn decode(&self, received_at: Timestamp) -> Result<Decoded, Error>;
+}
+
+impl Decode for Value {
+    /// A core event, or a platform's payload wrapped as one.
+    fn decode(&self, received_at: Timestamp) -> Result<Decoded, Error> {
+        let kind = Event::type_of(self)?;
+        match chatctx_platforms::by_event_type(kind) {
+            Some(platform) => chatctx_platforms::map_wrapped(platform, self, received_at).map(Decoded::from),
+            None => Ok(Decoded { events: vec![Event::decode(self)?], ..Decoded::default() }),
         }
-        "discord_event" => chatctx_platforms::discord::decode_event(v, received_at)?,
-        "slack_event" => chatctx_platforms::slack::decode_event(v, received_at)?,
-        _ => return Ok(Decoded { events: vec![Event::decode(v)?], ..Decoded::default() }),
-    };
-    Ok(Decoded { events: m.events, ignored: m.ignored, warnings: m.warnings })
+    }
+}
+
+impl Decode for Input {
+    fn decode(&self, received_at: Timestamp) -> Result<Decoded, Error> {
+        match self {
+            Input::Json(v) => v.decode(received_at),
+            Input::Payload(platform, bot, payload) => platform.map(payload, bot, received_at).map(Decoded::from),
+        }
+    }
+}
+
+/// Decodes one event: a core event, or a platform's payload wrapped as one.
+pub fn decode(v: &Value, received_at: Timestamp) -> Result<Decoded, Error> {
+    v.decode(received_at)
 }

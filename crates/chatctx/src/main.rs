@@ -235,7 +235,7 @@ fn init_logging() {
     // crates' may (rmcp prints whole MCP messages at debug), so they are kept to warnings and errors whatever
     // the level.
     let others = level.min(tracing::Level::WARN);
-    let filter = ["chatctx", "chatctx_core", "chatctx_store", "chatctx_telegram"]
+    let filter = ["chatctx", "chatctx_core", "chatctx_store", "chatctx_platforms"]
         .into_iter()
         .fold(tracing_subscriber::filter::Targets::new().with_default(others), |f, t| f.with_target(t, level));
     let fmt = tracing_subscriber::fmt::layer()
@@ -554,11 +554,9 @@ fn run_import(a: ImportArgs) -> Result<ExitCode> {
         out.write_all(b"}\n")?;
         return Ok(ExitCode::SUCCESS);
     }
-    let bot = chatctx_telegram::Bot {
-        user_id: a.bot_user_id,
-        username: a.bot_username.map(|u| u.trim_start_matches('@').to_owned()),
-    };
-    let imported = chatctx_telegram::export::import(&root, &bot).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let bot = chatctx_platforms::Bot::new(a.bot_user_id, a.bot_username, None);
+    let imported =
+        chatctx_platforms::telegram::export::import(&root, &bot).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     for w in &imported.warnings {
         tracing::warn!("{w}");
     }

@@ -63,7 +63,8 @@ impl Metrics {
     pub fn ignored<'a>(&self, kinds: impl IntoIterator<Item = (&'a String, &'a usize)>) {
         let Ok(mut map) = self.ignored.lock() else { return };
         for (kind, n) in kinds {
-            let label = chatctx_telegram::update::IGNORED_KINDS.iter().copied().find(|k| *k == kind).unwrap_or("other");
+            let label =
+                chatctx_platforms::telegram::IGNORED_KINDS.iter().copied().find(|k| *k == kind).unwrap_or("other");
             *map.entry(label).or_default() += *n as u64;
         }
     }

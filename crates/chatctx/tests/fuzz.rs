@@ -30,7 +30,7 @@ fn read(rel: &str) -> String {
 /// Real samples of every input shape, as JSON values.
 fn seeds() -> Vec<Value> {
     let mut out = Vec::new();
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../chatctx-telegram/tests/data/telegram");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../chatctx-platforms/tests/data/telegram");
     let mut names: Vec<_> = std::fs::read_dir(&fixtures).unwrap().flatten().map(|e| e.path()).collect();
     names.sort();
     for path in names.iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
@@ -159,7 +159,7 @@ fn exercise(v: &Value) {
     if let Ok(decoded) = chatctx::ingest::decode(v, now()) {
         let _ = engine.apply_all(decoded.events);
     }
-    let _ = chatctx_telegram::export::import(v, &chatctx_telegram::Bot::default());
+    let _ = chatctx_platforms::telegram::export::import(v, &chatctx_platforms::Bot::default());
     if let Some(args) = v.get("args").or(Some(v)) {
         for name in ToolCall::NAMES {
             if let Ok(call) = ToolCall::decode(name, args) {

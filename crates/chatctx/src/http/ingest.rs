@@ -7,6 +7,8 @@ use std::sync::Arc;
 use axum::extract::{FromRequest, Query, Request, State};
 use axum::response::Response;
 use chatctx_core::{Error, ErrorCode};
+use chatctx_platforms::slack::Slack;
+use chatctx_platforms::{Bot, Platform};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -14,6 +16,7 @@ use super::extract::{Caller, EventsBody, JsonBody};
 use super::{ApiError, AppState, json_body};
 use crate::auth::Access;
 use crate::clock::now;
+use crate::ingest::{Decode, Input};
 
 /// `POST /v1/events`.
 pub async fn post_events(
@@ -28,7 +31,7 @@ pub async fn post_events(
 
 /// Ingests `inputs` durably as `a` allows. A single input that is rejected is answered with its error; a
 /// batch gets the report.
-async fn ingest(app: &AppState, a: Access, inputs: Vec<Value>, single: bool) -> Result<Response, ApiError> {
+async fn ingest<I: Decode>(app: &AppState, a: Access, inputs: Vec<I>, single: bool) -> Result<Response, ApiError> {
     let svc = app.svc.clone();
     let allowed = Arc::new(move |ch: &str, c: &str| a.allows(ch, c));
     let mut report = svc.ingest_async(inputs, now(), allowed).await?;
@@ -48,58 +51,23 @@ pub struct BotQuery {
     triggered_agent: Option<bool>,
 }
 
-/// `POST /v1/telegram/updates`: one Bot API update, as a webhook delivers it.
-pub async fn post_telegram(
+impl BotQuery {
+    fn bot(self) -> Bot {
+        Bot::new(self.bot_user_id, self.bot_username, self.triggered_agent)
+    }
+}
+
+/// `POST /v1/telegram/updates`, `/v1/discord/events`, …: one payload of platform `P`, as the platform delivers
+/// it to a bot (a Telegram webhook update, a Discord Gateway dispatch; docs/protocol.md §3.5–§3.9).
+pub async fn post_payload<P: Platform + Default>(
     State(app): State<AppState>,
     Caller(a): Caller,
     Query(q): Query<BotQuery>,
     body: JsonBody,
-) -> Result<Response, ApiError> {
-    ingest_payload(&app, a, q, &body, "telegram_update", "update").await
-}
-
-/// `POST /v1/discord/events`: one Gateway dispatch (docs/protocol.md §3.9).
-pub async fn post_discord(
-    State(app): State<AppState>,
-    Caller(a): Caller,
-    Query(q): Query<BotQuery>,
-    body: JsonBody,
-) -> Result<Response, ApiError> {
-    ingest_payload(&app, a, q, &body, "discord_event", "payload").await
-}
-
-/// Ingests a platform's payload, the request's body, as one event of `kind` carrying it under `key`.
-async fn ingest_payload(
-    app: &AppState,
-    a: Access,
-    q: BotQuery,
-    body: &JsonBody,
-    kind: &str,
-    key: &str,
 ) -> Result<Response, ApiError> {
     a.not_a_scope("ingest events")?;
     let payload = body.payload()?;
-    ingest(app, a, vec![platform_event(kind, key, q, payload)], true).await
-}
-
-/// Wraps a platform's payload as the ingest event of `kind` (under `key`), with what the query says of the bot
-/// (`{"type": kind, "bot": {"user_id", "username"}, "triggered_agent", key: payload}`; absent values left out).
-fn platform_event(kind: &str, key: &str, q: BotQuery, payload: Value) -> Value {
-    let mut bot = serde_json::Map::new();
-    if let Some(id) = q.bot_user_id {
-        bot.insert("user_id".into(), Value::from(id));
-    }
-    if let Some(u) = q.bot_username {
-        bot.insert("username".into(), Value::from(u));
-    }
-    let mut event = serde_json::Map::new();
-    event.insert("type".into(), Value::from(kind));
-    event.insert("bot".into(), Value::Object(bot));
-    if let Some(t) = q.triggered_agent {
-        event.insert("triggered_agent".into(), Value::from(t));
-    }
-    event.insert(key.into(), payload);
-    Value::Object(event)
+    ingest(&app, a, vec![Input::Payload(Box::new(P::default()), q.bot(), payload)], true).await
 }
 
 /// A request to `/v1/slack/events`: its body, and who sent it. With `slack.signing_secret` configured, a
@@ -142,7 +110,7 @@ pub async fn post_slack(
         answer.insert("challenge".into(), Value::from(challenge));
         return Ok(json_body(&answer));
     }
-    ingest(&app, a, vec![platform_event("slack_event", "payload", q, payload)], true).await
+    ingest(&app, a, vec![Input::Payload(Box::new(Slack), q.bot(), payload)], true).await
 }
 
 /// One event, a JSON array of events, or JSON Lines. `single` when the body was one object. More than

@@ -5,6 +5,8 @@
 use axum::Router;
 use axum::routing::{delete, get, post};
 use chatctx_core::ErrorCode;
+use chatctx_platforms::discord::Discord;
+use chatctx_platforms::telegram::Telegram;
 
 use super::{ApiError, AppState, chats, console, decisions, ingest, probes, scopes, tools};
 
@@ -45,8 +47,8 @@ macro_rules! routes {
 
 routes! {
     post "/v1/events" => ingest::post_events;
-    post "/v1/telegram/updates" => ingest::post_telegram;
-    post "/v1/discord/events" => ingest::post_discord;
+    post "/v1/telegram/updates" => ingest::post_payload::<Telegram>;
+    post "/v1/discord/events" => ingest::post_payload::<Discord>;
     post "/v1/slack/events" => ingest::post_slack;
     post "/v1/tools/{tool}" => tools::post_tool;
     post "/v1/scopes" => scopes::post_scope;

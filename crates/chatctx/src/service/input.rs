@@ -1,20 +1,19 @@
-//! An ingest's inputs, decoded before the engine is taken: each input's events and their log operations, and
+//! An ingest's inputs, decoded and staged before the engine is taken: each input's events and their log operations, and
 //! the routing of what names no chat (a poll answer) or a known thread.
 
 use chatctx_core::{Engine, Error, ErrorCode, Event, Timestamp};
 use chatctx_store::Op;
-use serde_json::Value;
 
 use super::log::event_op;
 use super::report::Note;
-use crate::ingest;
+use crate::ingest::Decode;
 
 /// One decoded input of an ingest batch: its events and their log operations.
-pub(super) type Input = Result<(Vec<Event>, Vec<Op>), Error>;
+pub(super) type Staged = Result<(Vec<Event>, Vec<Op>), Error>;
 
 /// Routes an input's platform-id activations and its events addressed to known threads to their chats,
 /// refusing chats `allowed` rejects. Cheap when there are none (the common case).
-pub(super) fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) -> bool) -> Input {
+pub(super) fn route(engine: &Engine, input: Staged, allowed: &dyn Fn(&str, &str) -> bool) -> Staged {
     let (mut events, mut ops) = input?;
     // Only an input that names no chat (a poll answer) or a known thread's id needs routing.
     let routed = |e: &Event| e.chat().is_none_or(|(channel, chat)| engine.is_thread(channel, chat));
@@ -32,12 +31,12 @@ pub(super) fn route(engine: &Engine, input: Input, allowed: &dyn Fn(&str, &str) 
 
 /// Decodes every input (JSON, the platform mappings): this needs no state, so it is done before taking the
 /// engine. With each input, what its mapping decided.
-pub(super) fn decode_inputs(inputs: &[Value], now: Timestamp) -> (Vec<Input>, Vec<Note>) {
+pub(super) fn decode_inputs<I: Decode>(inputs: &[I], now: Timestamp) -> (Vec<Staged>, Vec<Note>) {
     inputs
         .iter()
         .map(|v| {
             let mut note = Note::default();
-            let input = ingest::decode(v, now).and_then(|d| {
+            let input = v.decode(now).and_then(|d| {
                 note.ignored = d.ignored;
                 note.messages = d
                     .events

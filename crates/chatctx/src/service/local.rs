@@ -16,7 +16,7 @@ use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, Settings, Timestamp};
 use chatctx_store::{Log, Op, StoreError};
 
-use super::input::{Input, route};
+use super::input::{Staged, route};
 use super::log::{ChatKey, apply_logged, import_line, internal, key, logged_line, op, rebuild};
 use super::report::IngestReport;
 use crate::triage::Answered;
@@ -336,7 +336,7 @@ impl Local {
     /// Applies each decoded input that `allowed` permits, and makes the accepted ones durable.
     pub(super) fn ingest(
         &self,
-        decoded: Vec<Input>,
+        decoded: Vec<Staged>,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
         let (report, ticket) = self.ingest_queued(decoded, allowed)?;
@@ -350,7 +350,7 @@ impl Local {
     /// on before giving it when anything was accepted.
     pub(super) fn ingest_queued(
         &self,
-        decoded: Vec<Input>,
+        decoded: Vec<Staged>,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<(IngestReport, Option<Ticket>), Error> {
         let mut report = IngestReport::default();

@@ -34,10 +34,11 @@ use chatctx_store::Opened;
 use serde_json::Value;
 
 use crate::config::LlmSettings;
+use crate::ingest::Decode;
 use crate::summarizer::SummaryQueue;
 use crate::triage::Answered;
 
-use input::Input;
+use input::Staged;
 use log::internal;
 
 /// The running service.
@@ -127,7 +128,7 @@ impl Service {
     }
 
     /// The conversations an ingest's messages went to, for the summarizer (nothing without one).
-    fn conversations(&self, decoded: &[Input]) -> Vec<(String, String, Option<String>)> {
+    fn conversations(&self, decoded: &[Staged]) -> Vec<(String, String, Option<String>)> {
         if self.summaries.is_none() {
             return Vec::new();
         }
@@ -172,9 +173,9 @@ impl Service {
     }
 
     /// As [`Service::ingest`], refusing (`forbidden_scope`) inputs that touch a chat `allowed` rejects.
-    pub fn ingest_for(
+    pub fn ingest_for<I: Decode>(
         &self,
-        inputs: &[Value],
+        inputs: &[I],
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
@@ -253,9 +254,9 @@ impl Service {
     /// [`Service::ingest_for`] for async front ends: on a local store the inputs are applied on the caller's
     /// thread (a large batch on a blocking one) and the wait for the disk takes no thread of its own, so a
     /// burst of writers shares few threads and each write takes in everything queued meanwhile.
-    pub async fn ingest_async(
+    pub async fn ingest_async<I: Decode>(
         self: &Arc<Self>,
-        inputs: Vec<Value>,
+        inputs: Vec<I>,
         now: Timestamp,
         allowed: Allowed,
     ) -> Result<IngestReport, Error> {

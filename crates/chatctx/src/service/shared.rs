@@ -18,7 +18,7 @@ use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
 use chatctx_store::{SharedLog, StoreError};
 
-use super::input::{Input, route};
+use super::input::{Staged, route};
 use super::log::{ChatKey, apply_logged, import_line, internal, key, logged_line, rebuild};
 use super::report::IngestReport;
 use crate::logline::LogLine;
@@ -74,7 +74,7 @@ impl Shared {
     /// Applies each decoded input that `allowed` permits: the inputs of each chat are one write to that chat.
     pub(super) fn ingest(
         &self,
-        decoded: Vec<Input>,
+        decoded: Vec<Staged>,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
         let mut report = IngestReport::default();
@@ -141,7 +141,7 @@ impl Shared {
     /// Shared store: for activations that name only a platform id this instance has never seen (a vote on a
     /// poll sent through another instance), finds the poll's chat in the store and catches up with it, so
     /// that routing finds the poll.
-    fn find_externals(&self, decoded: &[Input]) -> Result<(), Error> {
+    fn find_externals(&self, decoded: &[Staged]) -> Result<(), Error> {
         let unknown: Vec<String> = {
             let inner = self.lock()?;
             let events = decoded.iter().filter_map(|d| d.as_ref().ok()).flat_map(|(events, _)| events);

@@ -3,7 +3,8 @@
 use chatctx_core::ErrorCode;
 use chatctx_core::event::{Event, MessageKind};
 use chatctx_core::kinds::{Activation, ObjectKind};
-use chatctx_telegram::decode_update_event;
+use chatctx_platforms::map_wrapped;
+use chatctx_platforms::telegram::Telegram;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -52,7 +53,7 @@ fn trigger_inference() {
     // The bot's own decision wins.
     let ev = json!({"type": "telegram_update", "bot": {"user_id": "999", "username": "my_bot"}, "triggered_agent": true,
                     "update": as_update(group_msg(8, alice(), "no mention"))});
-    let Event::Message(m) = decode_update_event(&ev, received()).unwrap().events.remove(0) else { panic!() };
+    let Event::Message(m) = map_wrapped(&Telegram, &ev, received()).unwrap().events.remove(0) else { panic!() };
     assert!(m.triggered_agent);
 }
 
@@ -64,14 +65,13 @@ fn the_bots_own_messages_are_outbound() {
     // Identified by username alone too.
     let m = map_update(
         &as_update(group_msg(11, the_bot(), "x")),
-        &Bot { user_id: None, username: Some("MY_BOT".into()) },
-        None,
+        &Bot { user_id: None, username: Some("MY_BOT".into()), triggered_agent: None },
         received(),
     )
     .unwrap();
     assert!(matches!(&m.events[0], Event::Message(m) if m.kind == MessageKind::OutboundAgent));
     // Without a bot identity nobody is the bot.
-    let m = map_update(&as_update(group_msg(12, the_bot(), "x")), &Bot::default(), None, received()).unwrap();
+    let m = map_update(&as_update(group_msg(12, the_bot(), "x")), &Bot::default(), received()).unwrap();
     assert!(matches!(&m.events[0], Event::Message(m) if m.kind == MessageKind::InboundUser));
 }
 
@@ -118,12 +118,12 @@ fn edited_message_replaces_the_original() {
 #[test]
 fn malformed_known_updates_name_the_field() {
     let no_chat = json!({"update_id": 1, "message": {"message_id": 1, "date": 0, "text": "x"}});
-    let e = map_update(&no_chat, &bot(), None, received()).unwrap_err();
+    let e = map_update(&no_chat, &bot(), received()).unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidEvent);
     assert!(e.message.contains("`update.message.chat`"), "{}", e.message);
     let bad_date = as_update(json!({"message_id": 1, "date": "yesterday", "chat": {"id": 1, "type": "private"}}));
-    assert!(map_update(&bad_date, &bot(), None, received()).unwrap_err().message.contains("`update.message.date`"));
-    assert!(map_update(&json!([1]), &bot(), None, received()).is_err());
+    assert!(map_update(&bad_date, &bot(), received()).unwrap_err().message.contains("`update.message.date`"));
+    assert!(map_update(&json!([1]), &bot(), received()).is_err());
     // A broken entity is dropped with a warning; the message still maps.
     let mut m = group_msg(1, alice(), "hi");
     m["entities"] = json!([{"type": "mention"}, "junk", {"type": "spoiler", "offset": 0, "length": 2}]);
@@ -147,13 +147,13 @@ proptest! {
     /// Arbitrary JSON in every position of an update never panics the mapping.
     #[test]
     fn arbitrary_updates_never_panic(v in arb_json(3)) {
-        let _ = map_update(&v, &bot(), None, received());
-        let _ = map_update(&json!({"update_id": 1, "message": v.clone()}), &bot(), None, received());
+        let _ = map_update(&v, &bot(), received());
+        let _ = map_update(&json!({"update_id": 1, "message": v.clone()}), &bot(), received());
         let mut msg = group_msg(1, alice(), "hello @bob 😀");
         if let Value::Object(extra) = &v {
             for (k, val) in extra { msg[k] = val.clone(); }
         }
-        let _ = map_update(&as_update(msg), &bot(), None, received());
+        let _ = map_update(&as_update(msg), &bot(), received());
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Each exported message is rewritten as the Bot API message it was (ids restored to Bot API form, text
 //! segments turned back into text plus UTF-16 entities, media fields restored) and then mapped by
-//! [`crate::update::map_message`]. Service messages become `system` events. Both export shapes are read: one
+//! [`super::map_message`]. Service messages become `system` events. Both export shapes are read: one
 //! chat (`{"name", "type", "id", "messages"}`) and a whole account (`{"chats": {"list": [...]}}`).
 //!
 //! Forum topics: the export has no thread ids; a message replying to a `topic_created` service message is
@@ -17,7 +17,8 @@ use chatctx_core::json::id_of;
 use chatctx_core::kinds::Origin;
 use serde_json::{Map, Value, json};
 
-use crate::update::{Bot, map_message};
+use super::map_message;
+use crate::Bot;
 
 /// What an export became.
 #[derive(Debug, Default)]
@@ -238,7 +239,7 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
         match map_message(&msg, &format!("messages[{i}]"), bot, None, &mut warnings) {
             // A message the export keeps nothing of (an unsupported kind, an emptied one) says nothing: it is
             // not recorded as an empty turn of anyone's.
-            Ok(e) if e.text == crate::update::UNSHOWN => empty += 1,
+            Ok(e) if e.text == super::UNSHOWN => empty += 1,
             Ok(e) => out.events.push(Event::Message(e)),
             Err(e) => out.warnings.push(format!("chat {chat_id}: message #{i} skipped: {}", e.message)),
         }

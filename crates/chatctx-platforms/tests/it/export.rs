@@ -2,7 +2,7 @@
 
 use chatctx_core::event::{EntityKind, Event, MessageKind};
 use chatctx_core::kinds::ObjectKind;
-use chatctx_telegram::export::import;
+use chatctx_platforms::telegram::export::import;
 use serde_json::json;
 
 use super::*;
@@ -29,7 +29,7 @@ fn messages(events: &[Event]) -> Vec<&chatctx_core::event::MessageEvent> {
 
 #[test]
 fn single_chat_export() {
-    let bot = Bot { user_id: Some("999".into()), username: None };
+    let bot = Bot { user_id: Some("999".into()), username: None, triggered_agent: None };
     let out = import(&sample(), &bot).unwrap();
     let m = messages(&out.events);
     assert_eq!(m.len(), 5, "{:?}", out.warnings);
@@ -84,7 +84,7 @@ fn account_export_and_chat_ids() {
 /// author is not given one.
 #[test]
 fn no_invented_speakers_and_no_username_only_bot() {
-    let by_name = Bot { user_id: None, username: Some("helper_bot".into()) };
+    let by_name = Bot { user_id: None, username: Some("helper_bot".into()), triggered_agent: None };
     let e = import(&sample(), &by_name).unwrap_err();
     assert!(e.message.contains("--bot-user-id"), "{}", e.message);
     let export = json!({"name": "Bot chat", "type": "personal_chat", "id": 999, "messages": [
@@ -95,7 +95,7 @@ fn no_invented_speakers_and_no_username_only_bot() {
         {"id": 3, "type": "message", "date_unixtime": "1736500020", "from": "Ann", "from_id": "user5", "text": "hi",
          "text_entities": [{"type": "plain", "text": "hi"}]}
     ]});
-    let out = import(&export, &Bot { user_id: Some("999".into()), username: None }).unwrap();
+    let out = import(&export, &Bot { user_id: Some("999".into()), username: None, triggered_agent: None }).unwrap();
     let kept = messages(&out.events);
     assert_eq!(kept.iter().map(|m| m.message_id.as_str()).collect::<Vec<_>>(), ["3"], "{:?}", out.warnings);
     assert!(out.warnings.iter().any(|w| w.contains("1 messages with no text")), "{:?}", out.warnings);
@@ -114,7 +114,7 @@ fn exported_actions_are_worded() {
         {"id": 5, "type": "service", "date_unixtime": "1736500040", "actor": "Ann", "actor_id": "user1", "action": "edit_chat_theme"},
         {"id": 6, "type": "service", "date_unixtime": "1736500050", "actor": "Ann", "actor_id": "user1", "action": "phone_call"}
     ]});
-    let out = import(&export, &Bot { user_id: Some("999".into()), username: None }).unwrap();
+    let out = import(&export, &Bot { user_id: Some("999".into()), username: None, triggered_agent: None }).unwrap();
     let texts: Vec<&str> = messages(&out.events).iter().skip(1).map(|m| m.text.as_str()).collect();
     assert_eq!(
         texts,

@@ -11,13 +11,17 @@ use chatctx_core::json::{Fields, id_of, object};
 use chatctx_core::kinds::{Activation, Origin};
 use serde_json::{Map, Value};
 
+use crate::{Bot, Mapped};
+
 mod content;
+pub mod export;
 pub mod fields;
 
 use content::{attachments, forward_name, placeholder, service_text};
 
 const EV: ErrorCode = ErrorCode::InvalidEvent;
-const CHANNEL: &str = "telegram";
+/// The channel name Telegram events get.
+pub const CHANNEL: &str = "telegram";
 /// The account Telegram shows as the author of an anonymous admin's message.
 const GROUP_ANONYMOUS_BOT_ID: &str = "1087968824";
 /// The account Telegram shows as the author of posts auto-forwarded from a linked channel.
@@ -58,54 +62,35 @@ pub const IGNORED_KINDS: &[&str] = &[
 /// The system note for a message that shows nothing chatctx knows (never an empty user turn).
 pub const UNSHOWN: &str = "sent a message of a kind chatctx does not show";
 
-/// The bot whose updates these are: its own messages become `outbound_agent`, and mentions of it or replies
-/// to it count as triggering.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bot {
-    /// The bot's user id.
-    pub user_id: Option<String>,
-    /// The bot's username, without `@`.
-    pub username: Option<String>,
-}
+/// Telegram, as a [`crate::Platform`]: a replay line carries an update as `{"type": "telegram_update", "bot":
+/// {…}, "triggered_agent": …, "update": {…}}` (docs/protocol.md §3.5).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Telegram;
 
-impl Bot {
-    fn is(&self, user_id: &str, username: Option<&str>) -> bool {
-        self.user_id.as_deref().is_some_and(|id| id == user_id)
-            || matches!((self.username.as_deref(), username), (Some(a), Some(b)) if a.eq_ignore_ascii_case(b))
+impl crate::Platform for Telegram {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    fn wrapped_as(&self) -> (&'static str, &'static str) {
+        ("telegram_update", "update")
+    }
+
+    /// Maps one update; `received_at` stands in for the time of updates that carry none (`poll`,
+    /// `poll_answer`).
+    fn map(&self, payload: &Value, bot: &Bot, received_at: Timestamp) -> Result<Mapped, Error> {
+        map_update(payload, bot, received_at)
     }
 }
 
-/// What one update became.
-#[derive(Debug, Default, PartialEq)]
-pub struct Mapped {
-    /// The events, in update order.
-    pub events: Vec<Event>,
-    /// Update kinds that were present but not used (`inline_query`, `message_reaction_count`, …).
-    pub ignored: Vec<String>,
-    /// Parts that were dropped, for the log (never message text).
-    pub warnings: Vec<String>,
-}
-
-/// Decodes a `telegram_update` event (docs/protocol.md §3.5). `received_at` stands in for the time of updates that
-/// carry none (`poll`, `poll_answer`).
-pub fn decode_update_event(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
-    let f = Fields::new(object(v, "an event", EV)?, "", EV);
-    let bot = match f.obj("bot")? {
-        Some(b) => {
-            let b = Fields::new(b, "bot", EV);
-            Bot {
-                user_id: b.id("user_id")?,
-                username: b.str("username")?.map(|u| u.trim_start_matches('@').to_owned()),
-            }
-        }
-        None => Bot::default(),
-    };
-    let triggered = f.bool("triggered_agent")?;
-    map_update(f.req("update")?, &bot, triggered, received_at)
+/// Whether a Telegram account is the bot: by user id, or by username (any case).
+fn is_bot(bot: &Bot, user_id: &str, username: Option<&str>) -> bool {
+    bot.is(user_id) || matches!((bot.username.as_deref(), username), (Some(a), Some(b)) if a.eq_ignore_ascii_case(b))
 }
 
 /// Maps one raw Bot API `Update`.
-pub fn map_update(update: &Value, bot: &Bot, triggered: Option<bool>, received_at: Timestamp) -> Result<Mapped, Error> {
+pub fn map_update(update: &Value, bot: &Bot, received_at: Timestamp) -> Result<Mapped, Error> {
+    let triggered = bot.triggered_agent;
     let map = update.as_object().ok_or_else(|| Error::invalid_event("field `update`: expected a JSON object"))?;
     let mut out = Mapped::default();
     // Known kinds in a fixed order (a real update has one; a synthetic one may have several).
@@ -311,9 +296,10 @@ pub fn map_message(
     // A business bot's own message carries the business account as its author and the bot as
     // `sender_business_bot`: it is the bot speaking.
     let by_business_bot = f.obj("sender_business_bot")?.is_some_and(|u| {
-        bot.is(&u.get("id").and_then(id_of).unwrap_or_default(), u.get("username").and_then(Value::as_str))
+        is_bot(bot, &u.get("id").and_then(id_of).unwrap_or_default(), u.get("username").and_then(Value::as_str))
     });
-    let bot_authored = by_business_bot || sender.as_ref().is_some_and(|p| bot.is(&p.user_id, p.username.as_deref()));
+    let bot_authored =
+        by_business_bot || sender.as_ref().is_some_and(|p| is_bot(bot, &p.user_id, p.username.as_deref()));
 
     // Inside a forum topic, a "reply" to the topic's creation message is Telegram's implicit link, not a
     // reply: it counts for nothing (not the reply link, not the quote, not addressing the bot).
@@ -440,7 +426,7 @@ fn body(f: &Fields<'_>, bot_authored: bool, warnings: &mut Vec<String>) -> Resul
 fn replies_to_bot(reply: Option<&Map<String, Value>>, bot: &Bot) -> bool {
     reply.and_then(|r| r.get("from")).and_then(Value::as_object).is_some_and(|u| {
         let id = u.get("id").and_then(id_of).unwrap_or_default();
-        bot.is(&id, u.get("username").and_then(Value::as_str))
+        is_bot(bot, &id, u.get("username").and_then(Value::as_str))
     })
 }
 
@@ -452,7 +438,8 @@ fn chat_obj<'a>(f: &Fields<'a>) -> Result<&'a Map<String, Value>, Error> {
 /// anywhere (which also covers `/command@bot_username`).
 fn mentions_bot(text: &str, entities: &[Entity], bot: &Bot) -> bool {
     if entities.iter().any(|e| {
-        e.kind == EntityKind::TextMention && e.user.as_ref().is_some_and(|u| bot.is(&u.user_id, u.username.as_deref()))
+        e.kind == EntityKind::TextMention
+            && e.user.as_ref().is_some_and(|u| is_bot(bot, &u.user_id, u.username.as_deref()))
     }) {
         return true;
     }
@@ -472,7 +459,7 @@ fn map_reaction(f: Fields<'_>, bot: &Bot) -> Result<Event, Error> {
         (None, None) => None,
     };
     let direction = match &sender {
-        Some(p) if bot.is(&p.user_id, p.username.as_deref()) => Direction::Outbound,
+        Some(p) if is_bot(bot, &p.user_id, p.username.as_deref()) => Direction::Outbound,
         _ => Direction::Inbound,
     };
     let emoji = f

@@ -70,7 +70,7 @@ fn a_message_without_any_sender() {
     assert_eq!(m.sender.as_ref().and_then(|p| p.display_name.as_deref()), Some("News"));
     let group = json!({"update_id": 9021, "message": {"message_id": 8, "date": 1_770_970_300,
         "chat": {"id": -100500, "type": "supergroup", "title": "G"}, "text": "who am I?"}});
-    let e = map_update(&group, &bot(), None, received()).unwrap_err();
+    let e = map_update(&group, &bot(), received()).unwrap_err();
     assert!(e.message.contains("field `update.message.from`"), "{}", e.message);
 }
 
@@ -314,7 +314,7 @@ fn sample_value(field: &str) -> Value {
 
 #[test]
 fn every_bot_api_message_field_is_a_decision() {
-    use chatctx_telegram::update::fields::{MESSAGE_FIELDS, Role};
+    use chatctx_platforms::telegram::fields::{MESSAGE_FIELDS, Role};
     let table: Vec<&str> = MESSAGE_FIELDS.iter().map(|(f, _)| *f).collect();
     for f in REFERENCE_FIELDS {
         assert!(table.contains(f), "Bot API field `{f}` has no row in update::fields::MESSAGE_FIELDS");
@@ -331,7 +331,7 @@ fn every_bot_api_message_field_is_a_decision() {
         let mapped = message(&json!({"update_id": 1, "message": m}));
         let shown = !mapped.text.trim().is_empty() || !mapped.attachments.is_empty();
         assert!(shown, "`{field}` maps to an empty item: {mapped:?}");
-        assert_ne!(mapped.text, chatctx_telegram::update::UNSHOWN, "`{field}` is not described");
+        assert_ne!(mapped.text, chatctx_platforms::telegram::UNSHOWN, "`{field}` is not described");
         match role {
             Role::Service => {
                 assert_eq!(mapped.kind, MessageKind::System, "`{field}` is a service message");
@@ -367,7 +367,7 @@ fn newer_kinds_are_described() {
         "some_future_field": {"x": 1}}}));
     assert_eq!(
         (m.kind, m.text.as_str(), m.triggered_agent),
-        (MessageKind::System, chatctx_telegram::update::UNSHOWN, false)
+        (MessageKind::System, chatctx_platforms::telegram::UNSHOWN, false)
     );
 }
 

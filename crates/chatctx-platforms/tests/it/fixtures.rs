@@ -264,7 +264,7 @@ fn every_fixture_maps_without_error_or_panic() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         // Bare messages are wrapped; bare ExternalReplyInfo / TextQuote objects map as updates with no known kind.
         let update = if v.get("message_id").is_some() { as_update(v) } else { v };
-        let m = map_update(&update, &bot(), None, received()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let m = map_update(&update, &bot(), received()).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut engine = engine_with(Vec::new());
         engine.apply_all(m.events).unwrap_or_else(|e| panic!("{name}: {e}"));
         n += 1;

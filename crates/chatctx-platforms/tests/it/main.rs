@@ -1,7 +1,9 @@
-//! Integration tests of the Telegram mapping: every fixture of `tests/data/telegram/` (sources and licences in
-//! its SOURCES.md), the trigger inference, polls, and Telegram Desktop exports.
+//! Integration tests of the platform mappings: every Telegram fixture of `tests/data/telegram/` (sources and
+//! licences in its SOURCES.md), the trigger inference, polls, Telegram Desktop exports, and the Discord and
+//! Slack payloads of `tests/data/discord` and `tests/data/slack` (`discord_slack`).
 #![allow(clippy::disallowed_methods)]
 
+mod discord_slack;
 mod export;
 mod fidelity;
 mod fixtures;
@@ -9,7 +11,8 @@ mod mapping;
 
 use chatctx_core::event::{Event, MessageEvent};
 use chatctx_core::{Engine, Settings, Timestamp};
-use chatctx_telegram::{Bot, Mapped, map_update};
+use chatctx_platforms::telegram::map_update;
+use chatctx_platforms::{Bot, Mapped};
 use serde_json::{Value, json};
 
 pub fn fixture(name: &str) -> Value {
@@ -24,7 +27,7 @@ pub fn as_update(message: Value) -> Value {
 }
 
 pub fn bot() -> Bot {
-    Bot { user_id: Some("999".into()), username: Some("my_bot".into()) }
+    Bot { user_id: Some("999".into()), username: Some("my_bot".into()), triggered_agent: None }
 }
 
 pub fn received() -> Timestamp {
@@ -32,7 +35,7 @@ pub fn received() -> Timestamp {
 }
 
 pub fn map(update: &Value) -> Mapped {
-    map_update(update, &bot(), None, received()).unwrap_or_else(|e| panic!("mapping failed: {e}"))
+    map_update(update, &bot(), received()).unwrap_or_else(|e| panic!("mapping failed: {e}"))
 }
 
 /// The one message event an update maps to.

@@ -1,6 +1,5 @@
 //! Discord and Slack payloads (tests/data, sources in tests/data/SOURCES.md) through the mappings and into an
 //! engine: what is stored, how it renders, what is ignored, and that no payload, however mutated, panics.
-#![allow(clippy::disallowed_methods)]
 
 use chatctx_core::event::{Event, MessageKind};
 use chatctx_core::kinds::ObjectKind;
@@ -59,7 +58,7 @@ fn discords_documented_example_message() {
 
 #[test]
 fn a_discord_guild_conversation() {
-    let bot = Bot { user_id: Some(HELPER.into()) };
+    let bot = Bot { user_id: Some(HELPER.into()), ..Bot::default() };
     let mut e = talkative();
     let mut ignored = Vec::new();
     let mut mapped = Vec::new();
@@ -193,7 +192,7 @@ fn slacks_documented_examples() {
 
 #[test]
 fn a_slack_channel_with_files_links_threads_and_the_bot() {
-    let bot = Bot { user_id: Some("U0HELPER".into()) };
+    let bot = Bot { user_id: Some("U0HELPER".into()), ..Bot::default() };
     let mut e = talkative();
     let mut ignored = Vec::new();
     let mut kinds = Vec::new();
@@ -291,7 +290,7 @@ proptest! {
         all.extend(data("slack/channel_with_files_and_links.jsonl"));
         let i = which % all.len();
         let v = mutate(&all[i], &path, &with);
-        let bot = Bot { user_id: Some(HELPER.into()) };
+        let bot = Bot { user_id: Some(HELPER.into()), ..Bot::default() };
         let mapped = if i < slack_start { discord::map_dispatch(&v, &bot, received()) } else { slack::map_envelope(&v, &bot, received()) };
         if let Ok(m) = mapped {
             let mut e = talkative();
