@@ -6,6 +6,8 @@
 //!   with), minus the text bytes. This includes allocator size classes and slack, what a deployment sees.
 //!
 //! Run: `cargo bench -p chatctx-core --bench memory`
+// A counting global allocator is unsafe by its trait; it only forwards to the system allocator.
+#![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};

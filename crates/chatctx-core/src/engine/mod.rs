@@ -2,7 +2,7 @@
 //! callers pass `now` and do the logging.
 //!
 //! - this file: the state, its chats and threads, and the reads of it;
-//! - [`apply`]: applying events (`apply`, `apply_all`), one function per event type;
+//! - `apply`: applying events (`apply`, `apply_all`), one function per event type;
 //! - `carry`: the objects a message carries (attachments, links) and the message's own candidate object.
 
 mod apply;

@@ -3,6 +3,7 @@
 
 mod delete;
 mod engine;
+mod layout;
 mod policy;
 mod properties;
 mod range;

@@ -107,6 +107,66 @@ pub(super) fn placeholder(f: &Fields<'_>) -> Result<Option<String>, Error> {
         .or_else(|| super::fields::newer_placeholder(f)))
 }
 
+/// Service messages worded the same whatever they hold: the field that marks one, and its text.
+const SIMPLE_SERVICE: &[(&str, &str)] = &[
+    ("forum_topic_closed", "closed the topic"),
+    ("forum_topic_reopened", "reopened the topic"),
+    ("general_forum_topic_hidden", "hid the General topic"),
+    ("general_forum_topic_unhidden", "showed the General topic"),
+    ("new_chat_photo", "changed the chat photo"),
+    ("delete_chat_photo", "removed the chat photo"),
+    ("group_chat_created", "created the group"),
+    ("supergroup_chat_created", "created the supergroup"),
+    ("channel_chat_created", "created the channel"),
+    ("migrate_to_chat_id", "moved the group to a supergroup"),
+    ("migrate_from_chat_id", "moved the group here from a basic group"),
+    ("message_auto_delete_timer_changed", "changed the auto-delete timer"),
+    ("video_chat_scheduled", "scheduled a video chat"),
+    ("video_chat_started", "started a video chat"),
+    ("video_chat_ended", "ended the video chat"),
+    ("video_chat_participants_invited", "invited people to the video chat"),
+    ("boost_added", "boosted the chat"),
+    ("chat_background_set", "changed the chat background"),
+    ("write_access_allowed", "allowed the bot to write"),
+    ("users_shared", "shared users with the bot"),
+    ("chat_shared", "shared a chat with the bot"),
+    ("proximity_alert_triggered", "triggered a proximity alert"),
+    ("giveaway_created", "started a giveaway"),
+    ("giveaway_completed", "completed a giveaway"),
+    ("gift_upgrade_sent", "upgraded a gift"),
+    ("passport_data", "shared Telegram Passport data"),
+    ("poll_option_added", "added a poll option"),
+    ("poll_option_deleted", "deleted a poll option"),
+    ("suggested_post_approved", "suggested post approved"),
+    ("suggested_post_approval_failed", "suggested post approval failed"),
+    ("suggested_post_declined", "suggested post declined"),
+    ("suggested_post_paid", "suggested post paid"),
+    ("suggested_post_refunded", "suggested post refunded"),
+];
+
+/// The text of a pin: the pinned message is in the update, so it is named by its author (as every other
+/// reference to them reads, `[Alice](tg:@alice)`) and its first words, not its id.
+fn pinned_text(p: &Map<String, Value>) -> String {
+    let author = match (p.get("from").and_then(Value::as_object), p.get("sender_chat").and_then(Value::as_object)) {
+        (Some(u), _) => super::person_from_user(u, "pinned_message.from")
+            .ok()
+            .map(|person| chatctx_core::people::person_ref("telegram", &person)),
+        (None, Some(c)) => c.get("title").and_then(Value::as_str).map(str::to_owned),
+        (None, None) => None,
+    };
+    let words = p
+        .get("text")
+        .or_else(|| p.get("caption"))
+        .and_then(Value::as_str)
+        .map(|t| chatctx_core::render::excerpt(t, 60));
+    match (author, words) {
+        (Some(a), Some(w)) if !w.is_empty() => format!("pinned {a}'s message “{w}”"),
+        (Some(a), _) => format!("pinned a message by {a}"),
+        (None, Some(w)) if !w.is_empty() => format!("pinned the message “{w}”"),
+        _ => "pinned a message".to_owned(),
+    }
+}
+
 /// The text of a service message, which becomes a `system` item; `None` for an ordinary message.
 pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
     let name_of = |u: &Value| -> String {
@@ -131,26 +191,7 @@ pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
         }));
     }
     if let Some(p) = f.obj("pinned_message")? {
-        // The pinned message is in the update: name it by its author and its first words, not its id.
-        // The author as every other reference to them reads (`[Alice](tg:@alice)`).
-        let author = match (p.get("from").and_then(Value::as_object), p.get("sender_chat").and_then(Value::as_object)) {
-            (Some(u), _) => super::person_from_user(u, "pinned_message.from")
-                .ok()
-                .map(|person| chatctx_core::people::person_ref("telegram", &person)),
-            (None, Some(c)) => c.get("title").and_then(Value::as_str).map(str::to_owned),
-            (None, None) => None,
-        };
-        let words = p
-            .get("text")
-            .or_else(|| p.get("caption"))
-            .and_then(Value::as_str)
-            .map(|t| chatctx_core::render::excerpt(t, 60));
-        return Ok(Some(match (author, words) {
-            (Some(a), Some(w)) if !w.is_empty() => format!("pinned {a}'s message “{w}”"),
-            (Some(a), _) => format!("pinned a message by {a}"),
-            (None, Some(w)) if !w.is_empty() => format!("pinned the message “{w}”"),
-            _ => "pinned a message".to_owned(),
-        }));
+        return Ok(Some(pinned_text(p)));
     }
     // Joins and removals are worded by who acted (`from`): joining or leaving oneself, or adding or removing
     // someone else.
@@ -171,42 +212,7 @@ pub(super) fn service_text(f: &Fields<'_>) -> Result<Option<String>, Error> {
     if let Some(t) = f.str("new_chat_title")? {
         return Ok(Some(format!("changed the chat title to “{t}”")));
     }
-    let simple: &[(&str, &str)] = &[
-        ("forum_topic_closed", "closed the topic"),
-        ("forum_topic_reopened", "reopened the topic"),
-        ("general_forum_topic_hidden", "hid the General topic"),
-        ("general_forum_topic_unhidden", "showed the General topic"),
-        ("new_chat_photo", "changed the chat photo"),
-        ("delete_chat_photo", "removed the chat photo"),
-        ("group_chat_created", "created the group"),
-        ("supergroup_chat_created", "created the supergroup"),
-        ("channel_chat_created", "created the channel"),
-        ("migrate_to_chat_id", "moved the group to a supergroup"),
-        ("migrate_from_chat_id", "moved the group here from a basic group"),
-        ("message_auto_delete_timer_changed", "changed the auto-delete timer"),
-        ("video_chat_scheduled", "scheduled a video chat"),
-        ("video_chat_started", "started a video chat"),
-        ("video_chat_ended", "ended the video chat"),
-        ("video_chat_participants_invited", "invited people to the video chat"),
-        ("boost_added", "boosted the chat"),
-        ("chat_background_set", "changed the chat background"),
-        ("write_access_allowed", "allowed the bot to write"),
-        ("users_shared", "shared users with the bot"),
-        ("chat_shared", "shared a chat with the bot"),
-        ("proximity_alert_triggered", "triggered a proximity alert"),
-        ("giveaway_created", "started a giveaway"),
-        ("giveaway_completed", "completed a giveaway"),
-        ("gift_upgrade_sent", "upgraded a gift"),
-        ("passport_data", "shared Telegram Passport data"),
-        ("poll_option_added", "added a poll option"),
-        ("poll_option_deleted", "deleted a poll option"),
-        ("suggested_post_approved", "suggested post approved"),
-        ("suggested_post_approval_failed", "suggested post approval failed"),
-        ("suggested_post_declined", "suggested post declined"),
-        ("suggested_post_paid", "suggested post paid"),
-        ("suggested_post_refunded", "suggested post refunded"),
-    ];
-    Ok(simple
+    Ok(SIMPLE_SERVICE
         .iter()
         .find(|(k, _)| truthy(k))
         .map(|(_, t)| (*t).to_owned())

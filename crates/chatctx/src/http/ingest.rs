@@ -1,6 +1,6 @@
 //! Ingest routes (docs/protocol.md §3): `/v1/events` (core events, an array, or JSON Lines) and each platform's
 //! own payload (`/v1/telegram/updates`, `/v1/discord/events`, `/v1/slack/events`). Every route ends in
-//! [`ingest`], so every input passes the same checks before it is acknowledged.
+//! `ingest`, so every input passes the same checks before it is acknowledged.
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! The service core shared by the HTTP and MCP front ends: one engine, and a store that makes every
 //! acknowledged change durable before the answer.
 //!
-//! Writes are logged as replay lines ([`LogLine`]): decoded events, `update_scenario` / `revert_scenario` calls
+//! Writes are logged as replay lines ([`crate::logline::LogLine`]): decoded events, `update_scenario` / `revert_scenario` calls
 //! with their time fixed, the `resolved` activations that resolution records, and conversation imports. On
 //! start the log is replayed into a fresh engine. The log stays proportional to the live state: once a chat
 //! has logged twice what its history holds, its lines are replaced by one `import` of its exported document

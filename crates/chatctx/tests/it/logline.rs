@@ -83,3 +83,22 @@ fn a_log_written_before_typed_lines_loads_the_same() {
         chatctx::logline::LogLine::parse(&op.line).unwrap_or_else(|e| panic!("{e:?}: {}", op.line));
     }
 }
+
+/// A replay file of every input shape (Telegram updates, Discord dispatches and Slack envelopes as the lines
+/// that wrap them, core events, tool calls), answered by the version before issue 27 moved the platform
+/// mappings behind one contract: today's `chatctx replay` answers it byte for byte the same.
+#[test]
+fn replay_files_of_the_version_before_issue_27_answer_the_same() {
+    let dir = repo("crates/chatctx/tests/data/replay-before-issue-27");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chatctx"))
+        .arg("replay")
+        .arg(dir.join("input.jsonl"))
+        .arg("--config")
+        .arg(repo("examples/team-chat.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = std::fs::read_to_string(dir.join("expected.jsonl")).unwrap();
+    assert_eq!(expected.lines().count(), 17, "every call of the file is answered");
+    assert!(String::from_utf8(out.stdout).unwrap() == expected, "the answers differ from the earlier version's");
+}
