@@ -6,12 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::chat::PersonDoc;
-use crate::chat::{Chat, Extra, Item};
-use crate::engine::{Engine, unknown_chat};
 use crate::error::Error;
 use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
-use crate::objects::Object;
-use crate::scenario::Scenario;
 pub use crate::scenario::{RevisionDoc, ScenarioDoc};
 use crate::time::Timestamp;
 
@@ -132,154 +128,9 @@ pub struct ObjectDoc {
     pub author: Option<String>,
 }
 
-fn object_doc(o: &Object) -> ObjectDoc {
-    ObjectDoc {
-        object_id: o.object_id.clone(),
-        kind: o.kind,
-        source_message_id: o.source_message_id.clone(),
-        topic_id: o.topic_id.clone(),
-        title_or_label: o.title_or_label.clone(),
-        created_by_user_id: o.created_by_user_id.clone(),
-        created_by_bot: o.created_by_bot,
-        created_at: o.created_at,
-        last_touched_at: o.last_touched_at,
-        activation: o.activation,
-        activated_at: o.activated_at,
-        activated_by: o.activated_by.clone(),
-        closed_at: o.closed_at,
-        external_id: o.external_id.clone(),
-        file: o.file.clone(),
-        caption: o.caption.clone(),
-        author: o.author.clone(),
-    }
-}
-
 impl ConversationDoc {
     /// Reads a document from JSON (its content is checked when it is imported).
     pub fn from_value(v: &Value) -> Result<Self, Error> {
         Self::deserialize(v).map_err(|e| Error::invalid_request(format!("not a conversation document: {e}")))
-    }
-}
-
-impl Engine {
-    /// The whole conversation of one chat as a document.
-    pub fn export_conversation(&self, channel: &str, chat_id: &str) -> Result<ConversationDoc, Error> {
-        let chat = self.chat(channel, chat_id).ok_or_else(|| unknown_chat(chat_id))?;
-        let mut items: Vec<(&Item, Option<&str>)> =
-            chat.convs.iter().flat_map(|c| c.items.iter().map(move |i| (i, c.topic.as_deref()))).collect();
-        items.sort_by_key(|(i, _)| i.key());
-        let history = items
-            .into_iter()
-            .map(|(i, topic)| ItemDoc {
-                topic_id: topic.map(str::to_owned),
-                kind: i.kind,
-                message_id: i.message_id.as_deref().map(str::to_owned),
-                reply_to_message_id: i.reply_to.as_deref().map(str::to_owned),
-                sent_at: i.sent_at,
-                sender: i.sender,
-                text: i.text.to_string(),
-                quote: i.extra.as_ref().and_then(|x| x.quote.as_ref()).map(|q| (q.0.to_string(), q.1.to_string())),
-                actions: i.extra.as_ref().map(|x| x.actions.clone()).unwrap_or_default(),
-                origin: i.origin,
-                triggered_agent: i.triggered,
-            })
-            .collect();
-        Ok(ConversationDoc {
-            format: FORMAT.to_owned(),
-            channel: channel.to_owned(),
-            chat_id: chat_id.to_owned(),
-            chat_type: chat.chat_type.as_deref().map(str::to_owned),
-            people: chat.people.export(),
-            history,
-            objects: chat.objects.in_order().map(object_doc).collect(),
-            scenarios: chat.scenarios.iter().map(|(t, s)| s.export(t.clone())).collect(),
-            summaries: chat.summaries.values().cloned().collect(),
-            threads: self.threads_of(channel, chat_id),
-        })
-    }
-
-    /// Loads a conversation document, replacing whatever the engine held for that chat. The document is
-    /// checked whole first; a bad one changes nothing.
-    pub fn import_conversation(&mut self, v: &Value) -> Result<(), Error> {
-        self.import_document(&ConversationDoc::from_value(v)?)
-    }
-
-    /// [`Engine::import_conversation`] of a document already read.
-    pub fn import_document(&mut self, doc: &ConversationDoc) -> Result<(), Error> {
-        if doc.format != FORMAT {
-            return Err(Error::invalid_request(format!("field `format`: expected {FORMAT:?}, got {:?}", doc.format)));
-        }
-        if doc.chat_id.is_empty() || doc.channel.is_empty() {
-            return Err(Error::invalid_request("fields `channel` and `chat_id` must not be empty"));
-        }
-        if let Some((i, it)) = doc.history.iter().enumerate().find(|(_, it)| it.sender as usize >= doc.people.len()) {
-            return Err(Error::invalid_request(format!(
-                "field `history[{i}].sender`: no person {} in `people`",
-                it.sender
-            )));
-        }
-        let settings = self.settings().clone();
-        let mut chat = Chat::default();
-        chat.chat_type = doc.chat_type.as_deref().map(Into::into);
-        for p in &doc.people {
-            chat.people.import(p);
-        }
-        for (seq, it) in doc.history.iter().enumerate() {
-            let conv = chat.conv_for(it.topic_id.as_deref());
-            let quote = it.quote.as_ref().map(|(r, t)| (r.as_str().into(), t.as_str().into()));
-            let item = Item {
-                seq: seq as u64,
-                sent_at: it.sent_at,
-                sender: it.sender,
-                kind: it.kind,
-                origin: it.origin,
-                triggered: it.triggered_agent,
-                tokens: crate::engine::item_tokens(&it.text, quote.as_ref(), &it.actions),
-                message_id: it.message_id.as_deref().map(Into::into),
-                reply_to: it.reply_to_message_id.as_deref().map(Into::into),
-                text: it.text.as_str().into(),
-                extra: Extra::boxed(quote, it.actions.clone()),
-            };
-            chat.insert(conv, item, settings.conversation.cache_max_per_conversation.max(doc.history.len()));
-        }
-        chat.next_seq = doc.history.len() as u64;
-        for o in &doc.objects {
-            chat.objects.upsert(
-                Object {
-                    object_id: o.object_id.clone(),
-                    kind: o.kind,
-                    source_message_id: o.source_message_id.clone(),
-                    topic_id: o.topic_id.clone(),
-                    title_or_label: o.title_or_label.clone(),
-                    created_by_user_id: o.created_by_user_id.clone(),
-                    created_by_bot: o.created_by_bot,
-                    created_at: o.created_at,
-                    last_touched_at: o.last_touched_at,
-                    activation: o.activation,
-                    activated_at: o.activated_at,
-                    closed_at: o.closed_at,
-                    external_id: o.external_id.clone(),
-                    activated_by: o.activated_by.clone(),
-                    file: o.file.clone(),
-                    caption: o.caption.clone(),
-                    author: o.author.clone(),
-                },
-                settings.objects.max_per_chat.max(doc.objects.len()),
-                &settings.objects,
-            );
-        }
-        for s in &doc.scenarios {
-            chat.scenarios.insert(s.topic_id.clone(), Scenario::import(s));
-        }
-        for s in &doc.summaries {
-            chat.summaries.insert(s.topic_id.clone(), s.clone());
-        }
-        let externals: Vec<(String, String)> =
-            doc.objects.iter().filter_map(|o| o.external_id.clone().map(|e| (e, o.object_id.clone()))).collect();
-        self.replace_chat(&doc.channel, &doc.chat_id, chat, externals);
-        for t in doc.threads.iter().filter(|t| **t != doc.chat_id) {
-            self.add_thread(&doc.channel, &doc.chat_id, t);
-        }
-        Ok(())
     }
 }

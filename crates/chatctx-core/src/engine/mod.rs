@@ -3,10 +3,12 @@
 //!
 //! - this file: the state, its chats and threads, and the reads of it;
 //! - `apply`: applying events (`apply`, `apply_all`), one function per event type;
-//! - `carry`: the objects a message carries (attachments, links) and the message's own candidate object.
+//! - `carry`: the objects a message carries (attachments, links) and the message's own candidate object;
+//! - `transfer`: a chat exported as a conversation document, and imported from one.
 
 mod apply;
 mod carry;
+mod transfer;
 
 pub(crate) use apply::item_tokens;
 pub(crate) use carry::message_candidate;

@@ -596,6 +596,33 @@ fn no_function_is_over_100_lines() {
     );
 }
 
+/// `impl Engine` blocks live only in `engine/` and `tools/`: a capability that answers from the state is a tool
+/// (or a part of the engine), never an `impl` added in a data module.
+#[test]
+fn engine_impls_live_in_engine_and_tools() {
+    let src = workspace().join("crates/chatctx-core/src");
+    let mut files = Vec::new();
+    sources(&src, &["rs"], &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if rel.starts_with("engine/") || rel.starts_with("tools/") {
+            continue;
+        }
+        let code = without_test_modules(&code_only(&std::fs::read_to_string(&f).unwrap()));
+        for (n, l) in code.lines().enumerate() {
+            let t = l.trim_start();
+            if t.starts_with("impl Engine")
+                || t.starts_with("impl crate::engine::Engine")
+                || t.starts_with("impl crate::Engine")
+            {
+                found.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "impl Engine outside engine/ and tools/: {found:?}");
+}
+
 /// The checker itself: a cycle through a re-export and a qualified path is found, a parent's re-export of
 /// its child is not a cycle, comments and strings do not count.
 #[test]
