@@ -623,6 +623,37 @@ fn engine_impls_live_in_engine_and_tools() {
     assert!(found.is_empty(), "impl Engine outside engine/ and tools/: {found:?}");
 }
 
+/// The core's data modules import nothing above them: no data module names the engine, a tool, selection or the
+/// transfer of documents (docs/decisions.md, "Where code goes").
+#[test]
+fn the_cores_data_modules_import_nothing_above_them() {
+    let src = workspace().join("crates/chatctx-core/src");
+    let known = modules(&src);
+    let code: BTreeMap<String, String> = known
+        .iter()
+        .map(|(m, f)| (m.clone(), without_test_modules(&code_only(&std::fs::read_to_string(f).unwrap()))))
+        .collect();
+    let exports: BTreeMap<String, BTreeMap<String, Vec<String>>> =
+        code.iter().map(|(m, c)| (m.clone(), reexports(c, m, &known))).collect();
+    let data = ["chat", "decision", "event", "history", "kinds", "objects", "people", "render", "scenario", "summary"];
+    let above = ["engine", "tools", "selection", "transfer"];
+    let mut found = Vec::new();
+    for (m, c) in &code {
+        let top = m.split("::").next().unwrap_or("");
+        if !data.contains(&top) {
+            continue;
+        }
+        for p in named_paths(c, m) {
+            if let Some(target) = resolve(&p, &known, &exports, 0)
+                && above.contains(&target.split("::").next().unwrap_or(""))
+            {
+                found.push(format!("{m} -> {target}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "data modules importing what uses them: {found:?}");
+}
+
 /// The checker itself: a cycle through a re-export and a qualified path is found, a parent's re-export of
 /// its child is not a cycle, comments and strings do not count.
 #[test]
