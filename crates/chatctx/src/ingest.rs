@@ -15,50 +15,34 @@ pub enum Input {
     Payload(Box<dyn Platform>, Bot, Value),
 }
 
-/// What one input event became.
-#[derive(Debug, Default)]
-pub struct Decoded {
-    /// Core events to apply, all or nothing.
-    pub events: Vec<Event>,
-    /// Platform update or event kinds that were present but not used.
-    pub ignored: Vec<String>,
-    /// Parts that were dropped (never message text).
-    pub warnings: Vec<String>,
-}
-
-impl From<Mapped> for Decoded {
-    fn from(m: Mapped) -> Self {
-        Self { events: m.events, ignored: m.ignored, warnings: m.warnings }
-    }
-}
-
-/// Something that decodes into core events. `received_at` dates what carries no time of its own.
+/// Something that decodes into core events (a [`Mapped`]: the events, and what a platform mapping ignored and
+/// dropped). `received_at` dates what carries no time of its own.
 pub trait Decode: Send + Sync + 'static {
     /// The core events, and what the mapping ignored and dropped.
-    fn decode(&self, received_at: Timestamp) -> Result<Decoded, Error>;
+    fn decode(&self, received_at: Timestamp) -> Result<Mapped, Error>;
 }
 
 impl Decode for Value {
     /// A core event, or a platform's payload wrapped as one.
-    fn decode(&self, received_at: Timestamp) -> Result<Decoded, Error> {
+    fn decode(&self, received_at: Timestamp) -> Result<Mapped, Error> {
         let kind = Event::type_of(self)?;
         match chatctx_platforms::by_event_type(kind) {
-            Some(platform) => chatctx_platforms::map_wrapped(platform, self, received_at).map(Decoded::from),
-            None => Ok(Decoded { events: vec![Event::decode(self)?], ..Decoded::default() }),
+            Some(platform) => chatctx_platforms::map_wrapped(platform, self, received_at),
+            None => Ok(Mapped { events: vec![Event::decode(self)?], ..Mapped::default() }),
         }
     }
 }
 
 impl Decode for Input {
-    fn decode(&self, received_at: Timestamp) -> Result<Decoded, Error> {
+    fn decode(&self, received_at: Timestamp) -> Result<Mapped, Error> {
         match self {
             Input::Json(v) => v.decode(received_at),
-            Input::Payload(platform, bot, payload) => platform.map(payload, bot, received_at).map(Decoded::from),
+            Input::Payload(platform, bot, payload) => platform.map(payload, bot, received_at),
         }
     }
 }
 
 /// Decodes one event: a core event, or a platform's payload wrapped as one.
-pub fn decode(v: &Value, received_at: Timestamp) -> Result<Decoded, Error> {
+pub fn decode(v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
     v.decode(received_at)
 }
