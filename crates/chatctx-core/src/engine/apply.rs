@@ -64,10 +64,13 @@ impl Engine {
             Event::Object(o) => self.apply_object(o),
             Event::Activation(a) => self.apply_activation(a, &mut out),
             Event::Delete(d) => self.apply_delete(d, &mut out),
-            Event::Thread(t) => {
-                self.with_chat(&t.channel, &t.chat_id);
-                self.add_thread(&t.channel, &t.chat_id, &t.topic_id);
-            }
+            Event::Thread(t) => match self.thread_conflict(&t.channel, &t.chat_id, &t.topic_id) {
+                Some(why) => out.warnings.push(format!("thread event not applied: {why}")),
+                None => {
+                    self.with_chat(&t.channel, &t.chat_id);
+                    self.add_thread(&t.channel, &t.chat_id, &t.topic_id);
+                }
+            },
         }
         out
     }

@@ -109,7 +109,9 @@ impl Engine {
     /// Puts `chat` in place of whatever was held for (channel, chat_id), with its platform object ids.
     pub(crate) fn replace_chat(&mut self, channel: &str, chat_id: &str, chat: Chat, externals: Vec<(String, String)>) {
         self.external.retain(|_, (ch, c, _)| !(&**ch == channel && &**c == chat_id));
-        self.threads.retain(|(ch, _), parent| !(&**ch == channel && &**parent == chat_id));
+        // The chat's threads, and the chat's own place as a thread, go with it.
+        self.threads
+            .retain(|(ch, thread), parent| !(&**ch == channel && (&**parent == chat_id || &**thread == chat_id)));
         for (ext, id) in externals {
             self.external.insert(ext.into(), (channel.into(), chat_id.into(), id.into()));
         }
@@ -119,7 +121,9 @@ impl Engine {
     /// Forgets a chat completely: history, people, objects, state, its threads. Whether it was held.
     pub fn remove_chat(&mut self, channel: &str, chat_id: &str) -> bool {
         self.external.retain(|_, (ch, c, _)| !(&**ch == channel && &**c == chat_id));
-        self.threads.retain(|(ch, _), parent| !(&**ch == channel && &**parent == chat_id));
+        // The chat's threads, and the chat's own place as a thread, go with it.
+        self.threads
+            .retain(|(ch, thread), parent| !(&**ch == channel && (&**parent == chat_id || &**thread == chat_id)));
         self.chats.get_mut(channel).is_some_and(|chats| chats.remove(chat_id).is_some())
     }
 
@@ -211,6 +215,24 @@ impl Engine {
     }
 
     /// Registers `thread` as a topic of `parent` (what a `thread` event does).
+    /// Why `thread` cannot become a thread of `parent` on `channel`, if it cannot: a chat with history of its
+    /// own is never re-parented, nor a thread of another chat, and a thread has no threads. (The ingest
+    /// boundary refuses such an event; applying one from a log skips it, so an old log still loads.)
+    pub fn thread_conflict(&self, channel: &str, parent: &str, thread: &str) -> Option<String> {
+        if let Some(p) = self.thread_parent(channel, parent) {
+            return Some(format!("chat {parent:?} is itself a thread of chat {p:?}"));
+        }
+        if self.chat(channel, thread).is_some() {
+            return Some(format!(
+                "chat {thread:?} has history of its own: it cannot become a thread of chat {parent:?}"
+            ));
+        }
+        match self.thread_parent(channel, thread) {
+            Some(p) if p != parent => Some(format!("{thread:?} is already a thread of chat {p:?}")),
+            _ => None,
+        }
+    }
+
     pub(crate) fn add_thread(&mut self, channel: &str, parent: &str, thread: &str) {
         self.threads.insert((channel.into(), thread.into()), parent.into());
     }

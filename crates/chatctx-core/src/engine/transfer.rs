@@ -74,6 +74,15 @@ impl Engine {
         self.import_document(&ConversationDoc::from_value(v)?)
     }
 
+    /// The first thread of `doc` that [`Engine::thread_conflict`] refuses, and why: an import through the
+    /// service is refused with it.
+    pub fn import_conflict(&self, doc: &ConversationDoc) -> Option<String> {
+        doc.threads
+            .iter()
+            .filter(|t| **t != doc.chat_id)
+            .find_map(|t| self.thread_conflict(&doc.channel, &doc.chat_id, t))
+    }
+
     /// [`Engine::import_conversation`] of a document already read.
     pub fn import_document(&mut self, doc: &ConversationDoc) -> Result<(), Error> {
         if doc.format != FORMAT {
@@ -146,8 +155,14 @@ impl Engine {
         }
         let externals: Vec<(String, String)> =
             doc.objects.iter().filter_map(|o| o.external_id.clone().map(|e| (e, o.object_id.clone()))).collect();
+        // Threads the rule refuses are left out (a document written before the rule may hold them).
+        let threads: Vec<&String> = doc
+            .threads
+            .iter()
+            .filter(|t| **t != doc.chat_id && self.thread_conflict(&doc.channel, &doc.chat_id, t).is_none())
+            .collect();
         self.replace_chat(&doc.channel, &doc.chat_id, chat, externals);
-        for t in doc.threads.iter().filter(|t| **t != doc.chat_id) {
+        for t in threads {
             self.add_thread(&doc.channel, &doc.chat_id, t);
         }
         Ok(())

@@ -15,6 +15,21 @@ pub(super) type Staged = Result<(Vec<Event>, Vec<Op>), Error>;
 /// refusing chats `allowed` rejects. Cheap when there are none (the common case).
 pub(super) fn route(engine: &Engine, input: Staged, allowed: &dyn Fn(&str, &str) -> bool) -> Staged {
     let (mut events, mut ops) = input?;
+    // A thread event names two chats: the credential must be able to touch both, and the thread must be free
+    // (docs/security.md: a thread cannot take over another chat).
+    for e in &events {
+        if let Event::Thread(t) = e {
+            if !allowed(&t.channel, &t.topic_id) {
+                return Err(Error::new(
+                    ErrorCode::ForbiddenScope,
+                    format!("this credential may not name chat {:?} as a thread: it may not touch it", t.topic_id),
+                ));
+            }
+            if let Some(why) = engine.thread_conflict(&t.channel, &t.chat_id, &t.topic_id) {
+                return Err(Error::invalid_event(format!("field `topic_id`: {why}")));
+            }
+        }
+    }
     // Only an input that names no chat (a poll answer) or a known thread's id needs routing.
     let routed = |e: &Event| e.chat().is_none_or(|(channel, chat)| engine.is_thread(channel, chat));
     if events.iter().any(routed) {

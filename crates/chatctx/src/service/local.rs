@@ -403,6 +403,9 @@ impl Local {
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
         self.flush(&mut c, &mut inner)?;
+        if let Some(why) = inner.engine.import_conflict(doc) {
+            return Err(Error::invalid_request(format!("field `threads`: {why}")));
+        }
         inner.engine.import_document(doc)?;
         // The document is the chat's whole state: it replaces the chat's log.
         if let Err(e) = self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {

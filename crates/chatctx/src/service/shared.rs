@@ -329,6 +329,9 @@ impl Shared {
         let (channel, chat) = (doc.channel.as_str(), doc.chat_id.as_str());
         let line = import_line(doc)?;
         self.write_chat(channel, chat, true, |engine| {
+            if let Some(why) = engine.import_conflict(doc) {
+                return Err(Error::invalid_request(format!("field `threads`: {why}")));
+            }
             engine.import_document(doc)?;
             Ok(((), vec![line.clone()]))
         })?;

@@ -21,6 +21,7 @@ mod scenarios;
 mod service;
 mod shared;
 mod summary;
+mod takeover;
 mod telemetry;
 mod triage;
 
