@@ -50,6 +50,28 @@ pub fn by_event_type(event_type: &str) -> Option<&'static dyn Platform> {
     PLATFORMS.iter().copied().find(|p| p.wrapped_as().0 == event_type)
 }
 
+/// Maps a payload with `platform` and holds what comes out to the limits every stored event keeps: texts over
+/// the limit cut with a marker, large deletions split ([`Event::fit`]), and each event checked as a restart will
+/// read it back ([`Event::check_stored`]). Every platform input goes through here, so whatever is acknowledged
+/// loads again.
+pub fn map_checked(
+    platform: &dyn Platform,
+    payload: &Value,
+    bot: &Bot,
+    received_at: Timestamp,
+) -> Result<Mapped, Error> {
+    let mut mapped = platform.map(payload, bot, received_at)?;
+    let (events, warnings) = Event::fit(std::mem::take(&mut mapped.events));
+    for e in &events {
+        e.check_stored().map_err(|e| {
+            Error::invalid_event(format!("the payload maps to an event chatctx cannot store: {}", e.message))
+        })?;
+    }
+    mapped.events = events;
+    mapped.warnings.extend(warnings);
+    Ok(mapped)
+}
+
 /// Maps a replay line that carries a payload of `platform` (`{"type": …, "bot": {"user_id", "username"},
 /// "triggered_agent": …, KEY: {…}}`), as the platform's route would have.
 pub fn map_wrapped(platform: &dyn Platform, v: &Value, received_at: Timestamp) -> Result<Mapped, Error> {
@@ -62,7 +84,7 @@ pub fn map_wrapped(platform: &dyn Platform, v: &Value, received_at: Timestamp) -
         None => (None, None),
     };
     let bot = Bot::new(user_id, username, f.bool("triggered_agent")?);
-    platform.map(f.req(platform.wrapped_as().1)?, &bot, received_at)
+    map_checked(platform, f.req(platform.wrapped_as().1)?, &bot, received_at)
 }
 
 /// What one platform payload became.

@@ -37,7 +37,9 @@ impl Decode for Input {
     fn decode(&self, received_at: Timestamp) -> Result<Mapped, Error> {
         match self {
             Input::Json(v) => v.decode(received_at),
-            Input::Payload(platform, bot, payload) => platform.map(payload, bot, received_at),
+            Input::Payload(platform, bot, payload) => {
+                chatctx_platforms::map_checked(&**platform, payload, bot, received_at)
+            }
         }
     }
 }

@@ -16,12 +16,14 @@ use crate::json::{Fields, object};
 use crate::time::Timestamp;
 
 mod delete;
+mod fit;
 mod message;
 mod object;
 mod reaction;
 mod thread;
 
 pub use delete::{DeleteEvent, MAX_DELETED};
+pub use fit::CUT_MARKER;
 pub use message::{Attachment, Entity, EntityKind, FileRef, MessageEvent, MessageKind, Person, Quote};
 pub use object::{ActivationEvent, ObjectEvent, ObjectOp, ObjectRef, ObjectSpec};
 pub use reaction::{Direction, ReactionEvent};

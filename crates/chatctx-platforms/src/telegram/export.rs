@@ -48,6 +48,15 @@ pub fn import(root: &Value, bot: &Bot) -> Result<Imported, Error> {
     } else {
         return Err(Error::invalid_event("not a Telegram Desktop export: expected `messages` or `chats.list`"));
     }
+    // What an export holds is held to the limits of every stored event, as a platform route's input is.
+    let (events, warnings) = Event::fit(std::mem::take(&mut out.events));
+    out.warnings.extend(warnings);
+    for ev in events {
+        match ev.check_stored() {
+            Ok(()) => out.events.push(ev),
+            Err(err) => out.warnings.push(format!("a message left out: {}", err.message)),
+        }
+    }
     Ok(out)
 }
 

@@ -264,7 +264,12 @@ fn every_fixture_maps_without_error_or_panic() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         // Bare messages are wrapped; bare ExternalReplyInfo / TextQuote objects map as updates with no known kind.
         let update = if v.get("message_id").is_some() { as_update(v) } else { v };
-        let m = map_update(&update, &bot(), received()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let m = chatctx_platforms::map_checked(&chatctx_platforms::telegram::Telegram, &update, &bot(), received())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for ev in &m.events {
+            let read = chatctx_core::Event::decode(&serde_json::to_value(ev).unwrap());
+            assert_eq!(read.as_ref(), Ok(ev), "{name}: written and read back the same");
+        }
         let mut engine = engine_with(Vec::new());
         engine.apply_all(m.events).unwrap_or_else(|e| panic!("{name}: {e}"));
         n += 1;

@@ -71,6 +71,16 @@ pub async fn metrics(State(app): State<AppState>, _: MetricsReader) -> String {
         let _ = writeln!(out, "# TYPE chatctx_telemetry_spans_dropped_total counter");
         let _ = writeln!(out, "chatctx_telemetry_spans_dropped_total {}", app.telemetry.dropped());
     }
+    {
+        use std::fmt::Write as _;
+        let _ = writeln!(
+            out,
+            "# HELP chatctx_store_skipped_operations_total Logged operations of other instances this one could not \
+             apply (it then reports not ready).\n# TYPE chatctx_store_skipped_operations_total counter\n\
+             chatctx_store_skipped_operations_total {}",
+            app.svc.skipped_operations().0
+        );
+    }
     if let Some(s) = app.svc.summary_queue() {
         out.push_str(&s.metrics());
     }

@@ -326,7 +326,24 @@ impl Service {
             Durability::Local(l) => l.ping(),
             Durability::Shared(s) => s.ping(),
         };
-        answer.map_err(|e| internal(format!("the store cannot be reached: {e}")))
+        answer.map_err(|e| internal(format!("the store cannot be reached: {e}")))?;
+        match self.skipped_operations() {
+            (0, _) => Ok(()),
+            (n, newest) => Err(internal(format!(
+                "{n} logged operation(s) of other instances could not be applied here, so this instance answers \
+                 differently from the store; restart it (the newest: {})",
+                newest.unwrap_or_default()
+            ))),
+        }
+    }
+
+    /// On a shared store: how many logged operations of other instances this instance could not apply, and the
+    /// newest of them (always none on a local store, which stops at start instead).
+    pub fn skipped_operations(&self) -> (u64, Option<String>) {
+        match &self.durability {
+            Durability::Local(_) => (0, None),
+            Durability::Shared(s) => s.skipped(),
+        }
     }
 
     fn store(&self) -> &dyn chatctx_store::Store {

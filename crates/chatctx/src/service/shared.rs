@@ -50,6 +50,9 @@ pub(super) struct Shared {
     writers: Vec<Mutex<()>>,
     /// Operations a chat logs before its log is compacted.
     every: u64,
+    /// Logged operations of other instances this one could not apply, and the newest of them: the instance's
+    /// view differs from the store's, so it says it is not ready (`/readyz`) and counts them (`/metrics`).
+    skipped: Mutex<(u64, Option<String>)>,
 }
 
 impl Shared {
@@ -64,7 +67,8 @@ impl Shared {
         // The counts carry over, so a chat's next write compacts its log when earlier runs made it long.
         let inner = Inner { engine: rebuilt.engine, since_snapshot: rebuilt.since_snapshot, heads: rebuilt.heads };
         let writers = (0..WRITE_LOCKS).map(|_| Mutex::new(())).collect();
-        Ok((Self { engine: Mutex::new(inner), store, writers, every }, rebuilt.read))
+        let skipped = Mutex::new((0, None));
+        Ok((Self { engine: Mutex::new(inner), store, writers, every, skipped }, rebuilt.read))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
@@ -245,7 +249,14 @@ impl Shared {
                 continue;
             }
             if let Err(e) = apply_logged(engine, channel, chat, &line, &mut newest) {
-                tracing::warn!("logged operation {pos} of chat {chat} no longer applies and was skipped: {e}");
+                let what = format!("logged operation {pos} of chat {chat:?} ({channel}) does not apply here: {e}");
+                tracing::error!(
+                    "{what}; this instance now differs from the store until it restarts (docs/operations.md)"
+                );
+                if let Ok(mut skipped) = self.skipped.lock() {
+                    skipped.0 += 1;
+                    skipped.1 = Some(what);
+                }
             }
             *head = pos;
         }
@@ -369,6 +380,11 @@ impl Shared {
 
     pub(super) fn ping(&self) -> Result<(), StoreError> {
         self.store.ping()
+    }
+
+    /// How many logged operations of other instances this one could not apply, and the newest of them.
+    pub(super) fn skipped(&self) -> (u64, Option<String>) {
+        self.skipped.lock().map(|s| s.clone()).unwrap_or((0, None))
     }
 
     pub(super) fn store(&self) -> &dyn chatctx_store::Store {

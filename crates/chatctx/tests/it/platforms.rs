@@ -109,3 +109,62 @@ fn discord_threads_are_topics_of_their_channel_across_restarts() {
     svc.ingest(&later, now).unwrap();
     assert_eq!(svc.read(|e| e.history("discord", "500", Some("900")).unwrap().len()).unwrap(), 2);
 }
+
+/// Issue 28, point 2: what a platform sends past the limits of a stored event (a 70 KiB Telegram text, caption
+/// or quote, a 70 KiB Discord message, 10,000 Discord mentions, a bulk delete of 1,001 ids, a 70 KiB Slack
+/// text) is acknowledged cut or split, and the store it went to opens again with all of it.
+#[test]
+fn oversized_platform_payloads_are_fitted_and_load_again() {
+    let dir = chatctx_store::testing::Scratch::new("platform-oversized");
+    let path = dir.file("chatctx.db");
+    let open = || {
+        let store = Opened::Local(Arc::new(SqliteStore::open(&path).unwrap()));
+        Service::open_with(Settings::default(), LlmSettings::default(), store, Options::default()).unwrap().0
+    };
+    let now = Timestamp::from_unix(1_770_990_000).unwrap();
+    let long = "x".repeat(70 * 1024);
+    let tg = |id: u32, message: Value| json!({"type": "telegram_update", "bot": {"user_id": "42"}, "update": {"update_id": id, "message": message}});
+    let tg_msg = |id: u32| {
+        json!({"message_id": id, "date": 1_770_990_000, "chat": {"id": -7, "type": "group"},
+                                  "from": {"id": 5, "first_name": "Eve"}})
+    };
+    let mut text = tg_msg(1);
+    text["text"] = json!(long);
+    let mut caption = tg_msg(2);
+    caption["photo"] = json!([{"file_id": "p", "file_unique_id": "u", "width": 1, "height": 1}]);
+    caption["caption"] = json!(long);
+    let mut quoted = tg_msg(3);
+    quoted["text"] = json!("see above");
+    quoted["quote"] = json!({"text": long, "position": 0});
+    let discord = |payload: Value| json!({"type": "discord_event", "bot": {"user_id": "42"}, "payload": payload});
+    let mentions: String = (0..10_000).map(|i| format!("<@{}> ", 1_000_000 + i)).collect();
+    let ids: Vec<String> = (0..1_001).map(|i| (5_000 + i).to_string()).collect();
+    let bulk = json!({"op": 0, "t": "MESSAGE_DELETE_BULK", "d": {"ids": ids, "channel_id": "500", "guild_id": "1"}});
+    let slack = json!({"type": "slack_event", "bot": {"user_id": "U0BOT"}, "payload": {"type": "event_callback",
+        "event": {"type": "message", "channel": "C1", "user": "U1", "text": long, "ts": "1770990000.000100"}}});
+    let inputs = vec![
+        tg(1, text),
+        tg(2, caption),
+        tg(3, quoted),
+        discord(discord_message("10", "500", &long, "7")),
+        discord(discord_message("11", "500", &mentions, "7")),
+        discord(bulk),
+        slack,
+    ];
+    let report = open().ingest(&inputs, now).unwrap();
+    assert_eq!((report.accepted, report.rejected_count), (7, 0), "{report:?}");
+    // The next start reads all of it back.
+    let svc = open();
+    let telegram = svc.read(|e| e.history("telegram", "-7", None).unwrap()).unwrap();
+    assert_eq!(telegram.len(), 3);
+    for item in &telegram {
+        let longest = item.text.len().max(item.quote.as_ref().map_or(0, |q| q.text.len()));
+        assert!(longest <= 64 * 1024 + 64, "{}", longest);
+    }
+    assert!(telegram[0].text.ends_with(chatctx_core::event::CUT_MARKER));
+    let discord = svc.read(|e| e.history("discord", "500", None).unwrap()).unwrap();
+    assert_eq!(discord.len(), 2);
+    assert!(discord.iter().all(|i| i.text.len() <= 70 * 1024), "stored within the limit, mentions rendered");
+    let slack = svc.read(|e| e.history("slack", "C1", None).unwrap()).unwrap();
+    assert!(slack[0].text.ends_with(chatctx_core::event::CUT_MARKER));
+}

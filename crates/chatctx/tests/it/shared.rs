@@ -279,3 +279,28 @@ fn a_vote_reaches_a_poll_sent_through_another_instance() {
         assert_eq!(objects[0].activated_at, Some(Timestamp::from_unix(1_770_000_460).unwrap()), "{name}");
     }
 }
+
+/// Issue 28, point 2: a logged operation another instance wrote that does not apply here is never skipped
+/// silently: the instance counts it, logs it as an error, and says it is not ready until it restarts.
+#[test]
+fn an_operation_that_does_not_apply_makes_the_instance_not_ready() {
+    let memory = Arc::new(chatctx_store::MemoryStore::default());
+    let a = service(Opened::Shared(memory.clone()));
+    let b = service(Opened::Shared(memory.clone()));
+    a.ingest(&[message("-6", 1, "first", false)], now()).unwrap();
+    assert_eq!(b.read_chat("telegram", "-6", |e| e.history("telegram", "-6", None).unwrap().len()).unwrap(), 1);
+    assert!(b.store_reachable().is_ok());
+    // A line the version of `a` wrote that `b` cannot apply (here: a state patch of a tool `b` does not know).
+    let mut head = 0;
+    chatctx_store::SharedLog::since(&*memory, "telegram", "-6", 0, &mut |p, _| head = head.max(p)).unwrap();
+    let bad = r#"{"call": "update_scenario", "args": {"chat_id": "-6", "patch": "not an object", "now": 1770000000}}"#;
+    chatctx_store::SharedLog::append_at(&*memory, "telegram", "-6", head, &[bad.to_owned()]).unwrap();
+    a.ingest(&[message("-6", 2, "second", false)], now()).unwrap();
+    assert_eq!(b.read_chat("telegram", "-6", |e| e.history("telegram", "-6", None).unwrap().len()).unwrap(), 2);
+    let (skipped, newest) = b.skipped_operations();
+    assert_eq!(skipped, 1);
+    assert!(newest.unwrap().contains("does not apply"));
+    let e = b.store_reachable().unwrap_err();
+    assert!(e.message.contains("could not be applied here"), "{e}");
+    assert_eq!(a.skipped_operations().0, 1, "the other instance caught up past it too");
+}
