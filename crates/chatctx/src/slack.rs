@@ -17,7 +17,8 @@ pub fn verify(secret: &str, headers: &HeaderMap, body: &[u8], now: i64) -> Resul
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let ts = header("x-slack-request-timestamp").ok_or_else(|| refused("no X-Slack-Request-Timestamp"))?;
     let at: i64 = ts.parse().map_err(|_| refused("X-Slack-Request-Timestamp is not Unix seconds"))?;
-    if (now - at).abs() > MAX_SKEW {
+    // Widened, so no timestamp (`-9223372036854775808` included) can overflow the difference.
+    if (i128::from(now) - i128::from(at)).abs() > i128::from(MAX_SKEW) {
         return Err(refused("the request is more than five minutes old (or from the future)"));
     }
     let sig =
@@ -56,6 +57,20 @@ fn hex(s: &str) -> Option<Vec<u8>> {
 #[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
+
+    /// Issue 28, point 13: timestamps at the ends of `i64` are refused as old, never overflow.
+    #[test]
+    fn extreme_timestamps_do_not_overflow() {
+        for at in [i64::MIN, i64::MAX, i64::MIN + 1] {
+            let mut h = HeaderMap::new();
+            h.insert("x-slack-request-timestamp", at.to_string().parse().unwrap());
+            h.insert("x-slack-signature", "v0=00".parse().unwrap());
+            for now in [0, i64::MAX, i64::MIN] {
+                let e = verify("secret", &h, b"{}", now).unwrap_err();
+                assert_eq!(e.code, ErrorCode::Unauthorized);
+            }
+        }
+    }
 
     fn headers(ts: i64, sig: &str) -> HeaderMap {
         let mut h = HeaderMap::new();

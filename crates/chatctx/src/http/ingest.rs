@@ -71,7 +71,8 @@ pub async fn post_payload<P: Platform + Default>(
 }
 
 /// A request to `/v1/slack/events`: its body, and who sent it. With `slack.signing_secret` configured, a
-/// request signed by Slack (`X-Slack-Signature`) needs no bearer token; any other needs one.
+/// request must carry Slack's valid signature (`X-Slack-Signature`) or a valid configured bearer token, on every
+/// server, one without `server.tokens` included.
 pub struct SlackRequest {
     access: Access,
     body: JsonBody,
@@ -84,10 +85,20 @@ impl FromRequest<AppState> for SlackRequest {
         let headers = req.headers().clone();
         let body = JsonBody::from_request(req, app).await?;
         let signed = headers.contains_key("x-slack-signature");
+        let bearer = headers.contains_key(axum::http::header::AUTHORIZATION);
         let access = match (&app.slack_signing_secret, signed) {
             (Some(secret), true) => {
                 crate::slack::verify(secret, &headers, &body.0, now().unix())?;
                 Access::All
+            }
+            // With a signing secret, an unsigned request needs a configured bearer token: on a server without
+            // tokens nothing else would stand between a forged envelope and the store.
+            (Some(_), false) if !(app.auth.required() && bearer) => {
+                return Err(ApiError::new(
+                    ErrorCode::Unauthorized,
+                    "this route needs Slack's signature (X-Slack-Signature; [slack] signing_secret is set) or a \
+                     configured bearer token",
+                ));
             }
             _ => Caller::of(app, &headers)?,
         };

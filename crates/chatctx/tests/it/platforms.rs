@@ -168,3 +168,31 @@ fn oversized_platform_payloads_are_fitted_and_load_again() {
     let slack = svc.read(|e| e.history("slack", "C1", None).unwrap()).unwrap();
     assert!(slack[0].text.ends_with(chatctx_core::event::CUT_MARKER));
 }
+
+/// Issue 28, point 3: with `[slack] signing_secret`, a server without tokens refuses an unsigned forged envelope
+/// and an unsigned `url_verification` (401), and stores nothing; a signed one passes.
+#[test]
+fn a_signing_secret_protects_the_slack_route_on_a_server_without_tokens() {
+    let s = start_with("memory", &[("CHATCTX_SLACK__SIGNING_SECRET", SECRET)]);
+    let c = client();
+    let forged = json!({"type": "event_callback", "event": {"type": "message", "channel": "C9", "user": "U1",
+        "text": "forged", "ts": "1770970800.000100"}});
+    let r = c.post(format!("{}/v1/slack/events", s.base)).body(forged.to_string()).send().unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(r.json_value()["code"], "unauthorized");
+    let challenge = json!({"type": "url_verification", "challenge": "abc"});
+    assert_eq!(c.post(format!("{}/v1/slack/events", s.base)).body(challenge.to_string()).send().unwrap().status(), 401);
+    // A bearer header means nothing on a server without tokens: still refused.
+    let r =
+        send_as(c.post(format!("{}/v1/slack/events", s.base)).body(forged.to_string()), Some("made-up-token-123456"));
+    assert_eq!(r.status(), 401);
+    assert_eq!(c.get(format!("{}/v1/chats/C9/history?channel=slack", s.base)).send().unwrap().status(), 404);
+    let ts = chatctx::clock::now().unix();
+    let bytes = forged.to_string();
+    let signed = c
+        .post(format!("{}/v1/slack/events", s.base))
+        .header("x-slack-request-timestamp", ts.to_string())
+        .header("x-slack-signature", chatctx::slack::sign(SECRET, ts, bytes.as_bytes()))
+        .body(bytes);
+    assert_eq!(signed.send().unwrap().status(), 200);
+}
