@@ -79,7 +79,12 @@ impl Access {
     /// on it.
     pub fn decode_call(&self, tool: &str, args: &Value) -> Result<ToolCall, Error> {
         let call = match self {
-            Access::Bound(b) => ToolCall::decode_with(tool, args, Some(&b.scope()))?,
+            Access::Bound(b) => {
+                let mut call = ToolCall::decode_with(tool, args, Some(&b.scope()))?;
+                // Read from the credential, never from the request.
+                call.scope_mut().pinned_topic = b.topic_id.is_some();
+                call
+            }
             _ => ToolCall::decode(tool, args)?,
         };
         let scope = call.scope();
@@ -135,6 +140,7 @@ impl Bound {
             current_message_id: self.current_message_id.clone(),
             sender_user_id: self.sender_user_id.clone(),
             explain: false,
+            pinned_topic: self.topic_id.is_some(),
         }
     }
 }

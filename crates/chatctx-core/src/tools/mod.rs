@@ -128,6 +128,7 @@ impl Engine {
 
     /// Answers `call`. `now` is used when the call names no time.
     pub fn answer(&mut self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
+        self.check_pinned(call)?;
         let at = call.now().unwrap_or(now);
         match call {
             // History does not depend on the time: its `now` is only carried.
@@ -150,11 +151,37 @@ impl Engine {
         }
     }
 
+    /// A call of a credential pinned to a topic may name only messages of that topic: its current message and
+    /// its reply target, when stored, must be in it (`forbidden_scope`), so a scope cannot read another topic's
+    /// text through them.
+    fn check_pinned(&self, call: &ToolCall) -> Result<(), Error> {
+        let s = call.scope();
+        let (true, Some(topic)) = (s.pinned_topic, s.topic_id.as_deref()) else { return Ok(()) };
+        let Some(chat) = self.chat(&s.channel, &s.chat_id) else { return Ok(()) };
+        let reply = match call {
+            ToolCall::ResolveReferenceTarget(r) => r.reply_to_message_id.as_deref(),
+            ToolCall::ListActiveContextObjects(r) => r.reply_to_message_id.as_deref(),
+            _ => None,
+        };
+        for id in [s.current_message_id.as_deref(), reply].into_iter().flatten() {
+            if let Some((conv, _)) = chat.message(id)
+                && conv.topic.as_deref() != Some(topic)
+            {
+                return Err(Error::new(
+                    crate::error::ErrorCode::ForbiddenScope,
+                    format!("message {id:?} is not in topic {topic:?}, which this scope is pinned to"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Answers `call` from the current state when answering changes nothing; `None` when it would change the
     /// state (a scenario update or revert, or a resolution that records an activation), which
     /// [`Engine::answer`] must then make. Lets a store shared by several processes take its write path only
     /// for the calls that write.
     pub fn answer_read_only(&mut self, call: &ToolCall, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
+        self.check_pinned(call)?;
         match call {
             _ if call.writes() == Writes::Always => Ok(None),
             ToolCall::ResolveReferenceTarget(req) => {

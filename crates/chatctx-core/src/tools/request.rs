@@ -38,6 +38,11 @@ pub struct Scope {
     /// every request has it, so it travels with the scope.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub explain: bool,
+    /// Set by a credential pinned to `topic_id` (a bound scope issued for a topic), never read from the wire:
+    /// the messages the call names (current, reply target) must then be in that topic.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub pinned_topic: bool,
 }
 
 fn default_channel() -> String {
@@ -82,6 +87,7 @@ impl Scope {
             current_message_id: id("current_message_id", defaults.map(|d| &d.current_message_id))?,
             sender_user_id: id("sender_user_id", defaults.map(|d| &d.sender_user_id))?,
             explain: f.bool("explain")?.unwrap_or(false),
+            pinned_topic: false,
         })
     }
 }

@@ -328,3 +328,42 @@ fn public_metrics_open_metrics_only() {
     assert_eq!(c.get(format!("{}/openapi.json", s.base)).send().unwrap().status(), 401);
     assert_eq!(c.get(format!("{}/v1/chats/-1/history", s.base)).send().unwrap().status(), 401);
 }
+
+/// Issue 28, point 4: a scope pinned to a topic cannot read another topic by naming one of its messages as
+/// the current message or the reply target, through any tool.
+#[test]
+fn a_pinned_scope_cannot_read_another_topic_through_a_message_id() {
+    let tokens = format!(r#"["{OPERATOR}"]"#);
+    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", tokens.as_str())]);
+    let c = client();
+    let post = |path: &str, token: &str, body: Value| {
+        send_as(c.post(format!("{}{path}", s.base)).body(body.to_string()), Some(token))
+    };
+    for e in [event("-1", 1, "7"), event("-1", 2, "8")] {
+        assert_eq!(post("/v1/events", OPERATOR, e).status(), 200);
+    }
+    let issued = post("/v1/scopes", OPERATOR, json!({"chat_id": "-1", "topic_id": "7"})).json_value();
+    let scope = issued["token"].as_str().unwrap().to_owned();
+    let other = "2"; // in topic 8
+    for (tool, args) in [
+        ("get_chat_history_context", json!({"current_message_id": other})),
+        ("resolve_reference_target", json!({"current_message_id": other, "sender_user_id": "1"})),
+        (
+            "resolve_reference_target",
+            json!({"current_message_id": "1", "sender_user_id": "1", "reply_to_message_id": other}),
+        ),
+        ("list_active_context_objects", json!({"current_message_id": other})),
+        ("list_active_context_objects", json!({"reply_to_message_id": other})),
+    ] {
+        let r = post(&format!("/v1/tools/{tool}"), &scope, args.clone());
+        assert_eq!(r.status(), 403, "{tool} {args}");
+        let body = r.json_value();
+        assert_eq!(body["code"], "forbidden_scope");
+        assert!(!body.to_string().contains("m2"), "no text of the other topic: {body}");
+    }
+    // Its own topic's messages are fine, and the operator may name any.
+    let r = post("/v1/tools/get_chat_history_context", &scope, json!({"current_message_id": "1"}));
+    assert_eq!(r.status(), 200);
+    let r = post("/v1/tools/get_chat_history_context", OPERATOR, json!({"chat_id": "-1", "current_message_id": other}));
+    assert_eq!(r.status(), 200);
+}
