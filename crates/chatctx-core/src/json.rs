@@ -225,6 +225,44 @@ pub fn channel_of(v: &Value) -> &str {
     v.get("channel").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or(DEFAULT_CHANNEL)
 }
 
+/// Refuses ids with control characters anywhere in `v`: the string values of `channel`, `id`, `*_id` and
+/// `message_ids` keys, at any depth (`invalid_event`, naming the field). Ids reach log lines, so a newline in
+/// one could forge a line. Applied to fresh input at the ingest boundary (what a store logged earlier still
+/// loads as it was).
+pub fn check_ids(v: &Value) -> Result<(), Error> {
+    fn walk(v: &Value, path: &mut String) -> Result<(), Error> {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(k);
+                    let is_id = k == "channel" || k == "id" || k.ends_with("_id") || k == "message_ids";
+                    let bad = |s: &str| s.chars().any(char::is_control);
+                    let dirty = match v {
+                        Value::String(s) => is_id && bad(s),
+                        Value::Array(a) => is_id && a.iter().any(|x| x.as_str().is_some_and(bad)),
+                        _ => false,
+                    };
+                    if dirty {
+                        return Err(Error::invalid_event(format!(
+                            "field `{path}`: an id may not hold control characters"
+                        )));
+                    }
+                    walk(v, path)?;
+                    path.truncate(len);
+                }
+                Ok(())
+            }
+            Value::Array(a) => a.iter().try_for_each(|x| walk(x, path)),
+            _ => Ok(()),
+        }
+    }
+    walk(v, &mut String::new())
+}
+
 /// The longest id (chat, channel, topic, message, user, object) accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
 

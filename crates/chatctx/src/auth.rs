@@ -78,6 +78,8 @@ impl Access {
     /// message, sender where the call names none) and refuses any other chat; a chat list refuses chats not
     /// on it.
     pub fn decode_call(&self, tool: &str, args: &Value) -> Result<ToolCall, Error> {
+        // Ids reach log lines and records: none may hold a control character.
+        chatctx_core::json::check_ids(args).map_err(|e| Error::invalid_request(e.message))?;
         let call = match self {
             Access::Bound(b) => {
                 let mut call = ToolCall::decode_with(tool, args, Some(&b.scope()))?;

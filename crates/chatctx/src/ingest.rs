@@ -20,9 +20,21 @@ pub enum Input {
 pub trait Decode: Send + Sync + 'static {
     /// The core events, and what the mapping ignored and dropped.
     fn decode(&self, received_at: Timestamp) -> Result<Mapped, Error>;
+
+    /// [`Decode::decode`] of fresh input, at the ingest boundary: the rules that new input keeps and a log written
+    /// earlier need not (ids without control characters, [`chatctx_core::json::check_ids`]) apply first.
+    fn decode_fresh(&self, received_at: Timestamp) -> Result<Mapped, Error>;
 }
 
 impl Decode for Value {
+    fn decode_fresh(&self, received_at: Timestamp) -> Result<Mapped, Error> {
+        // A wrapped platform payload's events are checked by the mapping's own check (`map_checked`).
+        if chatctx_platforms::by_event_type(Event::type_of(self)?).is_none() {
+            chatctx_core::json::check_ids(self)?;
+        }
+        self.decode(received_at)
+    }
+
     /// A core event, or a platform's payload wrapped as one.
     fn decode(&self, received_at: Timestamp) -> Result<Mapped, Error> {
         let kind = Event::type_of(self)?;
@@ -34,6 +46,13 @@ impl Decode for Value {
 }
 
 impl Decode for Input {
+    fn decode_fresh(&self, received_at: Timestamp) -> Result<Mapped, Error> {
+        match self {
+            Input::Json(v) => v.decode_fresh(received_at),
+            Input::Payload(..) => self.decode(received_at),
+        }
+    }
+
     fn decode(&self, received_at: Timestamp) -> Result<Mapped, Error> {
         match self {
             Input::Json(v) => v.decode(received_at),

@@ -78,6 +78,9 @@ impl FromRequestParts<AppState> for ChatRoute {
                 let max = chatctx_core::json::MAX_ID_BYTES;
                 return Err(ApiError::invalid_request(format!("the {what} is longer than {max} bytes")).into_response());
             }
+            if v.chars().any(char::is_control) {
+                return Err(ApiError::invalid_request(format!("the {what} holds a control character")).into_response());
+            }
         }
         let access = Caller::of(app, &parts.headers).map_err(IntoResponse::into_response)?;
         if !access.allows(&channel, &chat_id) {

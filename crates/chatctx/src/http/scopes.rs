@@ -37,6 +37,8 @@ struct Issued {
 /// `POST /v1/scopes`: a token bound to one chat (and optionally topic, current message, sender).
 pub async fn post_scope(State(app): State<AppState>, Caller(a): Caller, body: JsonBody) -> Result<Response, ApiError> {
     let req: ScopeRequest = body.parse("not a scope request")?;
+    let raw: Value = body.parse("not a scope request")?;
+    chatctx_core::json::check_ids(&raw).map_err(|e| ApiError::invalid_request(e.message))?;
     let id = |v: &Value, field: &str| {
         chatctx_core::json::id_of(v)
             .ok_or_else(|| ApiError::invalid_request(format!("field `{field}`: expected an id")))

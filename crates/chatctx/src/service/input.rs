@@ -51,7 +51,7 @@ pub(super) fn decode_inputs<I: Decode>(inputs: &[I], now: Timestamp) -> (Vec<Sta
         .iter()
         .map(|v| {
             let mut note = Note::default();
-            let input = v.decode(now).and_then(|d| {
+            let input = v.decode_fresh(now).and_then(|d| {
                 note.ignored = d.ignored;
                 note.messages = d
                     .events

@@ -367,3 +367,31 @@ fn a_pinned_scope_cannot_read_another_topic_through_a_message_id() {
     let r = post("/v1/tools/get_chat_history_context", OPERATOR, json!({"chat_id": "-1", "current_message_id": other}));
     assert_eq!(r.status(), 200);
 }
+
+/// Issue 28, point 12: an id with a control character (which could forge a log line) is refused on every way
+/// in: an event, a platform payload, a tool call, a scope, a chat route.
+#[test]
+fn ids_with_control_characters_are_refused_everywhere() {
+    let s = start_with("memory", &[]);
+    let c = client();
+    let post = |path: &str, body: Value| send_as(c.post(format!("{}{path}", s.base)).body(body.to_string()), None);
+    let forged = "1\n2026-01-01T00:00:00Z INFO call forged";
+    let mut e = event("-1", 1, "7");
+    e["chat_id"] = json!(forged);
+    assert_eq!(post("/v1/events", e).status(), 400);
+    let mut e = event("-1", 1, "7");
+    e["sender"]["user_id"] = json!("u\r1");
+    assert_eq!(post("/v1/events", e).status(), 400);
+    let discord = json!({"op": 0, "t": "MESSAGE_CREATE", "d": {"id": "10", "channel_id": "5\u{1b}[31m", "type": 0,
+        "timestamp": "2026-02-13T08:20:00.000000+00:00", "content": "hi", "author": {"id": "7", "username": "u"}}});
+    assert_eq!(post("/v1/discord/events", discord).status(), 400);
+    assert_eq!(post("/v1/events", event("-1", 1, "7")).status(), 200);
+    let r = post("/v1/tools/get_chat_history_context", json!({"chat_id": "-1", "current_message_id": forged}));
+    assert_eq!((r.status().as_u16(), r.json_value()["code"].clone()), (400, json!("invalid_request")));
+    assert_eq!(post("/v1/scopes", json!({"chat_id": "-1", "topic_id": "7\n"})).status(), 400);
+    let r = c.get(format!("{}/v1/chats/-1%0Aforged/history", s.base)).send().unwrap();
+    assert_eq!(r.status(), 400);
+    // Nothing of the refused inputs was stored.
+    let chats = c.get(format!("{}/v1/chats", s.base)).send().unwrap().json_value();
+    assert_eq!(chats["chats"].as_array().unwrap().len(), 1, "{chats}");
+}
