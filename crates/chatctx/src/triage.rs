@@ -23,12 +23,30 @@ pub struct HttpTriage {
     url: String,
     api_key: Option<String>,
     models: BTreeMap<String, String>,
+    /// `llm.max_response_bytes`.
+    max_response_bytes: usize,
 }
 
 /// Installs ring as the process's TLS provider (reqwest is built without one). Idempotent.
 pub fn install_tls_provider() {
     // `Err` means a provider is already installed, which is the goal.
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The answer's body, at most `max` bytes: a longer one is refused without being read whole
+/// (`llm.max_response_bytes`).
+fn read_capped(resp: reqwest::blocking::Response, max: usize) -> Result<String, Attempt> {
+    use std::io::Read as _;
+    if resp.content_length().is_some_and(|n| n > max as u64) {
+        return Err(Attempt::Final(format!("the answer is over llm.max_response_bytes ({max})")));
+    }
+    let mut body = Vec::with_capacity(max.min(64 * 1024));
+    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    resp.take(limit).read_to_end(&mut body).map_err(|e| Attempt::Retry(format!("reading the answer failed: {e}")))?;
+    if body.len() > max {
+        return Err(Attempt::Final(format!("the answer is over llm.max_response_bytes ({max})")));
+    }
+    String::from_utf8(body).map_err(|_| Attempt::Final("the answer is not UTF-8".to_owned()))
 }
 
 impl HttpTriage {
@@ -42,8 +60,10 @@ impl HttpTriage {
             None => None,
         };
         install_tls_provider();
+        // Redirects are not followed: one would re-post the chat's text to wherever the endpoint points.
         let client = reqwest::blocking::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .context("cannot build the HTTP client for [llm]")?;
         Ok(Some(Self {
@@ -51,6 +71,7 @@ impl HttpTriage {
             url: format!("{}/chat/completions", base.trim_end_matches('/')),
             api_key,
             models: llm.models.clone(),
+            max_response_bytes: llm.max_response_bytes,
         }))
     }
 
@@ -61,7 +82,7 @@ impl HttpTriage {
         }
         let resp = req.body(body.to_owned()).send().map_err(|e| Attempt::Retry(format!("request failed: {e}")))?;
         let status = resp.status();
-        let text = resp.text().map_err(|e| Attempt::Retry(format!("reading the answer failed: {e}")))?;
+        let text = read_capped(resp, self.max_response_bytes)?;
         if status.as_u16() == 429 || status.is_server_error() {
             return Err(Attempt::Retry(format!("endpoint answered {status}")));
         }

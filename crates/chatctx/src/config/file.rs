@@ -131,6 +131,7 @@ struct Llm {
     api_key_env: Option<String>,
     /// Role alias → model name.
     models: BTreeMap<String, String>,
+    max_response_bytes: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]
@@ -285,6 +286,10 @@ impl File {
         c.llm.base_url = self.llm.base_url;
         c.llm.api_key_env = self.llm.api_key_env;
         c.llm.models = self.llm.models;
+        if let Some(n) = self.llm.max_response_bytes {
+            ensure!(n >= 1024, "llm.max_response_bytes: at least 1024 (an answer's envelope alone is more)");
+            c.llm.max_response_bytes = n;
+        }
         self.objects.apply(&mut c, unknown)?;
         self.state.apply(&mut c, base)?;
         self.resolver.apply(&mut c)?;

@@ -108,7 +108,7 @@ impl Default for TelemetrySettings {
 }
 
 /// `[llm]`: an OpenAI-compatible endpoint. Without `base_url` no model is configured.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct LlmSettings {
     /// e.g. `http://127.0.0.1:11434/v1`.
     pub base_url: Option<String>,
@@ -116,6 +116,23 @@ pub struct LlmSettings {
     pub api_key_env: Option<String>,
     /// Role alias → model name.
     pub models: BTreeMap<String, String>,
+    /// `llm.max_response_bytes`: the largest answer read from the endpoint; a longer one is an error (the
+    /// triage or summary fails open), so a misbehaving endpoint cannot grow the server's memory.
+    pub max_response_bytes: usize,
+}
+
+/// `llm.max_response_bytes` unless configured: 1 MiB, far above any chat completion chatctx asks for.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            api_key_env: None,
+            models: BTreeMap::new(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        }
+    }
 }
 
 /// One bearer token and the chats it may touch (all when empty).
@@ -222,6 +239,7 @@ impl fmt::Debug for Config {
             .field("llm.base_url", &self.llm.base_url)
             .field("llm.api_key_env", &self.llm.api_key_env)
             .field("llm.models", &self.llm.models)
+            .field("llm.max_response_bytes", &self.llm.max_response_bytes)
             .field("server.listen", &self.server.listen)
             .field("server.request_timeout", &self.server.request_timeout)
             .field("server.header_read_timeout", &self.server.header_read_timeout)

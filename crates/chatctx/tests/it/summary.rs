@@ -39,7 +39,12 @@ fn sqlite(path: &std::path::Path) -> Opened {
 
 /// A service on `store` whose summarizer (every `every` messages, `timeout`) talks to `url`.
 fn service(store: Opened, url: &str, every: usize, timeout: i64) -> Arc<Service> {
-    let llm = LlmSettings { base_url: Some(url.to_owned()), api_key_env: None, models: BTreeMap::new() };
+    let llm = LlmSettings {
+        base_url: Some(url.to_owned()),
+        api_key_env: None,
+        models: BTreeMap::new(),
+        ..LlmSettings::default()
+    };
     let summary = SummarizerSettings {
         enabled: true,
         every_n_messages: every,

@@ -75,6 +75,7 @@ fn client(url: &str) -> HttpTriage {
         base_url: Some(url.to_owned()),
         api_key_env: None,
         models: BTreeMap::from([("fast".to_owned(), "qwen2.5:1.5b".to_owned())]),
+        ..LlmSettings::default()
     };
     HttpTriage::from_settings(&llm).unwrap().unwrap()
 }
@@ -186,7 +187,12 @@ fn a_slow_model_holds_up_no_other_call() {
     settings.history.mode = chatctx_core::settings::Mode::Talkative;
     settings.conversation.always_include_recent = 2;
     settings.conversation.selection_timeout = 10.0;
-    let llm = LlmSettings { base_url: Some(s.url.clone()), api_key_env: None, models: BTreeMap::new() };
+    let llm = LlmSettings {
+        base_url: Some(s.url.clone()),
+        api_key_env: None,
+        models: BTreeMap::new(),
+        ..LlmSettings::default()
+    };
     let store = chatctx_store::open("memory", &Default::default()).unwrap();
     let (svc, _) = Service::open(settings, llm, store).unwrap();
     let svc = Arc::new(svc);
@@ -218,4 +224,52 @@ fn a_slow_model_holds_up_no_other_call() {
     let texts: Vec<&str> = h["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap()).collect();
     assert_eq!(texts, ["m2", "m4", "m5"], "the model's answer selected the history");
     assert_eq!(s.requests.lock().unwrap().len(), 1, "one model call");
+}
+
+/// A one-shot server answering every request with `head` then `body` (no content-length unless `head` has one),
+/// and counting the requests it saw.
+fn raw_server(head: String, body: Vec<u8>) -> (String, Arc<Mutex<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(0));
+    let count = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 2 {
+                line.clear();
+            }
+            *count.lock().unwrap() += 1;
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    (url, seen)
+}
+
+/// Issue 28, point 8: an answer over `llm.max_response_bytes` is refused without being read whole, with or
+/// without a content-length; a redirect is not followed (it would re-post the chat's text elsewhere).
+#[test]
+fn model_answers_are_capped_and_redirects_not_followed() {
+    let big = "x".repeat(2 * 1024 * 1024);
+    let s = stub(vec![Reply::Content(big.clone())]);
+    let e = client(&s.url).triage(&request(5.0)).unwrap_err();
+    assert!(e.contains("max_response_bytes"), "{e}");
+    assert_eq!(s.requests.lock().unwrap().len(), 1, "refused, not retried");
+    // No content-length: read up to the cap, then refused.
+    let body = json!({"choices": [{"message": {"content": big}}]}).to_string().into_bytes();
+    let (url, _) =
+        raw_server("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n".into(), body);
+    let e = client(&url).triage(&request(5.0)).unwrap_err();
+    assert!(e.contains("max_response_bytes"), "{e}");
+    // A redirect to another server: not followed.
+    let (elsewhere, reached) = raw_server("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n".into(), b"{}".to_vec());
+    let head = format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nlocation: {elsewhere}/chat/completions\r\ncontent-length: 0\r\n\r\n"
+    );
+    let (url, _) = raw_server(head, Vec::new());
+    assert!(client(&url).triage(&request(2.0)).is_err());
+    assert_eq!(*reached.lock().unwrap(), 0, "the chat's text went nowhere else");
 }
