@@ -64,19 +64,35 @@ impl Summarizer {
         std::thread::Builder::new().name("chatctx-summarizer".to_owned()).spawn(move || {
             while let Some(conv) = self.queue.next(|| service.strong_count() > 0) {
                 let Some(svc) = service.upgrade() else { return };
-                self.run(&svc, &conv);
+                let answered = self.run(&svc, &conv);
+                self.queue.done(&conv);
+                // More may have come in while the model wrote: queued again only when due.
+                let (channel, chat_id, topic) = &conv;
+                let every = self.settings.every_n_messages;
+                if answered
+                    && svc.read_chat(channel, chat_id, |e| e.summary_due(channel, chat_id, topic.as_deref(), every))
+                        == Ok(true)
+                {
+                    self.queue.enqueue(conv);
+                }
             }
         })
     }
 
-    /// One run for `conv`: read the job, ask the model, write the answer.
-    fn run(&self, svc: &Service, conv: &Conversation) {
+    /// One run for `conv`: read the job, ask the model, write the answer. Whether the model answered (so more
+    /// that came in meanwhile may be run at once; after a failure the next message queues it again).
+    fn run(&self, svc: &Service, conv: &Conversation) -> bool {
         let (channel, chat_id, topic) = conv;
         let s = &self.settings;
+        // Queued when it was due; a run since (or the bot's own summary) may have covered it meanwhile.
+        let due = |e: &chatctx_core::Engine| e.summary_due(channel, chat_id, topic.as_deref(), s.every_n_messages);
+        if svc.read_chat(channel, chat_id, due) != Ok(true) {
+            return false;
+        }
         let job = svc.read_chat(channel, chat_id, |e| {
             e.summary_job(channel, chat_id, topic.as_deref(), s.max_input_messages, &s.prompt)
         });
-        let Ok(Some(job)) = job else { return };
+        let Ok(Some(job)) = job else { return false };
         let budget = Duration::from_secs(u64::try_from(s.timeout.secs()).unwrap_or(60));
         let text = match self.model.complete(&s.model, &job.prompt, Some(s.max_tokens), budget) {
             Ok(text) if !text.trim().is_empty() => text,
@@ -108,16 +124,13 @@ impl Summarizer {
             }
             Err(e) => return self.failed(conv, &e.message),
         }
-        // More may have come in while the model wrote.
-        if svc.read_chat(channel, chat_id, |e| e.summary_due(channel, chat_id, topic.as_deref(), s.every_n_messages))
-            == Ok(true)
-        {
-            self.queue.enqueue(conv.clone());
-        }
+        true
     }
 
-    fn failed(&self, (_, chat_id, topic): &Conversation, why: &str) {
+    /// Counts and logs a failed run; `false`, as [`Summarizer::run`] answers then.
+    fn failed(&self, (_, chat_id, topic): &Conversation, why: &str) -> bool {
         self.queue.count(Outcome::Failed);
         tracing::warn!(chat = %chat_id, topic = ?topic, "summary not written, the previous one stays: {why}");
+        false
     }
 }

@@ -36,6 +36,8 @@ struct Counts {
 #[derive(Default)]
 struct Waiting {
     queue: VecDeque<Conversation>,
+    /// Waiting or running: a conversation is queued once, and not again while its run is under way (the run
+    /// looks again when it ends).
     queued: HashSet<Conversation>,
     stopped: bool,
 }
@@ -99,10 +101,16 @@ impl SummaryQueue {
                 return None;
             }
             if let Some(conv) = w.queue.pop_front() {
-                w.queued.remove(&conv);
                 return Some(conv);
             }
             w = self.wake.wait_timeout(w, Duration::from_secs(1)).ok()?.0;
+        }
+    }
+
+    /// Ends `conv`'s run: it may be queued again.
+    pub fn done(&self, conv: &Conversation) {
+        if let Ok(mut w) = self.waiting.lock() {
+            w.queued.remove(conv);
         }
     }
 

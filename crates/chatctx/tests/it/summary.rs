@@ -200,3 +200,21 @@ fn a_failing_or_slow_model_leaves_the_summary_and_the_calls_alone() {
     wait_for("the timeout to be counted", || metric(&svc, "failed") >= 1);
     assert!(summary(&svc).is_none(), "a timed-out run writes nothing");
 }
+
+/// Issue 28, point 16: six messages posted one by one with `every_n_messages = 5`, while the model is slow,
+/// make one model call: the conversation is not queued again while its run is under way, and a run that finds
+/// fewer than five uncovered messages does not ask the model.
+#[test]
+fn six_quick_messages_make_one_model_call() {
+    let model = stub(vec![Reply::Slow(Duration::from_millis(400), "Ann asked about the deploy.".into())]);
+    let svc = service(Opened::Local(Arc::new(chatctx_store::MemoryStore::default())), &model.url, 5, 10);
+    for i in 1..=6 {
+        svc.ingest(&[message(i)], now()).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    wait_for("a summary", || summary(&svc).is_some());
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(model.requests.lock().unwrap().len(), 1, "one model call");
+    assert_eq!(metric(&svc, "written"), 1);
+    svc.summary_queue().unwrap().stop();
+}
