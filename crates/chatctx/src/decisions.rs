@@ -106,20 +106,23 @@ impl Record {
         }
     }
 
-    /// About how many bytes the record holds (its text, plus a little per entry).
+    /// The bytes the record holds, as its JSON: counted as it is written, without keeping the text, so a
+    /// record's every name and label counts against `[decisions] max_bytes`.
     fn weight(&self) -> usize {
-        let fixed = 256 + self.request_id.len() + self.chat_id.len();
-        fixed
-            + match &self.detail {
-                Detail::History(h) => {
-                    h.decision.items.len() * 96
-                        + h.prompt.iter().map(|m| m.content.len() + 32).sum::<usize>()
-                        + h.kept_items.iter().map(|i| i.text.len() + 256).sum::<usize>()
-                }
-                Detail::Resolve(r) => r.candidates.iter().map(|c| 400 + c.object_id().len()).sum(),
-                Detail::List(l) => l.objects.iter().map(|o| 160 + o.object_id.len()).sum(),
-                Detail::Scenario(s) => s.keys_changed.iter().map(|k| k.len() + 24).sum(),
+        struct Count(usize);
+        impl std::io::Write for Count {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0 += b.len();
+                Ok(b.len())
             }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut n = Count(0);
+        // Writing to a counter cannot fail; a record that could not be written would weigh its floor.
+        let _ = serde_json::to_writer(&mut n, self);
+        n.0.max(256)
     }
 }
 
@@ -132,14 +135,106 @@ pub struct Decisions {
     inner: Mutex<Inner>,
 }
 
+/// One chat's records, oldest first (number, weight, record), and how many of them name each message (the
+/// messages their text came from), so an edit or a deletion finds the records to drop without a scan.
+#[derive(Default)]
+struct ChatRecords {
+    ring: VecDeque<(u64, usize, Arc<Record>)>,
+    messages: HashMap<Box<str>, u32>,
+}
+
+impl ChatRecords {
+    /// The messages whose text `r` holds: a history answer's items and its current message.
+    fn message_ids(r: &Record) -> Vec<&str> {
+        match &r.detail {
+            Detail::History(h) => h
+                .kept_items
+                .iter()
+                .filter_map(|i| i.message_id.as_deref())
+                .chain(r.current_message_id.as_deref())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn push(&mut self, entry: (u64, usize, Arc<Record>)) {
+        for id in Self::message_ids(&entry.2) {
+            *self.messages.entry(id.into()).or_default() += 1;
+        }
+        self.ring.push_back(entry);
+    }
+
+    fn unindex(&mut self, r: &Record) {
+        for id in Self::message_ids(r) {
+            if let Some(n) = self.messages.get_mut(id) {
+                *n -= 1;
+                if *n == 0 {
+                    self.messages.remove(id);
+                }
+            }
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<(u64, usize, Arc<Record>)> {
+        let e = self.ring.pop_front()?;
+        self.unindex(&e.2);
+        Some(e)
+    }
+
+    /// Removes the records `drop` picks; their numbers and weights.
+    fn remove_where(&mut self, drop: impl Fn(&Record) -> bool) -> Vec<(u64, usize)> {
+        let mut gone = Vec::new();
+        let mut kept = VecDeque::with_capacity(self.ring.len());
+        for e in std::mem::take(&mut self.ring) {
+            if drop(&e.2) {
+                self.unindex(&e.2);
+                gone.push((e.0, e.1));
+            } else {
+                kept.push_back(e);
+            }
+        }
+        self.ring = kept;
+        gone
+    }
+}
+
 #[derive(Default)]
 struct Inner {
-    /// Each chat's records, oldest first, with their number and weight.
-    chats: HashMap<ChatKey, VecDeque<(u64, usize, Arc<Record>)>>,
+    /// Each chat's records, by channel and chat.
+    chats: HashMap<String, HashMap<String, ChatRecords>>,
     /// Every kept record's number, oldest first, and its chat: the order the byte budget evicts in.
     order: BTreeMap<u64, ChatKey>,
     next: u64,
     bytes: usize,
+}
+
+impl Inner {
+    fn chat(&self, channel: &str, chat_id: &str) -> Option<&ChatRecords> {
+        self.chats.get(channel)?.get(chat_id)
+    }
+
+    /// Drops the records of a chat that `drop` picks.
+    fn remove_where(&mut self, channel: &str, chat_id: &str, drop: impl Fn(&Record) -> bool) {
+        let Some(chat) = self.chats.get_mut(channel).and_then(|c| c.get_mut(chat_id)) else { return };
+        let gone = chat.remove_where(drop);
+        let empty = chat.ring.is_empty();
+        for (n, w) in gone {
+            self.order.remove(&n);
+            self.bytes -= w;
+        }
+        if empty {
+            self.remove_chat(channel, chat_id);
+        }
+    }
+
+    fn remove_chat(&mut self, channel: &str, chat_id: &str) -> Option<ChatRecords> {
+        let chats = self.chats.get_mut(channel)?;
+        let gone = chats.remove(chat_id);
+        if chats.is_empty() {
+            self.chats.remove(channel);
+        }
+        gone
+    }
 }
 
 impl Decisions {
@@ -163,41 +258,47 @@ impl Decisions {
     }
 
     /// Keeps `record` as its chat's newest, dropping the chat's oldest past `keep` and the oldest of all past
-    /// `max_bytes`.
-    pub fn push(&self, record: Record) {
+    /// `max_bytes`. A request id the chat's records already use is made unique (`…~N`), so no caller can
+    /// shadow another's record by choosing its `x-request-id`.
+    pub fn push(&self, mut record: Record) {
         if self.keep == 0 {
             return;
         }
         let weight = record.weight();
-        let key = (record.channel.clone(), record.chat_id.clone());
+        let (channel, chat_id) = (record.channel.clone(), record.chat_id.clone());
         let mut inner = self.inner();
         let n = inner.next;
         inner.next += 1;
+        if inner.chat(&channel, &chat_id).is_some_and(|c| c.ring.iter().any(|e| e.2.request_id == record.request_id)) {
+            record.request_id = format!("{}~{n}", record.request_id);
+        }
         inner.bytes += weight;
-        inner.order.insert(n, key.clone());
-        let ring = inner.chats.entry(key).or_default();
-        ring.push_back((n, weight, Arc::new(record)));
-        let over = ring.len().saturating_sub(self.keep);
-        let dropped: Vec<(u64, usize)> = ring.drain(..over).map(|(n, w, _)| (n, w)).collect();
+        inner.order.insert(n, (channel.clone(), chat_id.clone()));
+        let chat = inner.chats.entry(channel).or_default().entry(chat_id).or_default();
+        chat.push((n, weight, Arc::new(record)));
+        let mut dropped = Vec::new();
+        while chat.ring.len() > self.keep {
+            dropped.extend(chat.pop_front().map(|(n, w, _)| (n, w)));
+        }
         for (n, w) in dropped {
             inner.order.remove(&n);
             inner.bytes -= w;
         }
         while inner.bytes > self.max_bytes {
-            let Some((n, key)) = inner.order.pop_first() else { break };
+            let Some((n, (channel, chat_id))) = inner.order.pop_first() else { break };
             let mut emptied = false;
             let mut freed = 0;
-            if let Some(ring) = inner.chats.get_mut(&key) {
-                if ring.front().is_some_and(|r| r.0 == n)
-                    && let Some((_, w, _)) = ring.pop_front()
+            if let Some(chat) = inner.chats.get_mut(&channel).and_then(|c| c.get_mut(&chat_id)) {
+                if chat.ring.front().is_some_and(|r| r.0 == n)
+                    && let Some((_, w, _)) = chat.pop_front()
                 {
                     freed = w;
                 }
-                emptied = ring.is_empty();
+                emptied = chat.ring.is_empty();
             }
             inner.bytes -= freed;
             if emptied {
-                inner.chats.remove(&key);
+                inner.remove_chat(&channel, &chat_id);
             }
         }
     }
@@ -205,26 +306,48 @@ impl Decisions {
     /// A chat's newest records, newest first, at most `limit`.
     pub fn newest(&self, channel: &str, chat_id: &str, limit: usize) -> Vec<Arc<Record>> {
         let inner = self.inner();
-        let key = (channel.to_owned(), chat_id.to_owned());
-        inner.chats.get(&key).map_or_else(Vec::new, |r| r.iter().rev().take(limit).map(|e| e.2.clone()).collect())
+        inner
+            .chat(channel, chat_id)
+            .map_or_else(Vec::new, |c| c.ring.iter().rev().take(limit).map(|e| e.2.clone()).collect())
     }
 
-    /// The newest record of a chat with request id `request_id`.
+    /// The record of a chat with request id `request_id`.
     pub fn find(&self, channel: &str, chat_id: &str, request_id: &str) -> Option<Arc<Record>> {
         let inner = self.inner();
-        let key = (channel.to_owned(), chat_id.to_owned());
-        inner.chats.get(&key)?.iter().rev().find(|e| e.2.request_id == request_id).map(|e| e.2.clone())
+        inner.chat(channel, chat_id)?.ring.iter().rev().find(|e| e.2.request_id == request_id).map(|e| e.2.clone())
     }
 
     /// Forgets a chat's records (the chat was deleted).
     pub fn forget(&self, channel: &str, chat_id: &str) {
         let mut inner = self.inner();
-        let key = (channel.to_owned(), chat_id.to_owned());
-        if let Some(ring) = inner.chats.remove(&key) {
-            for (n, w, _) in ring {
+        if let Some(chat) = inner.remove_chat(channel, chat_id) {
+            for (n, w, _) in chat.ring {
                 inner.order.remove(&n);
                 inner.bytes -= w;
             }
+        }
+    }
+
+    /// Forgets the records that hold the text of message `message_id` of a chat (it was edited or deleted):
+    /// a hash lookup when none does, as for every new message.
+    pub fn forget_message(&self, channel: &str, chat_id: &str, message_id: &str) {
+        let mut inner = self.inner();
+        if !inner.chat(channel, chat_id).is_some_and(|c| c.messages.contains_key(message_id)) {
+            return;
+        }
+        inner.remove_where(channel, chat_id, |r| ChatRecords::message_ids(r).contains(&message_id));
+    }
+
+    /// Forgets the records that hold text older than `cutoff` (retention), or were made before it.
+    pub fn forget_before(&self, cutoff: Timestamp) {
+        let mut inner = self.inner();
+        let chats: Vec<ChatKey> =
+            inner.chats.iter().flat_map(|(ch, chats)| chats.keys().map(move |c| (ch.clone(), c.clone()))).collect();
+        for (channel, chat_id) in chats {
+            inner.remove_where(&channel, &chat_id, |r| {
+                r.now < cutoff
+                    || matches!(&r.detail, Detail::History(h) if h.kept_items.iter().any(|i| i.sent_at < cutoff))
+            });
         }
     }
 
@@ -280,6 +403,22 @@ mod tests {
         d.forget("telegram", "a");
         assert_eq!(d.usage(), (0, 0), "{count} records were kept");
         assert!(d.inner().chats.is_empty());
+    }
+
+    /// Retention (`store.max_age`) forgets records made before its cutoff.
+    #[test]
+    fn retention_forgets_older_records() {
+        let d = Decisions::new(&DecisionSettings { keep: 8, max_bytes: 1 << 20 });
+        let mut old = record("a", "old", 1);
+        old.now = Timestamp::from_unix(100).unwrap();
+        let mut new = record("a", "new", 1);
+        new.now = Timestamp::from_unix(300).unwrap();
+        d.push(old);
+        d.push(new);
+        d.forget_before(Timestamp::from_unix(200).unwrap());
+        let ids: Vec<String> = d.newest("telegram", "a", 10).iter().map(|r| r.request_id.clone()).collect();
+        assert_eq!(ids, ["new"]);
+        assert_eq!(d.usage().0, 1);
     }
 
     #[test]

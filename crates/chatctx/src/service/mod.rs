@@ -180,6 +180,7 @@ impl Service {
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
         let (decoded, notes) = input::decode_inputs(inputs, now);
+        self.forget_records_of(&decoded);
         let convs = self.conversations(&decoded);
         let mut report = match &self.durability {
             Durability::Local(l) => l.ingest(decoded, allowed),
@@ -270,6 +271,7 @@ impl Service {
             }
         };
         let (decoded, notes) = input::decode_inputs(&inputs, now);
+        self.forget_records_of(&decoded);
         let convs = self.conversations(&decoded);
         let (mut report, ticket) = local.ingest_queued(decoded, &*allowed)?;
         if let Some(t) = ticket {
@@ -299,9 +301,29 @@ impl Service {
     /// in the store (each changed chat's log is replaced by a snapshot of what is left). How many items.
     pub fn expire(&self, max_age: chatctx_core::time::Span, now: Timestamp) -> Result<usize, Error> {
         let cutoff = now.plus(chatctx_core::time::Span::from_secs(-max_age.secs()));
+        self.decisions.forget_before(cutoff);
         match &self.durability {
             Durability::Local(l) => l.expire(cutoff),
             Durability::Shared(s) => s.expire(cutoff),
+        }
+    }
+
+    /// Decision records hold the text of the messages they were answered from: an edit or a deletion of one
+    /// drops the records that hold it (a lookup per message, nothing when none does).
+    fn forget_records_of(&self, staged: &[input::Staged]) {
+        if !self.decisions.enabled() {
+            return;
+        }
+        for (events, _) in staged.iter().filter_map(|s| s.as_ref().ok()) {
+            for e in events {
+                match e {
+                    Event::Message(m) => self.decisions.forget_message(&m.channel, &m.chat_id, &m.message_id),
+                    Event::Delete(d) => {
+                        d.message_ids.iter().for_each(|id| self.decisions.forget_message(&d.channel, &d.chat_id, id))
+                    }
+                    _ => {}
+                }
+            }
         }
     }
 

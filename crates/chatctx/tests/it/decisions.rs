@@ -213,3 +213,54 @@ fn replay_gives_the_same_records_as_the_server() {
         assert_eq!(explain, &without_answer(part), "{}", record["tool"]);
     }
 }
+
+/// Issue 28, point 5: an edit or a deletion of a message drops the records that hold its text, a deleted chat
+/// keeps none, and a client-chosen `x-request-id` cannot shadow another caller's record.
+#[test]
+fn edited_and_deleted_text_leaves_the_records_and_request_ids_stay_unique() {
+    let s = start_with("memory", SETTINGS);
+    let c = client();
+    let post = |path: &str, body: Value| send_as(c.post(format!("{}{path}", s.base)).body(body.to_string()), None);
+    let msg = |id: u32, text: &str| {
+        json!({"type": "message", "chat_id": "-5", "message_id": id.to_string(), "kind": "inbound_user",
+               "sent_at": 1_770_000_000 + id, "sender": {"user_id": "1", "username": "ann"}, "text": text,
+               "triggered_agent": true})
+    };
+    for (id, text) in [(1, "the secret is swordfish"), (2, "ok"), (3, "what was it?")] {
+        assert_eq!(post("/v1/events", msg(id, text)).status(), 200);
+    }
+    let history = json!({"chat_id": "-5", "current_message_id": "3", "now": 1_770_000_100});
+    let call = |id: &str| {
+        c.post(format!("{}/v1/tools/get_chat_history_context", s.base))
+            .header("x-request-id", id)
+            .body(history.to_string())
+            .send()
+            .unwrap()
+    };
+    assert_eq!(call("mine").status(), 200);
+    assert_eq!(call("mine").status(), 200, "the same id again, as another caller might send it");
+    let records = |s: &crate::http::Server| {
+        c.get(format!("{}/v1/chats/-5/decisions", s.base)).send().unwrap().json_value()["decisions"].clone()
+    };
+    let kept = records(&s);
+    let ids: Vec<&str> = kept.as_array().unwrap().iter().map(|r| r["request_id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&"mine") && ids.iter().any(|i| i.starts_with("mine~")), "{ids:?}");
+    let first = c.get(format!("{}/v1/chats/-5/decisions/mine", s.base)).send().unwrap().json_value();
+    assert_eq!(first["request_id"], "mine", "the first record keeps its id");
+    assert!(kept.to_string().contains("swordfish"));
+    // An edit of message 1 drops every record holding its old text.
+    assert_eq!(post("/v1/events", msg(1, "the secret is [redacted]")).status(), 200);
+    assert_eq!(records(&s), json!([]), "records holding the edited text are gone");
+    assert_eq!(call("after-edit").status(), 200);
+    assert!(records(&s).to_string().contains("[redacted]"));
+    // A deletion likewise.
+    let delete = json!({"type": "delete", "chat_id": "-5", "message_ids": ["1"], "at": 1_770_000_200});
+    assert_eq!(post("/v1/events", delete).status(), 200);
+    assert!(!records(&s).to_string().contains("[redacted]"));
+    assert_eq!(call("after-delete").status(), 200);
+    assert_eq!(records(&s).as_array().unwrap().len(), 1);
+    // A deleted chat keeps none.
+    assert_eq!(c.delete(format!("{}/v1/chats/-5", s.base)).send().unwrap().status(), 200);
+    assert_eq!(c.get(format!("{}/v1/chats/-5/decisions", s.base)).send().unwrap().json_value()["decisions"], json!([]));
+}
