@@ -190,6 +190,19 @@ impl PgStore {
         if client.batch_execute(create).await.is_err() {
             client.batch_execute(create).await.map_err(db)?;
         }
+        let newest: Option<i32> = client
+            .query_typed("SELECT max(version) FROM chatctx_schema", &[])
+            .await
+            .map_err(db)?
+            .first()
+            .and_then(|r| r.get(0));
+        let known = MIGRATIONS.iter().map(|(v, _)| *v).max().unwrap_or(0);
+        if let Some(v) = newest.filter(|v| *v > known) {
+            return Err(StoreError::Damaged(format!(
+                "the database was written by a newer chatctx (schema version {v}; this one knows {known}): run \
+                 that version, or a newer one"
+            )));
+        }
         for (version, sql) in MIGRATIONS {
             let tx = client.transaction().await.map_err(db)?;
             let claimed = tx

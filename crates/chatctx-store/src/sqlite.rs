@@ -65,6 +65,8 @@ pub struct Salvaged {
     pub ops: Vec<(u64, Op)>,
     /// Each chat's newest position as recorded.
     pub heads: Vec<((String, String), u64)>,
+    /// Rows that could not be read (each said why), passed over.
+    pub unreadable: Vec<String>,
     /// Why reading stopped before the end, if it did.
     pub stopped: Option<StoreError>,
 }
@@ -113,6 +115,14 @@ impl SqliteStore {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let applied: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let known = MIGRATIONS.len() as i64;
+        if applied > known {
+            return Err(StoreError::Damaged(format!(
+                "{} was written by a newer chatctx (schema version {applied}; this one knows {known}): run that \
+                 version, or a newer one",
+                path.display()
+            )));
+        }
         for (i, m) in MIGRATIONS.iter().enumerate().skip(applied.max(0) as usize) {
             tx.execute_batch(m)?;
             tx.pragma_update(None, "user_version", i as i64 + 1)?;
@@ -162,12 +172,32 @@ impl SqliteStore {
     pub fn salvage(&self) -> Salvaged {
         let mut ops = Vec::new();
         let mut heads = Vec::new();
-        // `load` hands over each row as it reads it, so what came before a bad row is kept.
-        let read_ops = self.load(&mut |pos, op| ops.push((pos, op)));
+        let mut unreadable = Vec::new();
         let conn = match self.conn() {
             Ok(c) => c,
-            Err(e) => return Salvaged { ops, heads, stopped: Some(e) },
+            Err(e) => return Salvaged { ops, heads, unreadable, stopped: Some(e) },
         };
+        // Row by row: a row whose cells are not what they should be (a `line` that is a BLOB of invalid UTF-8,
+        // or NULL) is reported and passed over; only a failure of the read itself (a damaged page) stops it,
+        // keeping what was read before.
+        let read_ops = (|| -> Result<(), StoreError> {
+            let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line, seq FROM ops ORDER BY seq")?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let cells = (|| -> Result<(u64, Op), rusqlite::Error> {
+                    let pos: i64 = row.get(2)?;
+                    Ok((pos as u64, Op { channel: row.get(0)?, chat_id: row.get(1)?, line: row.get(3)? }))
+                })();
+                match cells {
+                    Ok(op) => ops.push(op),
+                    Err(e) => {
+                        let seq: i64 = row.get(4).unwrap_or(-1);
+                        unreadable.push(format!("row {seq} of the log cannot be read: {e}"));
+                    }
+                }
+            }
+            Ok(())
+        })();
         let read_heads = (|| -> Result<(), StoreError> {
             let mut stmt = conn.prepare("SELECT channel, chat_id, head FROM chats")?;
             let mut rows = stmt.query([])?;
@@ -177,7 +207,7 @@ impl SqliteStore {
             }
             Ok(())
         })();
-        Salvaged { ops, heads, stopped: read_ops.err().or(read_heads.err()) }
+        Salvaged { ops, heads, unreadable, stopped: read_ops.err().or(read_heads.err()) }
     }
 
     /// Writes a new store at `path` (which must not exist) holding `ops` at their positions, with each chat's

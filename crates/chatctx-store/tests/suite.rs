@@ -192,3 +192,20 @@ fn postgres_instances_migrating_at_once() {
         assert_eq!(s.join().unwrap().unwrap(), [1, 2, 3]);
     }
 }
+
+/// Issue 28, point 6: a database a newer chatctx migrated (a schema version this one does not know) is refused.
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_refuses_a_newer_schema() {
+    use chatctx_store::PgStore;
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_store_newer") else { return };
+    drop(PgStore::open(&url, 1).unwrap());
+    let psql = std::process::Command::new("psql")
+        .args([url.as_str(), "-qAtc", "INSERT INTO chatctx_schema (version) VALUES (999)"])
+        .output()
+        .expect("psql is installed beside the test server");
+    assert!(psql.status.success(), "{}", String::from_utf8_lossy(&psql.stderr));
+    let Err(e) = PgStore::open(&url, 1) else { panic!("a newer schema is refused") };
+    let e = e.to_string();
+    assert!(e.contains("newer chatctx"), "{e}");
+}

@@ -339,7 +339,7 @@ fn repair_store(a: StoreArgs, drop_damaged: bool) -> Result<ExitCode> {
     for line in repaired.report.lines() {
         writeln!(out, "{line}")?;
     }
-    let dropped = repaired.report.damaged.len();
+    let dropped = repaired.report.damaged.len() + repaired.report.unreadable_rows.len();
     writeln!(out, "kept {} operations, dropped {dropped}", repaired.kept)?;
     if let Some(old) = &repaired.kept_old_at {
         writeln!(out, "the damaged file is kept at {}", old.display())?;

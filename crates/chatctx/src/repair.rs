@@ -23,6 +23,8 @@ pub struct Report {
     pub integrity: Option<Integrity>,
     /// Why reading stopped before the end, if it did.
     pub unreadable: Option<String>,
+    /// Rows that could not be read (each with why), passed over; a repair drops them.
+    pub unreadable_rows: Vec<String>,
     /// Operations that cannot be applied.
     pub damaged: Vec<Damaged>,
 }
@@ -30,7 +32,10 @@ pub struct Report {
 impl Report {
     /// Whether nothing is wrong.
     pub fn sound(&self) -> bool {
-        matches!(self.integrity, None | Some(Integrity::Sound)) && self.unreadable.is_none() && self.damaged.is_empty()
+        matches!(self.integrity, None | Some(Integrity::Sound))
+            && self.unreadable.is_none()
+            && self.unreadable_rows.is_empty()
+            && self.damaged.is_empty()
     }
 
     /// The report as lines for a person.
@@ -48,6 +53,8 @@ impl Report {
         if let Some(why) = &self.unreadable {
             out.push(format!("reading stopped early: {why}"));
         }
+        out.push(format!("{} rows cannot be read", self.unreadable_rows.len()));
+        out.extend(self.unreadable_rows.iter().map(|r| format!("  {r}")));
         out.push(format!("{} operations cannot be applied", self.damaged.len()));
         out.extend(
             self.damaged
@@ -78,6 +85,7 @@ fn read(url: &str, options: &chatctx_store::OpenOptions) -> Result<(Salvaged, Re
             report.integrity = Some(store.integrity(None)?);
             let salvaged = store.salvage();
             report.unreadable = salvaged.stopped.as_ref().map(|e| e.to_string());
+            report.unreadable_rows = salvaged.unreadable.clone();
             report.operations = salvaged.ops.len();
             Ok((salvaged, report))
         }
@@ -86,7 +94,7 @@ fn read(url: &str, options: &chatctx_store::OpenOptions) -> Result<(Salvaged, Re
             let mut ops = Vec::new();
             store.load(&mut |pos, op| ops.push((pos, op)))?;
             report.operations = ops.len();
-            Ok((Salvaged { ops, heads: Vec::new(), stopped: None }, report))
+            Ok((Salvaged { ops, heads: Vec::new(), unreadable: Vec::new(), stopped: None }, report))
         }
     }
 }
@@ -119,6 +127,10 @@ pub struct Repaired {
 /// `chatctx store repair --drop-damaged`. `stamp` names the old file kept beside the new one.
 pub fn repair(url: &str, options: &chatctx_store::OpenOptions, settings: &Settings, stamp: i64) -> Result<Repaired> {
     let (Salvaged { ops, heads, .. }, mut report) = read(url, options)?;
+    if let Some(why) = &report.unreadable {
+        // What lies past the point reading stopped would be lost by writing what was read: change nothing.
+        bail!("reading the store stopped early ({why}); nothing was written. Restore it from a backup");
+    }
     report.damaged = find_damaged(settings, &ops);
     let dropped: std::collections::HashSet<(&str, &str, u64)> =
         report.damaged.iter().map(|d| (d.channel.as_str(), d.chat_id.as_str(), d.position)).collect();

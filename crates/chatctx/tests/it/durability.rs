@@ -572,3 +572,50 @@ fn deleted_and_expired_text_leaves_the_files() {
     drop(svc);
     assert_eq!(copies_in_files(&path, "DELETE-ME-MARKER") + copies_in_files(&path, "EXPIRE-ME-MARKER"), 0);
 }
+
+/// Issue 28, point 6: a row whose `line` is not text (a BLOB of invalid UTF-8, or NULL) is reported and dropped
+/// by a repair, and every row after it is kept; a store stamped with a newer schema version is refused.
+#[test]
+fn unreadable_rows_are_reported_and_the_rows_after_them_kept() {
+    let dir = chatctx_store::testing::Scratch::new("durability-unreadable-row");
+    let path = dir.file("chatctx.db");
+    {
+        let svc = open(&sqlite(&path), 0);
+        let batch: Vec<Value> = (1..=4).map(|i| message("-1", i, "text", None)).collect();
+        svc.ingest(&batch, now()).unwrap();
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let seqs: Vec<i64> = conn
+            .prepare("SELECT seq FROM ops ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        conn.execute("UPDATE ops SET line = X'FFFE00' WHERE seq = ?1", [seqs[0]]).unwrap();
+        // A number where a line should be (the column's text affinity keeps it as "42"): read, not applied.
+        conn.execute("UPDATE ops SET line = 42 WHERE seq = ?1", [seqs[1]]).unwrap();
+    }
+    assert!(!open_err(&path).is_empty(), "a store with unreadable rows does not start");
+    let url = format!("sqlite://{}", path.display());
+    let (code, out) = store_command(&["store", "check", "--store", &url]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("1 rows cannot be read") && out.contains("1 operations cannot be applied"), "{out}");
+    let (code, out) = store_command(&["store", "repair", "--drop-damaged", "--store", &url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("kept 2 operations, dropped 2"), "{out}");
+    let svc = open(&sqlite(&path), 0);
+    let ids = svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap();
+    assert_eq!(ids.iter().filter_map(|i| i.message_id.clone()).collect::<Vec<_>>(), ["3", "4"]);
+    drop(svc);
+    // A newer chatctx's store: refused, by the server and by the commands, and left as it is.
+    rusqlite::Connection::open(&path).unwrap().pragma_update(None, "user_version", 99).unwrap();
+    assert!(open_err(&path).contains("newer chatctx"), "{}", open_err(&path));
+    let (code, out) = store_command(&["store", "check", "--store", &url]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("newer chatctx"), "{out}");
+    let version: i64 =
+        rusqlite::Connection::open(&path).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 99);
+}
