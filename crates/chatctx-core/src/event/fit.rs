@@ -36,6 +36,10 @@ impl Event {
         let mut out = Vec::with_capacity(events.len());
         let mut warnings = Vec::new();
         for e in events {
+            let mut e = e;
+            if e.fit_bounds() {
+                warnings.push("a name, label or list over its bound was cut".to_owned());
+            }
             match e {
                 Event::Message(mut m) => {
                     if let Some(text) = cut(&m.text, MAX_TEXT_BYTES) {
@@ -70,6 +74,7 @@ impl Event {
         let v: Value = serde_json::to_value(self)
             .map_err(|e| Error::invalid_event(format!("the event cannot be written: {e}")))?;
         Event::decode(&v)?;
+        super::check_bounds(&v)?;
         crate::json::check_ids(&v)
     }
 }

@@ -15,6 +15,7 @@ use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
 use crate::time::Timestamp;
 
+mod bounds;
 mod delete;
 mod fit;
 mod message;
@@ -22,6 +23,7 @@ mod object;
 mod reaction;
 mod thread;
 
+pub use bounds::{MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, check_bounds};
 pub use delete::{DeleteEvent, MAX_DELETED};
 pub use fit::CUT_MARKER;
 pub use message::{Attachment, Entity, EntityKind, FileRef, MessageEvent, MessageKind, Person, Quote};

@@ -196,3 +196,45 @@ fn a_signing_secret_protects_the_slack_route_on_a_server_without_tokens() {
         .body(bytes);
     assert_eq!(signed.send().unwrap().status(), 200);
 }
+
+/// Issue 28, point 7: names, labels, the chat's type, actions and emoji are bounded: refused past the bound on
+/// `/v1/events`, cut (ending with `…`) when a platform sends them; an earlier log holding a longer one loads.
+#[test]
+fn names_and_labels_are_bounded() {
+    let s = start_with("memory", &[]);
+    let c = client();
+    let post = |path: &str, body: &Value| send_as(c.post(format!("{}{path}", s.base)).body(body.to_string()), None);
+    let huge = "n".repeat(2 * 1024 * 1024);
+    let msg = |id: u32| {
+        json!({"type": "message", "chat_id": "-8", "message_id": id.to_string(), "kind": "inbound_user",
+               "sent_at": 1_770_000_000 + id, "sender": {"user_id": "1", "username": "ann"}, "text": "hi"})
+    };
+    let mut named = msg(1);
+    named["sender"]["display_name"] = json!(huge);
+    let mut labelled = msg(2);
+    labelled["attachments"] = json!([{"kind": "media.image", "label": "l".repeat(5000)}]);
+    let mut acting = msg(3);
+    acting["actions"] = json!(vec!["a"; 65]);
+    let mut typed = msg(4);
+    typed["chat_type"] = json!("t".repeat(1025));
+    for (what, body) in [("name", named), ("label", labelled), ("actions", acting), ("chat_type", typed)] {
+        let r = post("/v1/events", &body);
+        assert_eq!(r.status(), 400, "{what}");
+        assert_eq!(r.json_value()["code"], "invalid_event", "{what}");
+    }
+    let mut fine = msg(5);
+    fine["sender"]["display_name"] = json!("d".repeat(1024));
+    assert_eq!(post("/v1/events", &fine).status(), 200);
+    // From a platform: cut, not refused.
+    let update = json!({"update_id": 1, "message": {"message_id": 6, "date": 1_770_000_006,
+        "chat": {"id": -8, "type": "group"}, "from": {"id": 5, "first_name": huge}, "text": "hello"}});
+    assert_eq!(post("/v1/telegram/updates", &update).status(), 200);
+    let history = c.get(format!("{}/v1/chats/-8/history", s.base)).send().unwrap();
+    let bytes = history.bytes().unwrap().len();
+    assert!(bytes < 16 * 1024, "the history stays small: {bytes} bytes");
+    // A log written before the bounds holds a longer name: it still decodes and applies.
+    let mut old = msg(7);
+    old["sender"]["display_name"] = json!("o".repeat(4096));
+    let mut e = chatctx_core::Engine::new(Settings::default());
+    e.apply(chatctx_core::Event::decode(&old).unwrap()).unwrap();
+}
