@@ -47,6 +47,8 @@ pub enum ErrorCode {
     RequestTooLarge,
     /// No decision record with that request id is kept for the chat (HTTP 404).
     UnknownDecision,
+    /// The store's disk is full: the change was not stored (HTTP 507). Retrying once space is freed is safe.
+    InsufficientStorage,
 }
 
 impl ErrorCode {
@@ -70,13 +72,14 @@ impl ErrorCode {
             Self::MethodNotAllowed => "method_not_allowed",
             Self::RequestTooLarge => "request_too_large",
             Self::UnknownDecision => "unknown_decision",
+            Self::InsufficientStorage => "insufficient_storage",
         }
     }
 
     /// Whether the fault is chatctx's rather than the caller's (HTTP answers these with a 5xx status; a trace
     /// marks their spans as errors).
     pub fn is_server_fault(self) -> bool {
-        matches!(self, Self::Internal | Self::Timeout)
+        matches!(self, Self::Internal | Self::Timeout | Self::InsufficientStorage)
     }
 }
 

@@ -66,6 +66,21 @@ pub enum StoreError {
     Damaged(String),
 }
 
+impl StoreError {
+    /// Whether the store refused the write for want of space (SQLite's `SQLITE_FULL`, PostgreSQL's `disk_full`
+    /// or an out-of-space I/O error): the client is told `insufficient_storage` (507) rather than `internal`.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            StoreError::Sqlite(e) => e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            StoreError::Postgres(m) | StoreError::Damaged(m) => {
+                let m = m.to_ascii_lowercase();
+                m.contains("53100") || m.contains("no space left on device") || m.contains("disk is full")
+            }
+            StoreError::Poisoned => false,
+        }
+    }
+}
+
 /// A boxed future that may move between threads.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -112,9 +127,11 @@ pub trait Log: Store {
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError>;
     /// Calls `each` with every operation of one chat and its position, in order (to reload that chat alone).
     fn load_chat(&self, channel: &str, chat_id: &str, each: &mut dyn FnMut(u64, String)) -> Result<(), StoreError>;
-    /// Checks that the store takes writes now, with a write that changes nothing chatctx reads (readiness,
-    /// after a write failed). The memory store always does.
-    fn probe_write(&self) -> Result<(), StoreError> {
+    /// Checks that the store takes writes now, with a write of about `bytes` bytes that changes nothing
+    /// chatctx reads (readiness, after a write failed: as large as the write that failed, so a nearly full disk
+    /// is not reported ready by a probe that fits in a free page). The memory store always does.
+    fn probe_write(&self, bytes: usize) -> Result<(), StoreError> {
+        let _ = bytes;
         Ok(())
     }
 }

@@ -346,8 +346,12 @@ impl Log for SqliteStore {
         SharedLog::since(self, channel, chat_id, 0, each)
     }
 
-    fn probe_write(&self) -> Result<(), StoreError> {
+    fn probe_write(&self, bytes: usize) -> Result<(), StoreError> {
         let mut conn = self.conn()?;
+        // As large as asked, committed (so the pages are really taken), then made small again.
+        let tx = write(&mut conn)?;
+        tx.execute("INSERT OR REPLACE INTO probe (id, at) VALUES (1, zeroblob(?1))", [bytes.min(1 << 24) as i64])?;
+        tx.commit()?;
         let tx = write(&mut conn)?;
         tx.execute("INSERT OR REPLACE INTO probe (id, at) VALUES (1, unixepoch())", [])?;
         tx.commit()?;

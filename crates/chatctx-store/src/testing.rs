@@ -82,17 +82,24 @@ pub struct Faulty<S: ?Sized = dyn crate::Log> {
     inner: std::sync::Arc<S>,
     failing: std::sync::atomic::AtomicBool,
     refused: std::sync::atomic::AtomicU64,
+    /// While failing, a probe write at most this large still passes (a nearly full disk has a free page).
+    small_probe: std::sync::atomic::AtomicUsize,
 }
 
 impl<S: ?Sized> Faulty<S> {
     /// Over `inner`, taking writes until [`Faulty::fail`] says otherwise.
     pub fn new(inner: std::sync::Arc<S>) -> std::sync::Arc<Self> {
-        std::sync::Arc::new(Self { inner, failing: false.into(), refused: 0.into() })
+        std::sync::Arc::new(Self { inner, failing: false.into(), refused: 0.into(), small_probe: 0.into() })
     }
 
     /// Refuse writes (`true`) or take them again.
     pub fn fail(&self, on: bool) {
         self.failing.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// While failing, let probe writes of at most `bytes` pass, as a nearly full disk does.
+    pub fn pass_probes_up_to(&self, bytes: usize) {
+        self.small_probe.store(bytes, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// How many writes were refused.
@@ -140,9 +147,11 @@ impl<S: crate::Log + ?Sized> crate::Log for Faulty<S> {
         self.inner.load_chat(channel, chat_id, each)
     }
 
-    fn probe_write(&self) -> Result<(), crate::StoreError> {
-        self.check()?;
-        self.inner.probe_write()
+    fn probe_write(&self, bytes: usize) -> Result<(), crate::StoreError> {
+        if bytes > self.small_probe.load(std::sync::atomic::Ordering::SeqCst) {
+            self.check()?;
+        }
+        self.inner.probe_write(bytes)
     }
 }
 

@@ -45,6 +45,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::ForbiddenHost => StatusCode::FORBIDDEN,
         ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         ErrorCode::RequestTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        ErrorCode::InsufficientStorage => StatusCode::INSUFFICIENT_STORAGE,
         _ => StatusCode::BAD_REQUEST,
     }
 }
@@ -94,6 +95,7 @@ mod tests {
             MethodNotAllowed,
             RequestTooLarge,
             UnknownDecision,
+            InsufficientStorage,
         ] {
             assert_eq!(status_of(code).is_server_error(), code.is_server_fault(), "{code}");
         }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use chatctx_core::tools::{Scope, ToolCall, ToolResponse};
 use chatctx_core::transfer::ConversationDoc;
-use chatctx_core::{Engine, Error, Settings, Timestamp};
+use chatctx_core::{Engine, Error, ErrorCode, Settings, Timestamp};
 use chatctx_store::{Log, Op, StoreError};
 
 use super::input::{Staged, route};
@@ -38,8 +38,8 @@ struct Inner {
 struct Commit {
     /// Operations up to this number are settled: written, or dropped by a failure below.
     settled: u64,
-    /// Ranges of operation numbers dropped by failed writes (the latest few).
-    failed: std::collections::VecDeque<(u64, u64)>,
+    /// Ranges of operation numbers dropped by failed writes (the latest few), and whether the disk was full.
+    failed: std::collections::VecDeque<(u64, u64, bool)>,
 }
 
 impl Commit {
@@ -48,8 +48,15 @@ impl Commit {
         if self.settled < n {
             return None;
         }
-        if self.failed.iter().any(|(lo, hi)| (*lo..=*hi).contains(&n)) {
-            return Some(Err(internal("the change could not be stored")));
+        if let Some((_, _, full)) = self.failed.iter().find(|(lo, hi, _)| (*lo..=*hi).contains(&n)) {
+            return Some(Err(if *full {
+                Error::new(
+                    ErrorCode::InsufficientStorage,
+                    "the store's disk is full: the change was not stored (retrying once space is freed is safe)",
+                )
+            } else {
+                internal("the change could not be stored")
+            }));
         }
         Some(Ok(()))
     }
@@ -72,7 +79,7 @@ pub(super) struct Local {
     /// Operations a chat logs before its log is compacted.
     every: u64,
     /// Why the store refused the latest write, until one succeeds again (readiness).
-    failing: Mutex<Option<String>>,
+    failing: Mutex<Option<(String, usize)>>,
     /// What is settled, for writers that wait without a thread of their own ([`Local::durable`]).
     settled: tokio::sync::watch::Sender<Commit>,
     /// Whether a writer is writing the queue for the async waiters (at most one at a time).
@@ -220,9 +227,10 @@ impl Local {
     /// After a failed write: every queued operation is dropped (their writers get an error), and the chats
     /// they touched are reloaded from the store alone, so the engine again holds exactly what is durable.
     /// Other chats, and readers, are not held up by a rebuild of everything.
-    fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, batch: &[Op], e: &dyn std::fmt::Display) {
+    fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, batch: &[Op], e: &StoreError) {
         tracing::error!("store append failed: {e}; the changes not yet stored are undone");
-        self.note_failure(e);
+        let bytes = batch.iter().chain(&inner.pending).map(|o| o.line.len() + 64).sum();
+        self.note_failure(e, bytes);
         let mut chats: Vec<ChatKey> = batch.iter().chain(&inner.pending).map(|o| key(&o.channel, &o.chat_id)).collect();
         chats.sort();
         chats.dedup();
@@ -234,7 +242,7 @@ impl Local {
                 Err(r) => tracing::error!("rebuild failed too: {r}"),
             }
         }
-        c.failed.push_back((c.settled + 1, inner.queued));
+        c.failed.push_back((c.settled + 1, inner.queued, e.is_disk_full()));
         if c.failed.len() > 64 {
             c.failed.pop_front();
         }
@@ -256,9 +264,9 @@ impl Local {
     }
 
     /// Remembers that the store refused a write: readiness says so until a write succeeds again.
-    fn note_failure(&self, e: &dyn std::fmt::Display) {
+    fn note_failure(&self, e: &dyn std::fmt::Display, bytes: usize) {
         if let Ok(mut f) = self.failing.lock() {
-            *f = Some(e.to_string());
+            *f = Some((e.to_string(), bytes));
         }
     }
 
@@ -408,8 +416,9 @@ impl Local {
         }
         inner.engine.import_document(doc)?;
         // The document is the chat's whole state: it replaces the chat's log.
+        let size = line.len() + 64;
         if let Err(e) = self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
-            self.note_failure(&e);
+            self.note_failure(&e, size);
             if self.reload(&mut inner, &[key(channel, chat)]).is_err()
                 && let Ok(fresh) = rebuild(&*self.store, &self.settings, self.triage.as_ref())
             {
@@ -449,9 +458,10 @@ impl Local {
     pub(super) fn ping(&self) -> Result<(), StoreError> {
         self.store.ping()?;
         let failing = self.failing.lock().map_err(|_| StoreError::Poisoned)?.clone();
-        if let Some(why) = failing {
+        if let Some((why, bytes)) = failing {
+            // As large as the write that failed: a small probe fits in a free page of a nearly full disk.
             self.store
-                .probe_write()
+                .probe_write(bytes.max(64 * 1024))
                 .map_err(|e| StoreError::Damaged(format!("the store refuses writes ({why}); probing again: {e}")))?;
             self.note_success();
         }

@@ -619,3 +619,27 @@ fn unreadable_rows_are_reported_and_the_rows_after_them_kept() {
         rusqlite::Connection::open(&path).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
     assert_eq!(version, 99);
 }
+
+/// Issue 28, point 14: on a full disk a write is answered `insufficient_storage` (507 over HTTP) rather than a
+/// generic `internal`, and readiness follows the real writes: a probe that fits in a free page does not make the
+/// instance ready while writes of the size that failed are refused.
+#[test]
+fn a_full_disk_is_reported_and_not_ready() {
+    let FaultyService { dir: _dir, path: _, faulty, settings: _, svc } = faulty_service("durability-full-disk");
+    svc.ingest(&[message("-1", 1, "before", None)], now()).unwrap();
+    assert!(svc.store_reachable().is_ok());
+    faulty.pass_probes_up_to(4096);
+    faulty.fail(true);
+    let report = svc.ingest(&[message("-1", 2, "refused", None)], now());
+    let code = match report {
+        Ok(r) => r.rejected.first().map(|r| r.code),
+        Err(e) => Some(e.code),
+    };
+    assert_eq!(code, Some(ErrorCode::InsufficientStorage));
+    assert_eq!(chatctx::http::status_of(ErrorCode::InsufficientStorage).as_u16(), 507);
+    assert!(svc.store_reachable().is_err(), "a small probe fits, but the instance is not ready");
+    assert!(svc.store_reachable().is_err(), "and stays so while the disk is full");
+    faulty.fail(false);
+    assert!(svc.store_reachable().is_ok(), "ready again once writes of that size fit");
+    svc.ingest(&[message("-1", 3, "after", None)], now()).unwrap();
+}

@@ -200,10 +200,11 @@ fn a_failed_write_is_refused_and_leaves_no_trace() {
     let (svc, _) = Service::open(s, LlmSettings::default(), chatctx_store::Opened::Local(faulty.clone())).unwrap();
     svc.ingest(&[message(1, "kept", false)], now()).unwrap();
     faulty.fail(true);
+    // The injected fault is a full disk: the writer is told so (507 over HTTP).
     let err = svc.ingest(&[message(2, "lost", false)], now()).unwrap_err();
-    assert_eq!(err.code, ErrorCode::Internal);
+    assert_eq!(err.code, ErrorCode::InsufficientStorage);
     let err = call(&svc, "update_scenario", &json!({"chat_id": "-1", "patch": {"a": 1}}), now()).unwrap_err();
-    assert_eq!(err.code, ErrorCode::Internal);
+    assert_eq!(err.code, ErrorCode::InsufficientStorage);
     assert_eq!(ids(&svc), ["1"], "the refused message is not in memory either");
     faulty.fail(false);
     svc.ingest(&[message(3, "kept", false)], now()).unwrap();
