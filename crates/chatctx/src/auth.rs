@@ -264,10 +264,20 @@ impl Auth {
     /// Notes a revoked scope id (from this instance or, through the store, another); forgets the ones past
     /// their expiry.
     pub fn note_revoked(&self, id: &str, until: Timestamp) {
+        self.note_revoked_all(std::iter::once((id, until)));
+    }
+
+    /// Notes many revoked scope ids at once (the store's list, every second): the expired ones are pruned once
+    /// per call, not once per id, so the work is linear in the list.
+    pub fn note_revoked_all<'a>(&self, ids: impl IntoIterator<Item = (&'a str, Timestamp)>) {
         if let Ok(mut revoked) = self.revoked.lock() {
             let now = crate::clock::now();
             revoked.retain(|_, t| *t > now);
-            revoked.insert(id.to_owned(), until);
+            for (id, until) in ids {
+                if until > now && !revoked.contains_key(id) {
+                    revoked.insert(id.to_owned(), until);
+                }
+            }
         }
     }
 }
@@ -404,6 +414,21 @@ mod tests {
 
     fn issued_with_id(b: &Bound, id: &str) -> Bound {
         Bound { id: id.to_owned(), ..b.clone() }
+    }
+
+    /// Issue 28, point 9: the store's list is noted in one pass (pruned once, not once per id); ids already
+    /// expired are not kept.
+    #[test]
+    fn revocations_are_noted_in_one_pass() {
+        let auth = Auth::new(Vec::new());
+        let far = Timestamp::from_unix(i64::from(u32::MAX)).unwrap();
+        let ids: Vec<(String, Timestamp)> = (0..40_000).map(|i| (format!("s{i}"), far)).collect();
+        auth.note_revoked_all(ids.iter().map(|(id, t)| (id.as_str(), *t)));
+        auth.note_revoked_all(ids.iter().map(|(id, t)| (id.as_str(), *t)));
+        auth.note_revoked_all([("gone", Timestamp::from_unix(1).unwrap())]);
+        let revoked = auth.revoked.lock().unwrap();
+        assert_eq!(revoked.len(), 40_000);
+        assert!(!revoked.contains_key("gone"));
     }
 
     #[test]

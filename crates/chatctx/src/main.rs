@@ -462,7 +462,7 @@ async fn load_revocations(
         Ok(Err(e)) => return Err(format!("reading revoked scopes failed: {}", e.message)),
         Err(e) => return Err(format!("reading revoked scopes failed: {e}")),
     };
-    ids.iter().for_each(|(id, until)| auth.note_revoked(id, *until));
+    auth.note_revoked_all(ids.iter().map(|(id, until)| (id.as_str(), *until)));
     Ok(())
 }
 
