@@ -60,6 +60,16 @@ pub enum Access {
     Bound(Bound),
 }
 
+/// Whether an entry of a token's chat list names `chat` on `channel`: `CHANNEL:CHAT` names it on that channel
+/// only; a bare id names it on the platforms chatctx maps (`telegram`, `discord`, `slack`), never on a made-up
+/// channel, so one chat-limited token cannot create chats on any number of channels.
+fn listed(entry: &str, channel: &str, chat: &str) -> bool {
+    match entry.split_once(':') {
+        Some((ch, id)) => ch == channel && id == chat,
+        None => entry == chat && chatctx_platforms::PLATFORMS.iter().any(|p| p.name() == channel),
+    }
+}
+
 fn forbidden(chat: &str) -> Error {
     Error::new(ErrorCode::ForbiddenScope, format!("this credential may not touch chat {chat:?}"))
 }
@@ -69,7 +79,7 @@ impl Access {
     pub fn allows(&self, channel: &str, chat: &str) -> bool {
         match self {
             Access::Open | Access::All => true,
-            Access::Chats(list) => list.iter().any(|c| c == chat),
+            Access::Chats(list) => list.iter().any(|c| listed(c, channel, chat)),
             Access::Bound(b) => b.channel == channel && b.chat_id == chat,
         }
     }
@@ -429,6 +439,17 @@ mod tests {
         let revoked = auth.revoked.lock().unwrap();
         assert_eq!(revoked.len(), 40_000);
         assert!(!revoked.contains_key("gone"));
+    }
+
+    /// Issue 28, point 10: a bare chat id is bound to the platforms' channels; `CHANNEL:CHAT` to one channel.
+    #[test]
+    fn chat_lists_bind_channels() {
+        let a = Access::Chats(vec!["600".into(), "custom:700".into()]);
+        for ch in ["telegram", "discord", "slack"] {
+            assert!(a.allows(ch, "600"), "{ch}");
+        }
+        assert!(!a.allows("made-up-1", "600") && !a.allows("made-up-2", "600"));
+        assert!(a.allows("custom", "700") && !a.allows("telegram", "700") && !a.allows("custom", "600"));
     }
 
     #[test]
