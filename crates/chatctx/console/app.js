@@ -341,7 +341,7 @@ async function renderState() {
 // ---------- polling ----------
 async function refresh(force) {
   try {
-    state.chats = (await api("/v1/chats")).chats;
+    state.chats = (await api("/v1/chats?limit=1000")).chats;
     $("live").classList.remove("off");
     renderChats();
     if (!state.chat) return;

@@ -241,9 +241,12 @@ class _Operations:
         """The conversation state with its kept revisions."""
         return self._chat("scenario", chat_id, topic_id, channel, models.ScenarioState)
 
-    def chats(self) -> models.ChatsResponse:
-        """The chats this credential may read, one line each."""
-        return self._send(_Call("GET", "/v1/chats", _adapter(models.ChatsResponse), idempotent=True))
+    def chats(self, after: Optional[str] = None, limit: Optional[int] = None) -> models.ChatsResponse:
+        """A page of the chats this credential may read, one line each; `next` is the `after` of the next page."""
+        params = {k: str(v) for k, v in (("after", after), ("limit", limit)) if v is not None}
+        return self._send(
+            _Call("GET", "/v1/chats", _adapter(models.ChatsResponse), params=params or None, idempotent=True)
+        )
 
     def decisions(
         self, chat_id: Id, topic_id: Optional[Id] = None, channel: Optional[str] = None, limit: Optional[int] = None

@@ -142,6 +142,7 @@ class ChatsResponse(Model):
     """`chats` response."""
 
     chats: list[ChatOverview]
+    next: Optional[str] = Field(None, description="The `after` of the next page, when there is one.")
 
 
 class Decision(Model):

@@ -157,31 +157,47 @@ impl Engine {
         keys
     }
 
-    /// One line per chat held, sorted by channel and chat id, for listings (the console's chat list).
+    /// Every chat's overview, sorted by channel and chat id.
     pub fn chat_overviews(&self) -> Vec<ChatOverview> {
-        let mut out: Vec<ChatOverview> = self
+        self.chat_overviews_page(&|_, _| true, None, usize::MAX).0
+    }
+
+    /// A page of the overviews of the chats `allowed` lets through, sorted by channel and chat id, after
+    /// `after` (exclusive), at most `limit`; and whether more follow. Only the page's chats are looked into.
+    pub fn chat_overviews_page(
+        &self,
+        allowed: &dyn Fn(&str, &str) -> bool,
+        after: Option<(&str, &str)>,
+        limit: usize,
+    ) -> (Vec<ChatOverview>, bool) {
+        let mut keys: Vec<(&str, &str)> = self
             .chats
             .iter()
-            .flat_map(|(channel, chats)| {
-                chats.iter().map(move |(chat_id, c)| ChatOverview {
-                    channel: channel.clone(),
-                    chat_id: chat_id.clone(),
-                    chat_type: c.chat_type.as_deref().map(str::to_owned),
-                    items: c.convs.iter().map(|v| v.items.len()).sum(),
-                    topics: {
-                        let mut t: Vec<String> =
-                            c.convs.iter().filter_map(|v| v.topic.as_deref().map(str::to_owned)).collect();
-                        t.sort();
-                        t
-                    },
-                    objects: c.objects.len(),
-                    people: c.people.len(),
-                    last_at: c.convs.iter().filter_map(|v| v.items.back().map(|i| i.sent_at)).max(),
-                })
-            })
+            .flat_map(|(channel, chats)| chats.keys().map(move |c| (channel.as_str(), c.as_str())))
+            .filter(|k| after.is_none_or(|a| *k > a) && allowed(k.0, k.1))
             .collect();
-        out.sort_by(|a, b| (&a.channel, &a.chat_id).cmp(&(&b.channel, &b.chat_id)));
-        out
+        keys.sort_unstable();
+        let more = keys.len() > limit;
+        keys.truncate(limit);
+        let page = keys.into_iter().filter_map(|(channel, chat_id)| self.chat_overview(channel, chat_id)).collect();
+        (page, more)
+    }
+
+    /// One chat's overview.
+    pub fn chat_overview(&self, channel: &str, chat_id: &str) -> Option<ChatOverview> {
+        let c = self.chat(channel, chat_id)?;
+        let mut topics: Vec<String> = c.convs.iter().filter_map(|v| v.topic.as_deref().map(str::to_owned)).collect();
+        topics.sort();
+        Some(ChatOverview {
+            channel: channel.to_owned(),
+            chat_id: chat_id.to_owned(),
+            chat_type: c.chat_type.as_deref().map(str::to_owned),
+            items: c.convs.iter().map(|v| v.items.len()).sum(),
+            topics,
+            objects: c.objects.len(),
+            people: c.people.len(),
+            last_at: c.convs.iter().filter_map(|v| v.items.back().map(|i| i.sent_at)).max(),
+        })
     }
 
     /// Whether a platform id (a Telegram poll id) names an object this engine holds.

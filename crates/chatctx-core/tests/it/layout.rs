@@ -570,6 +570,23 @@ fn no_source_file_is_over_600_lines() {
     assert!(over.is_empty(), "files over {MAX_FILE_LINES} lines, each a seam to split:\n{}", over.join("\n"));
 }
 
+/// The HTTP layer's files stay small: one resource each (docs/decisions.md, "Where code goes").
+#[test]
+fn no_file_of_the_http_layer_is_over_400_lines() {
+    let root = workspace();
+    let mut files = Vec::new();
+    sources(&root.join("crates/chatctx/src/http"), &["rs"], &mut files);
+    assert!(files.len() > 10, "the http layer is where it should be");
+    let over: Vec<String> = files
+        .into_iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(&f).unwrap().lines().count();
+            (n > 400).then(|| format!("{} ({n} lines)", f.strip_prefix(&root).unwrap().display()))
+        })
+        .collect();
+    assert!(over.is_empty(), "files of http/ over 400 lines:\n{}", over.join("\n"));
+}
+
 #[test]
 fn no_function_is_over_100_lines() {
     let root = workspace();

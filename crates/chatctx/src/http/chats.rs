@@ -15,16 +15,42 @@ use super::{ApiError, AppState, blocking, json_body};
 use crate::auth::{Access, Bound};
 use crate::clock::now;
 
-/// `GET /v1/chats`: the chats this credential may read (the console's list).
-pub async fn get_chats(State(app): State<AppState>, Caller(a): Caller) -> Result<Response, ApiError> {
+/// `?after=&limit=` of `GET /v1/chats`.
+#[derive(Deserialize)]
+pub struct ChatsQuery {
+    after: Option<String>,
+    limit: Option<usize>,
+}
+
+/// Chats `GET /v1/chats` lists without a `limit`, and at most with one.
+const CHATS_PAGE: usize = 100;
+const MAX_CHATS_PAGE: usize = 1000;
+
+/// `GET /v1/chats`: a page of the chats this credential may read (the console's list), sorted by channel and
+/// chat id; `next` is the `after` of the next page. Only the listed chats are looked into.
+pub async fn get_chats(
+    State(app): State<AppState>,
+    Caller(a): Caller,
+    Query(q): Query<ChatsQuery>,
+) -> Result<Response, ApiError> {
+    let limit = q.limit.unwrap_or(CHATS_PAGE);
+    if limit == 0 || limit > MAX_CHATS_PAGE {
+        return Err(ApiError::invalid_request(format!("`limit` must be 1..={MAX_CHATS_PAGE}")));
+    }
     let svc = app.svc.clone();
-    let mut chats = blocking(move || svc.read(|e| e.chat_overviews())).await?;
-    chats.retain(|c| a.allows(&c.channel, &c.chat_id));
+    let (chats, more) = blocking(move || {
+        let after = q.after.as_deref().map(|a| a.split_once(':').unwrap_or(("", a)));
+        svc.read(|e| e.chat_overviews_page(&|ch, c| a.allows(ch, c), after, limit))
+    })
+    .await?;
+    let next = more.then(|| chats.last().map(|c| format!("{}:{}", c.channel, c.chat_id))).flatten();
     #[derive(Serialize)]
     struct Chats {
         chats: Vec<chatctx_core::engine::ChatOverview>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next: Option<String>,
     }
-    Ok(json_body(&Chats { chats }))
+    Ok(json_body(&Chats { chats, next }))
 }
 
 #[derive(Serialize)]

@@ -395,3 +395,34 @@ fn ids_with_control_characters_are_refused_everywhere() {
     let chats = c.get(format!("{}/v1/chats", s.base)).send().unwrap().json_value();
     assert_eq!(chats["chats"].as_array().unwrap().len(), 1, "{chats}");
 }
+
+/// Issue 28, point 11: `GET /v1/chats` lists only what the credential may read, and pages the full listing.
+#[test]
+fn the_chat_list_is_the_credentials_and_paged() {
+    let tokens = format!(r#"["{OPERATOR}", {{token = "{BOT}", chats = ["-3"]}}]"#);
+    let s = start_with("memory", &[("CHATCTX_SERVER__TOKENS", tokens.as_str())]);
+    let c = client();
+    for i in 1..=5 {
+        let r = send_as(
+            c.post(format!("{}/v1/events", s.base)).body(event(&format!("-{i}"), i, "1").to_string()),
+            Some(OPERATOR),
+        );
+        assert_eq!(r.status(), 200);
+    }
+    let get = |q: &str, token: &str| send_as(c.get(format!("{}/v1/chats{q}", s.base)), Some(token));
+    let mine = get("", BOT).json_value();
+    let ids: Vec<&str> = mine["chats"].as_array().unwrap().iter().map(|c| c["chat_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["-3"]);
+    let (mut seen, mut after) = (Vec::new(), String::new());
+    loop {
+        let page = get(&format!("?limit=2{after}"), OPERATOR).json_value();
+        seen.extend(page["chats"].as_array().unwrap().iter().map(|c| c["chat_id"].as_str().unwrap().to_owned()));
+        match page["next"].as_str() {
+            Some(n) => after = format!("&after={n}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["-1", "-2", "-3", "-4", "-5"]);
+    assert_eq!(get("?limit=0", OPERATOR).status(), 400);
+    assert_eq!(get("?limit=1001", OPERATOR).status(), 400);
+}

@@ -1,103 +1,15 @@
-//! The OpenAPI 3.1 document served at `/openapi.json`.
-//!
-//! Tool request bodies are the schemas generated from the core's request types ([`ToolCall::schemas`], the
-//! same ones MCP lists), and every response body is generated from the type the route serializes, so a client
-//! generated from this document reads and writes what the server does. Each tool gets its own path
-//! (`/v1/tools/resolve_reference_target`, …) because one templated path could not give each tool its own body.
+//! The document's paths, by resource.
 
 use chatctx_core::tools::ToolCall;
-use schemars::generate::SchemaSettings;
-use schemars::{JsonSchema, SchemaGenerator};
+use schemars::SchemaGenerator;
 use serde_json::{Map, Value, json};
 
-/// A generator whose shared types land in `components/schemas`, for output (serialized) shapes.
-fn generator() -> SchemaGenerator {
-    SchemaSettings::draft2020_12()
-        .for_serialize()
-        .with(|s| s.definitions_path = "/components/schemas".into())
-        .into_generator()
-}
-
-fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
-    g.subschema_for::<T>().to_value()
-}
-
-// `json!` on literals and our own values: a static document that cannot fail.
-#[allow(clippy::disallowed_methods)]
-fn error_responses(codes: &[(u16, &str)]) -> Map<String, Value> {
-    let mut m = Map::new();
-    for (status, what) in codes {
-        m.insert(
-            status.to_string(),
-            json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}),
-        );
-    }
-    m
-}
-
-// `json!` on literals and our own values: a static document that cannot fail.
-#[allow(clippy::disallowed_methods)]
-fn operation(id: &str, summary: &str, body: Option<Value>, ok: Value, errors: &[(u16, &str)]) -> Value {
-    let mut responses = error_responses(errors);
-    responses.insert("200".into(), json!({"description": "OK", "content": {"application/json": {"schema": ok}}}));
-    let mut op = json!({"operationId": id, "summary": summary, "responses": responses});
-    if let Some(schema) = body {
-        op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": schema}}});
-    }
-    op
-}
-
-const AUTH: (u16, &str) = (401, "Missing or unknown bearer token (only when server.tokens is set).");
-const FORBIDDEN: (u16, &str) = (403, "The token may not touch this chat (`forbidden_scope`).");
-const BAD: (u16, &str) = (400, "Bad input; the code names the kind and the message names the field.");
-const TIMEOUT: (u16, &str) = (503, "Ran past server.request_timeout (`timeout`); retrying is safe.");
-
-// `json!` on literals and our own values: a static document that cannot fail.
-#[allow(clippy::disallowed_methods)]
-fn chat_path_params() -> Value {
-    json!([
-        {"name": "chat_id", "in": "path", "required": true, "schema": {"type": "string"}},
-        {"name": "channel", "in": "query", "schema": {"type": "string", "default": "telegram"}},
-        {"name": "topic_id", "in": "query", "schema": {"type": "string"}}
-    ])
-}
-
-/// The document.
-// `json!` on literals and our own values: a static document that cannot fail.
-#[allow(clippy::disallowed_methods)]
-pub fn document() -> Value {
-    let mut g = generator();
-    let mut paths = Map::new();
-    ingest_paths(&mut g, &mut paths);
-    tool_paths(&mut g, &mut paths);
-    chat_paths(&mut g, &mut paths);
-    service_paths(&mut paths);
-    // Defines `Error`, which every error response refers to.
-    let _ = g.subschema_for::<chatctx_core::Error>();
-    let mut schemas = g.take_definitions(true);
-    schemas.insert(
-        "Event".into(),
-        json!({"type": "object", "required": ["type"], "properties": {
-            "type": {"enum": ["message", "reaction", "object", "activation", "delete", "thread", "telegram_update", "discord_event", "slack_event"]}},
-            "description": "An input event (docs/protocol.md, \"Events\"); the fields depend on its type."}),
-    );
-    json!({
-        "openapi": "3.1.0",
-        "info": {"title": "chatctx", "version": env!("CARGO_PKG_VERSION"),
-                 "description": "Conversation context for LLM chat bots: history, active objects, reference resolution, conversation state."},
-        "paths": paths,
-        "security": [{"bearer": []}],
-        "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": schemas
-        }
-    })
-}
+use super::{AUTH, BAD, FORBIDDEN, TIMEOUT, chat_path_params, operation, schema_of};
 
 /// `/v1/events`, `/v1/discord/events`, `/v1/slack/events` and `/v1/telegram/updates`.
 // `json!` on literals and our own values: a static document that cannot fail.
 #[allow(clippy::disallowed_methods)]
-fn ingest_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
+pub(super) fn ingest(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let report = schema_of::<crate::service::IngestReport>(g);
     paths.insert(
         "/v1/events".into(),
@@ -147,7 +59,7 @@ fn ingest_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
 /// `/v1/tools/{tool}`, one path per tool, and `/v1/scopes`.
 // `json!` on literals and our own values: a static document that cannot fail.
 #[allow(clippy::disallowed_methods)]
-fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
+pub(super) fn tools(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let responses: Map<String, Value> =
         ToolCall::response_schemas(g).into_iter().map(|(name, s)| (name.to_owned(), s.to_value())).collect();
     for tool in ToolCall::schemas() {
@@ -196,7 +108,7 @@ fn tool_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
 /// `/v1/chats/{chat_id}` and what is stored for it.
 // `json!` on literals and our own values: a static document that cannot fail.
 #[allow(clippy::disallowed_methods)]
-fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
+pub(super) fn chats(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let mut delete = operation(
         "delete_chat",
         "Forget a chat completely, in memory and in the store.",
@@ -244,14 +156,19 @@ fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
         op["parameters"] = chat_path_params();
         paths.insert(format!("/v1/chats/{{chat_id}}/{what}"), json!({"get": op}));
     }
-    let chats = operation(
+    let mut chats = operation(
         "chats",
-        "The chats this credential may read, one line each (the console's list).",
+        "A page of the chats this credential may read, one line each, by channel and chat id (the console's list).",
         None,
         json!({"type": "object", "required": ["chats"],
-               "properties": {"chats": {"type": "array", "items": schema_of::<chatctx_core::engine::ChatOverview>(g)}}}),
-        &[AUTH],
+               "properties": {"chats": {"type": "array", "items": schema_of::<chatctx_core::engine::ChatOverview>(g)},
+                              "next": {"type": "string", "description": "The `after` of the next page, when there is one."}}}),
+        &[AUTH, BAD],
     );
+    chats["parameters"] = json!([
+        {"name": "after", "in": "query", "schema": {"type": "string"}, "description": "The `next` of the previous page (`channel:chat_id`)."},
+        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
+    ]);
     paths.insert("/v1/chats".into(), json!({"get": chats}));
     let record = schema_of::<crate::decisions::Record>(g);
     let mut list = operation(
@@ -288,7 +205,7 @@ fn chat_paths(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
 /// The probes, the metrics, this document and `/mcp`.
 // `json!` on literals and our own values: a static document that cannot fail.
 #[allow(clippy::disallowed_methods)]
-fn service_paths(paths: &mut Map<String, Value>) {
+pub(super) fn service(paths: &mut Map<String, Value>) {
     paths.insert(
         "/healthz".into(),
         json!({"get": {"operationId": "health", "summary": "Liveness.", "security": [], "responses": {"200": {"description": "ok"}}}}),
@@ -313,88 +230,4 @@ fn service_paths(paths: &mut Map<String, Value>) {
         "/mcp".into(),
         json!({"post": {"operationId": "mcp", "summary": "MCP streamable HTTP (JSON-RPC); the same tools as /v1/tools.", "responses": {"200": {"description": "JSON-RPC answer, as JSON or an event stream"}}}}),
     );
-}
-
-#[cfg(test)]
-#[allow(clippy::disallowed_methods)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_tool_has_its_path_with_the_mcp_schema() {
-        let doc = document();
-        for tool in crate::mcp::tools() {
-            let post = &doc["paths"][format!("/v1/tools/{}", tool.name)]["post"];
-            let body = &post["requestBody"]["content"]["application/json"]["schema"];
-            assert_eq!(body, &Value::Object((*tool.input_schema).clone()), "{}", tool.name);
-            let answer = &post["responses"]["200"]["content"]["application/json"]["schema"];
-            assert!(answer.get("$ref").is_some() || answer.get("properties").is_some(), "{}: {answer}", tool.name);
-        }
-        assert_eq!(doc["openapi"], "3.1.0");
-    }
-
-    /// Every operation has an `operationId`, unique in the document: the Python client names its methods by
-    /// them (clients/python/tests/test_openapi.py holds it to that).
-    #[test]
-    fn every_operation_has_a_unique_id() {
-        let doc = document();
-        let mut ids = std::collections::BTreeSet::new();
-        for (path, ops) in doc["paths"].as_object().unwrap() {
-            for (method, op) in ops.as_object().unwrap() {
-                let id = op["operationId"].as_str().unwrap_or_else(|| panic!("{method} {path} has no operationId"));
-                assert!(ids.insert(id.to_owned()), "{id} twice");
-            }
-        }
-        assert!(ids.contains("get_chat_history_context") && ids.contains("telegram_update"), "{ids:?}");
-    }
-
-    /// The document describes exactly the routes the router serves ([`super::super::routes`]): a route added to
-    /// one and not the other fails here. The tool route is one path per tool in the document.
-    #[test]
-    fn the_document_and_the_router_have_the_same_routes() {
-        let doc = document();
-        let mut documented = std::collections::BTreeSet::new();
-        for (path, ops) in doc["paths"].as_object().unwrap() {
-            for method in ops.as_object().unwrap().keys() {
-                documented.insert((method.to_ascii_uppercase(), path.clone()));
-            }
-        }
-        let mut served = std::collections::BTreeSet::new();
-        for r in super::super::routes::all().filter(|r| r.documented) {
-            match r.path.strip_suffix("{tool}") {
-                Some(prefix) => {
-                    served.extend(ToolCall::NAMES.iter().map(|t| (r.method.to_owned(), format!("{prefix}{t}"))))
-                }
-                None => _ = served.insert((r.method.to_owned(), r.path.to_owned())),
-            }
-        }
-        assert_eq!(documented, served);
-    }
-
-    /// Every `$ref` names a schema the document defines.
-    #[test]
-    fn every_reference_resolves() {
-        fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
-            match v {
-                Value::Object(m) => {
-                    if let Some(Value::String(r)) = m.get("$ref") {
-                        out.push(r);
-                    }
-                    m.values().for_each(|v| refs(v, out));
-                }
-                Value::Array(a) => a.iter().for_each(|v| refs(v, out)),
-                _ => {}
-            }
-        }
-        let doc = document();
-        let mut found = Vec::new();
-        refs(&doc, &mut found);
-        assert!(found.len() > 10, "responses are typed");
-        for r in found {
-            let name = r.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("{r}"));
-            let defined = &doc["components"]["schemas"][name];
-            assert!(defined.is_object(), "{r} is not defined");
-            assert_ne!(defined.get("$ref").and_then(Value::as_str), Some(r), "{r} refers to itself");
-        }
-    }
 }
