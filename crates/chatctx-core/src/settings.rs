@@ -186,6 +186,9 @@ pub struct ConversationSettings {
     pub cache_max_per_conversation: usize,
     /// Speaker profiles one chat keeps; past it, those no kept item refers to are dropped.
     pub max_people: usize,
+    /// Topics (threads) one chat keeps; a new one past it takes the place of the least recently active,
+    /// whose items, state and summary go.
+    pub max_topics: usize,
     /// What to keep when triage fails.
     pub on_triage_error: OnTriageError,
     /// Model triage or lexical ranking.
@@ -212,6 +215,7 @@ impl Default for ConversationSettings {
             previous_tasks_count: 3,
             cache_max_per_conversation: 200,
             max_people: 10_000,
+            max_topics: 1_000,
             on_triage_error: OnTriageError::RecentOnly,
             selector: Selector::Model,
             lexical_keep: 10,

@@ -191,10 +191,19 @@ impl Chat {
         }
     }
 
-    /// The conversation of `topic`, created on first use.
-    pub(crate) fn conv_for(&mut self, topic: Option<&str>) -> u32 {
+    /// The conversation of `topic`, created on first use. A chat holds at most `max_topics` topics: a new one
+    /// past it takes the place of the least recently active (its items, state and summary go), so no client
+    /// grows a chat without bound by naming new topics.
+    pub(crate) fn conv_for(&mut self, topic: Option<&str>, max_topics: usize) -> u32 {
         if let Some(i) = self.conv_index(topic) {
             return i;
+        }
+        if let Some(t) = topic
+            && self.topics.len() >= max_topics.max(1)
+            && let Some(idx) = self.least_active_topic()
+        {
+            self.recycle(idx, t);
+            return idx;
         }
         let idx = u32::try_from(self.convs.len()).unwrap_or(u32::MAX);
         self.convs.push(Conv { topic: topic.map(Into::into), items: VecDeque::new(), lost: None });
@@ -205,6 +214,31 @@ impl Chat {
             None => self.general = Some(idx),
         }
         idx
+    }
+
+    /// The topic conversation whose newest item is the oldest (an empty one first; ties to the earliest made).
+    fn least_active_topic(&self) -> Option<u32> {
+        self.topics.values().copied().min_by_key(|i| (self.convs[*i as usize].items.back().map(Item::key), *i))
+    }
+
+    /// Empties conversation `idx` (its items leave the message index, its derived objects, state and summary go)
+    /// and gives it to `topic`.
+    fn recycle(&mut self, idx: u32, topic: &str) {
+        let conv = &mut self.convs[idx as usize];
+        let old = conv.topic.replace(topic.into());
+        for item in std::mem::take(&mut conv.items) {
+            if let Some(id) = item.message_id {
+                self.index.remove(&*id);
+                self.objects.evict_derived(&id);
+            }
+        }
+        conv.lost = None;
+        if let Some(old) = old {
+            self.topics.remove(&old);
+            self.scenarios.remove(&Some(old.to_string()));
+            self.summaries.remove(&Some(old.to_string()));
+        }
+        self.topics.insert(topic.into(), idx);
     }
 
     fn conv_index(&self, topic: Option<&str>) -> Option<u32> {

@@ -124,7 +124,7 @@ impl Engine {
             forwarded_from,
         } = m;
         let (settings, chat) = self.with_chat(&channel, &chat_id);
-        let cap = settings.conversation.cache_max_per_conversation;
+        let (cap, max_topics) = (settings.conversation.cache_max_per_conversation, settings.conversation.max_topics);
         let (max_objects, object_settings) = (settings.objects.max_per_chat, &settings.objects);
         chat.make_room_for_people(settings.conversation.max_people);
         if let Some(t) = chat_type
@@ -174,7 +174,7 @@ impl Engine {
             None => {
                 let seq = chat.next_seq;
                 chat.next_seq += 1;
-                (chat.conv_for(topic_id.as_deref()), seq, false)
+                (chat.conv_for(topic_id.as_deref(), max_topics), seq, false)
             }
         };
         let reply_parent = reply_to_message_id.as_deref().filter(|_| kind == MessageKind::InboundUser);
@@ -202,6 +202,7 @@ impl Engine {
     fn apply_reaction(&mut self, r: ReactionEvent) {
         let cap = self.settings.conversation.cache_max_per_conversation;
         let max_people = self.settings.conversation.max_people;
+        let max_topics = self.settings.conversation.max_topics;
         let chat = self.chat_mut(&r.channel, &r.chat_id);
         chat.make_room_for_people(max_people);
         let topic = match r.topic_id {
@@ -222,7 +223,7 @@ impl Engine {
         } else {
             format!("reacted {} to {target}", r.emoji.join(" "))
         };
-        let conv = chat.conv_for(topic.as_deref());
+        let conv = chat.conv_for(topic.as_deref(), max_topics);
         let seq = chat.next_seq;
         chat.next_seq += 1;
         let item = Item {

@@ -104,7 +104,8 @@ impl Engine {
             chat.people.import(p);
         }
         for (seq, it) in doc.history.iter().enumerate() {
-            let conv = chat.conv_for(it.topic_id.as_deref());
+            // A document is taken whole (one written by this engine holds at most `max_topics` topics).
+            let conv = chat.conv_for(it.topic_id.as_deref(), usize::MAX);
             let quote = it.quote.as_ref().map(|(r, t)| (r.as_str().into(), t.as_str().into()));
             let item = Item {
                 seq: seq as u64,

@@ -237,3 +237,26 @@ fn replies_activate_registered_objects_and_late_activations_do_not_go_back_in_ti
     let o = e.objects("telegram", "-1").unwrap().remove(0);
     assert_eq!((o.activation, o.activated_at.map(|t| t.unix())), (Some(Activation::RepliedTo), Some(T0 + 150)));
 }
+
+/// Issue 28, point 10: a chat keeps at most `conversation.max_topics` topics; a new one past it takes the place
+/// of the least recently active, whose items go with it.
+#[test]
+fn topics_per_chat_are_capped_least_recently_active_first() {
+    use chatctx_core::settings::{Mode, Scope};
+    let mut s = crate::settings(Mode::Talkative, Scope::Topic);
+    s.conversation.max_topics = 3;
+    let ann = crate::user("1", "Ann");
+    let mut e = crate::engine(s, []);
+    for (id, topic) in [(1, "a"), (2, "b"), (3, "c"), (4, "a"), (5, "d")] {
+        e.apply(crate::msg("-1", Some(topic), id, ann.clone(), &format!("m{id}"), false, i64::from(id))).unwrap();
+    }
+    // "b" was the least recently active when "d" came: it went, with its message.
+    assert!(e.history("telegram", "-1", Some("b")).unwrap().is_empty());
+    assert!(e.message("telegram", "-1", "2").is_none());
+    for (topic, ids) in [("a", vec!["1", "4"]), ("c", vec!["3"]), ("d", vec!["5"])] {
+        let h = e.history("telegram", "-1", Some(topic)).unwrap();
+        assert_eq!(h.iter().filter_map(|i| i.message_id.as_deref()).collect::<Vec<_>>(), ids, "{topic}");
+    }
+    let overview = e.chat_overview("telegram", "-1").unwrap();
+    assert_eq!(overview.topics, ["a", "c", "d"]);
+}
