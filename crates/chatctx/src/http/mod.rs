@@ -133,7 +133,9 @@ impl Connections {
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then finishes the requests under way. At most
-/// `limits.max` connections are open at once; one that does not send its headers in time is closed.
+/// `limits.max` connections are open at once; one that does not send its headers in time is closed. When every
+/// slot is taken, the oldest connection that has not yet sent a whole request head is closed to make room, so
+/// clients that trickle headers (a slow-header flood) cannot keep a normal client waiting.
 pub async fn run(
     listener: tokio::net::TcpListener,
     app: AppState,
@@ -145,12 +147,22 @@ pub async fn run(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max));
+    let waiting = Arc::new(std::sync::Mutex::new(HeadWaiters::default()));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.map_err(std::io::Error::other)?,
-            () = &mut shutdown => break,
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                // Full: make room by closing the oldest connection still waiting for its request head.
+                if let Ok(mut w) = waiting.lock() {
+                    w.evict_oldest();
+                }
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => slot.map_err(std::io::Error::other)?,
+                    () = &mut shutdown => break,
+                }
+            }
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -166,12 +178,22 @@ pub async fn run(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service.clone());
+        let head = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let inner = service.clone();
+        let seen = head.clone();
+        let svc = hyper::service::service_fn(move |req| {
+            seen.store(true, std::sync::atomic::Ordering::Relaxed);
+            hyper::service::Service::call(&inner, req)
+        });
+        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), svc);
         let connection = graceful.watch(connection);
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let _ = connection.await;
             drop(slot);
         });
+        if let Ok(mut w) = waiting.lock() {
+            w.push(head, task.abort_handle());
+        }
     }
     stop.cancel();
     // Requests under way finish; a connection that will not close is left behind after a while.
@@ -179,6 +201,33 @@ pub async fn run(
         tracing::warn!("some connections were still open 10 s after shutdown began");
     }
     Ok(())
+}
+
+/// The open connections that may not have sent a whole request head yet, oldest first.
+#[derive(Default)]
+struct HeadWaiters(std::collections::VecDeque<(Arc<std::sync::atomic::AtomicBool>, tokio::task::AbortHandle)>);
+
+impl HeadWaiters {
+    fn push(&mut self, head: Arc<std::sync::atomic::AtomicBool>, task: tokio::task::AbortHandle) {
+        // Those that sent a head or ended are dropped from the front as the list grows.
+        while self.0.front().is_some_and(|(h, t)| h.load(std::sync::atomic::Ordering::Relaxed) || t.is_finished()) {
+            self.0.pop_front();
+        }
+        if self.0.len() > 4 * 65_536 {
+            self.0.retain(|(h, t)| !h.load(std::sync::atomic::Ordering::Relaxed) && !t.is_finished());
+        }
+        self.0.push_back((head, task));
+    }
+
+    /// Closes the oldest connection that has sent no request head, if any.
+    fn evict_oldest(&mut self) {
+        while let Some((head, task)) = self.0.pop_front() {
+            if !head.load(std::sync::atomic::Ordering::Relaxed) && !task.is_finished() {
+                task.abort();
+                return;
+            }
+        }
+    }
 }
 
 /// Raises the process's soft limit of open files to its hard limit (a server holds one per connection), and

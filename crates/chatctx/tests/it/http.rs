@@ -610,3 +610,28 @@ fn history_reads_are_paged_ranges() {
         .json_value();
     assert_eq!(tool, after, "the tool answers as the route does");
 }
+
+/// Issue 28, point 15: a slow-header flood (more connections than `server.max_connections`, each trickling a
+/// request head) does not keep a normal client waiting: the oldest connection without a whole head is closed to
+/// make room, and the client is answered within a second.
+#[test]
+fn a_slow_header_flood_does_not_starve_a_normal_client() {
+    use std::io::Write as _;
+    let s = start_with(
+        "memory",
+        &[("CHATCTX_SERVER__MAX_CONNECTIONS", "16"), ("CHATCTX_SERVER__HEADER_READ_TIMEOUT", "60s")],
+    );
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut slow = Vec::new();
+    for _ in 0..64 {
+        let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+        conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ").unwrap();
+        slow.push(conn);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let r = client().get(format!("{}/healthz", s.base)).timeout(std::time::Duration::from_secs(5)).send().unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "answered after {:?}", started.elapsed());
+    drop(slow);
+}
