@@ -24,6 +24,9 @@ use crate::{BoxFuture, Log, Op, Ops, SharedLog, Store, StoreError, by_chat};
 
 /// Versioned migrations, applied in order on start; `chatctx_schema` records the applied ones. Never edit one
 /// that has shipped: add the next.
+/// How long a readiness ping waits for the database.
+const PING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 const MIGRATIONS: &[(i32, &str)] = &[
     (
         1,
@@ -311,9 +314,17 @@ impl Store for PgStore {
     }
 
     fn ping(&self) -> Result<(), StoreError> {
+        // Bounded: through a pooler whose server is gone, a query waits in its queue rather than fail, and a
+        // readiness probe must answer "not ready" rather than hang.
         self.block(async {
-            self.client().await?.simple_query("SELECT 1").await.map_err(db)?;
-            Ok(())
+            let ask = async {
+                self.client().await?.simple_query("SELECT 1").await.map_err(db)?;
+                Ok(())
+            };
+            match tokio::time::timeout(PING_TIMEOUT, ask).await {
+                Ok(answer) => answer,
+                Err(_) => Err(StoreError::Postgres(format!("the database did not answer within {PING_TIMEOUT:?}"))),
+            }
         })
     }
 
