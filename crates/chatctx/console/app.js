@@ -3,6 +3,11 @@
 "use strict";
 
 const POLL_MS = 2000;
+// Past this many topics a chat is read whole, once per refresh, and only the selected topic's state is read,
+// so a chat with thousands of topics costs a few requests, not thousands.
+const MANY_TOPICS = 8;
+// After a failed or slow refresh the next waits longer, up to this.
+const MAX_POLL_MS = 30000;
 const state = { chats: [], chat: null, tab: "calls", calls: [], call: null, topic: "all", timer: null, view: "" };
 
 // ---------- small helpers ----------
@@ -173,11 +178,14 @@ async function renderDetail() {
 
 let historyCache = { key: "", items: new Map() };
 async function messagesOf(c) {
-  const key = `${c.channel}/${c.chat_id}/${c.items}/${c.last_at}`;
+  const many = c.topics.length > MANY_TOPICS;
+  const picked = state.topic === "all" || state.topic === "general" ? null : state.topic;
+  const key = `${c.channel}/${c.chat_id}/${c.items}/${c.last_at}${many ? "/" + picked : ""}`;
   if (historyCache.key === key) return historyCache.items;
   // Each topic's items first, then the whole chat (a read without a topic reads every topic): what only the
   // whole-chat read holds is the general thread's.
-  const topics = [...c.topics, null];
+  // A chat with many topics: the selected topic's items, then the whole chat once.
+  const topics = many ? (picked === null ? [null] : [picked, null]) : [...c.topics, null];
   // Each topic's items, page after page (at most 2,000 each: the console shows the recent ones).
   const readAll = async (t) => {
     const out = [];
@@ -319,7 +327,8 @@ function diff(before, patch) {
 
 async function renderState() {
   const c = state.chat;
-  const topics = [null, ...c.topics];
+  const selected = state.topic === "all" || state.topic === "general" ? null : state.topic;
+  const topics = c.topics.length > MANY_TOPICS ? [selected] : [null, ...c.topics];
   const states = await Promise.all(topics.map((t) => api(chatPath(c, `/scenario${t === null ? "" : "?topic_id=" + encodeURIComponent(t)}`)).catch(() => null)));
   const blocks = [];
   states.forEach((s, i) => {
@@ -344,28 +353,39 @@ async function refresh(force) {
     state.chats = (await api("/v1/chats?limit=1000")).chats;
     $("live").classList.remove("off");
     renderChats();
-    if (!state.chat) return;
+    if (!state.chat) return true;
     const fresh = state.chats.find((c) => c.chat_id === state.chat.chat_id && c.channel === state.chat.channel);
-    if (!fresh) return;
+    if (!fresh) return true;
     const changed = JSON.stringify(fresh) !== JSON.stringify(state.chat);
     state.chat = fresh;
     $("chat-meta").textContent = `${fresh.channel}${fresh.chat_type ? " · " + fresh.chat_type : ""} · ${fresh.items} items · ${fresh.objects} objects · ${fresh.people} people`;
     const calls = (await api(chatPath(fresh, "/decisions?limit=1000"))).decisions;
     const callsChanged = JSON.stringify(calls.map((c) => c.request_id)) !== JSON.stringify(state.calls.map((c) => c.request_id));
     state.calls = calls;
-    if (!force && !changed && !callsChanged) return;
+    if (!force && !changed && !callsChanged) return true;
     if (state.tab === "calls") {
       renderCalls();
       if (force || changed) renderDetail();
     } else if (state.tab === "history") await renderHistory();
     else if (state.tab === "objects") await renderObjects();
     else if (state.tab === "state") await renderState();
+    return true;
   } catch (e) {
     $("live").classList.add("off");
     if (e.status === 401) askToken("This server wants a bearer token. It is kept in this browser tab only (session storage).");
     else if (e.status === 403) askToken("This token may not read that. Enter another one.");
+    return false;
   }
 }
 
-refresh(true);
-state.timer = setInterval(() => refresh(false), POLL_MS);
+// Polling: one refresh at a time; a failed or slow one makes the next wait longer (up to MAX_POLL_MS), a quick
+// success brings it back to POLL_MS.
+let pollMs = POLL_MS;
+async function poll() {
+  const started = Date.now();
+  const ok = await refresh(false);
+  const took = Date.now() - started;
+  pollMs = ok && took < POLL_MS / 2 ? POLL_MS : Math.min(MAX_POLL_MS, pollMs * 2);
+  state.timer = setTimeout(poll, pollMs);
+}
+refresh(true).then(() => { state.timer = setTimeout(poll, POLL_MS); });

@@ -183,3 +183,39 @@ def test_the_console_shows_what_the_model_saw_and_why(server, browser):
     browser.execute_script("arguments[0].scrollIntoView()", detail)
     time.sleep(0.3)
     browser.save_screenshot(str(shots() / "phone-history-call.png"))
+
+
+def history_reads(base: str) -> int:
+    """How many history reads the server answered so far (from /metrics)."""
+    req = urllib.request.Request(base + "/metrics", headers={"authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        text = r.read().decode()
+    return sum(
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("chatctx_http_requests_total") and 'route="/v1/chats/{chat_id}/history"' in line
+    )
+
+
+def test_a_chat_with_many_topics_is_read_once_per_refresh(server, browser):
+    """Issue 28, point 10: the console reads a chat with many topics whole, once per refresh, not once per topic."""
+    chat = "-1009000000001"
+    events = [{"type": "message", "chat_id": chat, "message_id": str(i), "topic_id": str(1000 + i), "kind": "inbound_user",
+               "sent_at": NOW + i, "sender": {"user_id": "1", "username": "ann"}, "text": f"topic {i}"} for i in range(40)]
+    post(server, "/v1/events", events)
+    set_size(browser, 1280, 900)
+    browser.get(server + "/console")
+    if browser.find_elements(By.CSS_SELECTOR, "dialog[open]"):
+        dialog = wait(browser, "dialog[open]")
+        dialog.find_element(By.ID, "token-input").send_keys(TOKEN)
+        dialog.find_element(By.ID, "token-save").click()
+    wait(browser, f'#chat-list li[data-chat="{chat}"]').click()
+    before = history_reads(server)
+    browser.find_element(By.CSS_SELECTOR, '.tab[data-tab="history"]').click()
+    wait(browser, '.hist-item[data-message="39"]')
+    post(server, "/v1/events", {"type": "message", "chat_id": chat, "message_id": "40", "topic_id": "1000",
+                                "kind": "inbound_user", "sent_at": NOW + 40, "sender": {"user_id": "1", "username": "ann"},
+                                "text": "one more"})
+    wait(browser, '.hist-item[data-message="40"]', timeout=10)
+    reads = history_reads(server) - before
+    assert reads <= 4, f"{reads} history reads for two refreshes of a chat with 40 topics"
