@@ -108,6 +108,13 @@ pub trait Store: Send + Sync {
         let _ = now;
         Ok(Vec::new())
     }
+    /// The scope ids revoked since `after` (a number this call returned before; 0 for all), not yet expired at
+    /// `now`, and the number to ask with next time: what an instance that already knows the earlier ones needs
+    /// each second. A store without numbers answers them all (`after` is then ignored).
+    fn revoked_since(&self, now: i64, after: u64) -> Result<(Vec<(String, i64)>, u64), StoreError> {
+        let _ = after;
+        Ok((self.revoked_scopes(now)?, 0))
+    }
     /// Removes one operation (`chatctx store repair --drop-damaged` on a store that is repaired in place).
     fn remove_op(&self, channel: &str, chat_id: &str, pos: u64) -> Result<(), StoreError> {
         let _ = (channel, chat_id, pos);

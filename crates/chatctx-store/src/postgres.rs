@@ -54,6 +54,12 @@ const MIGRATIONS: &[(i32, &str)] = &[
          CREATE INDEX chatctx_externals_by_chat ON chatctx_externals (channel, chat_id);",
     ),
     (3, "CREATE TABLE chatctx_revoked_scopes (id TEXT PRIMARY KEY, until BIGINT NOT NULL);"),
+    // Revocations numbered as written, so instances read only the new ones.
+    (
+        4,
+        "ALTER TABLE chatctx_revoked_scopes ADD COLUMN seq BIGSERIAL;
+         CREATE INDEX chatctx_revoked_by_seq ON chatctx_revoked_scopes (seq);",
+    ),
 ];
 
 /// Bumps a chat's head by `$3` (creating the chat), returning the new head.
@@ -282,7 +288,8 @@ impl Store for PgStore {
         self.block(async {
             let client = self.client().await?;
             let sql = "INSERT INTO chatctx_revoked_scopes (id, until) VALUES ($1, $2)
-                       ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until";
+                       ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until,
+                           seq = nextval(pg_get_serial_sequence('chatctx_revoked_scopes', 'seq'))";
             let params: [(&(dyn ToSql + Sync), Type); 2] = [(&id, Type::TEXT), (&until, Type::INT8)];
             client.execute_typed(sql, &params).await.map_err(db)?;
             Ok(())
@@ -296,6 +303,20 @@ impl Store for PgStore {
             let params: [(&(dyn ToSql + Sync), Type); 1] = [(&now, Type::INT8)];
             let rows = client.query_typed(sql, &params).await.map_err(db)?;
             Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    fn revoked_since(&self, now: i64, after: u64) -> Result<(Vec<(String, i64)>, u64), StoreError> {
+        self.block(async {
+            let client = self.client().await?;
+            // Several writers: a number may commit after a higher one was read. The caller reads everything
+            // again now and then (`chatctx serve`: every 30 s), which bounds how late such a one is seen.
+            let sql = "SELECT id, until, seq FROM chatctx_revoked_scopes WHERE (seq > $1 OR $1 = 0) AND until > $2";
+            let after = i64::try_from(after).unwrap_or(i64::MAX);
+            let params: [(&(dyn ToSql + Sync), Type); 2] = [(&after, Type::INT8), (&now, Type::INT8)];
+            let rows = client.query_typed(sql, &params).await.map_err(db)?;
+            let newest = rows.iter().map(|r| r.get::<_, i64>(2)).max().map_or(after, |n| n.max(after));
+            Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), u64::try_from(newest).unwrap_or(0)))
         })
     }
 

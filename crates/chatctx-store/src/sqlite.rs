@@ -34,6 +34,9 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL);",
     // 4: revoked scope ids, until the scope would have expired.
     "CREATE TABLE revoked_scopes (id TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;",
+    // 5: revocations numbered in the order written, so instances read only the new ones.
+    "ALTER TABLE revoked_scopes ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+     CREATE INDEX revoked_by_seq ON revoked_scopes (seq);",
 ];
 
 /// SQLite, one file, WAL journal, full synchronous commits.
@@ -315,7 +318,11 @@ impl Store for SqliteStore {
         let mut conn = self.conn()?;
         let tx = write(&mut conn)?;
         tx.execute("DELETE FROM revoked_scopes WHERE until < unixepoch()", [])?;
-        tx.execute("INSERT OR REPLACE INTO revoked_scopes (id, until) VALUES (?1, ?2)", params![id, until])?;
+        tx.execute(
+            "INSERT OR REPLACE INTO revoked_scopes (id, until, seq)
+             VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1 FROM revoked_scopes))",
+            params![id, until],
+        )?;
         tx.commit()?;
         Ok(())
     }
@@ -325,6 +332,22 @@ impl Store for SqliteStore {
         let mut stmt = conn.prepare_cached("SELECT id, until FROM revoked_scopes WHERE until > ?1")?;
         let rows = stmt.query_map(params![now], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn revoked_since(&self, now: i64, after: u64) -> Result<(Vec<(String, i64)>, u64), StoreError> {
+        let conn = self.conn()?;
+        // One writer: numbers are given in commit order, so nothing below the newest seen is still to come.
+        let mut stmt =
+            conn.prepare_cached("SELECT id, until, seq FROM revoked_scopes WHERE (seq > ?1 OR ?1 = 0) AND until > ?2")?;
+        let mut newest = after;
+        let rows = stmt.query_map(params![after as i64, now], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, until, seq) = row?;
+            newest = newest.max(seq as u64);
+            out.push((id, until));
+        }
+        Ok((out, newest))
     }
 
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {

@@ -121,6 +121,18 @@ fn revocations(store: &dyn Store) {
     let mut ids = store.revoked_scopes(1_000).unwrap();
     ids.sort();
     assert_eq!(ids, [("live".to_owned(), 2_000_000_000)], "expired ones are not listed");
+    // Read since a number: all at first (0), then only what came after (a store without numbers answers all).
+    let (all, first) = store.revoked_since(1_000, 0).unwrap();
+    assert_eq!(all, [("live".to_owned(), 2_000_000_000)]);
+    store.revoke_scope("later", 2_000_000_000).unwrap();
+    let (new, next) = store.revoked_since(1_000, first).unwrap();
+    if first > 0 {
+        assert_eq!(new, [("later".to_owned(), 2_000_000_000)], "only the new one");
+        assert!(next > first);
+        assert_eq!(store.revoked_since(1_000, next).unwrap().0, [], "nothing new");
+    } else {
+        assert_eq!(new.len(), 2);
+    }
 }
 
 #[test]
@@ -158,7 +170,7 @@ fn postgres() {
     assert!(matches!(chatctx_store::open(&url, &Default::default()), Ok(chatctx_store::Opened::Shared(_))));
     contract(&store);
     let reopened = PgStore::open(&url, 4).unwrap();
-    assert_eq!(reopened.schema_versions().unwrap(), [1, 2, 3], "migrations are applied once");
+    assert_eq!(reopened.schema_versions().unwrap(), [1, 2, 3, 4], "migrations are applied once");
     externals(&reopened);
     revocations(&reopened);
     assert_eq!(all(&reopened).len(), 3, "survives closing and reopening");
@@ -189,7 +201,7 @@ fn postgres_instances_migrating_at_once() {
         })
         .collect();
     for s in starts {
-        assert_eq!(s.join().unwrap().unwrap(), [1, 2, 3]);
+        assert_eq!(s.join().unwrap().unwrap(), [1, 2, 3, 4]);
     }
 }
 

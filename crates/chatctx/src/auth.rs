@@ -163,8 +163,15 @@ pub struct Auth {
     key: ring::hmac::Key,
     /// Revoked scope ids, until the scope would have expired.
     revoked: Mutex<HashMap<String, Timestamp>>,
+    /// The live revocations chat-limited tokens made through this instance, per chat (their expiries), so one
+    /// bot token cannot fill the store with revocations ([`MAX_REVOCATIONS_PER_CHAT`]).
+    revoked_by_chat: Mutex<HashMap<(String, String), Vec<Timestamp>>>,
     rng: SystemRandom,
 }
+
+/// Scopes of one chat a chat-limited token may have revoked and not yet expired, through one instance; the
+/// operator token is not limited.
+pub const MAX_REVOCATIONS_PER_CHAT: usize = 10_000;
 
 /// Compares secrets in time that does not depend on where they differ.
 fn same(a: &str, b: &str) -> bool {
@@ -189,7 +196,7 @@ impl Auth {
         let rng = SystemRandom::new();
         let key = ring::hmac::Key::generate(ring::hmac::HMAC_SHA256, &rng)
             .unwrap_or_else(|_| ring::hmac::Key::new(ring::hmac::HMAC_SHA256, b"no randomness: scopes are weak"));
-        Self { tokens, key, revoked: Mutex::new(HashMap::new()), rng }
+        Self { tokens, key, revoked: Mutex::new(HashMap::new()), revoked_by_chat: Mutex::default(), rng }
     }
 
     /// Credentials from `server.tokens`, signing scopes with `scope_key` (`server.scope_key`), which every
@@ -266,6 +273,20 @@ impl Auth {
         let bound = self.read_scope(token)?;
         if !access.allows(&bound.channel, &bound.chat_id) {
             return Err(forbidden(&bound.chat_id));
+        }
+        if matches!(access, Access::Chats(_)) {
+            let mut by_chat = self.revoked_by_chat.lock().map_err(|_| internal("auth state poisoned"))?;
+            let now = crate::clock::now();
+            let live = by_chat.entry((bound.channel.clone(), bound.chat_id.clone())).or_default();
+            live.retain(|t| *t > now);
+            if live.len() >= MAX_REVOCATIONS_PER_CHAT {
+                return Err(Error::invalid_request(format!(
+                    "this token has {MAX_REVOCATIONS_PER_CHAT} revoked scopes of chat {:?} that have not expired yet: \
+                     issue scopes with shorter lives, or revoke with the operator token",
+                    bound.chat_id
+                )));
+            }
+            live.push(bound.expires_at);
         }
         self.note_revoked(&bound.id, bound.expires_at);
         Ok(bound)
@@ -424,6 +445,32 @@ mod tests {
 
     fn issued_with_id(b: &Bound, id: &str) -> Bound {
         Bound { id: id.to_owned(), ..b.clone() }
+    }
+
+    /// Issue 28, point 9: a chat-limited token may hold at most `MAX_REVOCATIONS_PER_CHAT` live revocations of
+    /// one chat (through one instance); the operator token is not limited.
+    #[test]
+    fn revocations_per_chat_are_capped_for_limited_tokens() {
+        let auth = Auth::new(vec![Token { token: "admin-0123456789abcdef".into(), chats: vec![] }]);
+        let bot = Access::Chats(vec!["-1".into()]);
+        let bound = |n: u32| Bound {
+            channel: "telegram".into(),
+            chat_id: "-1".into(),
+            topic_id: None,
+            current_message_id: Some(n.to_string()),
+            sender_user_id: None,
+            expires_at: Timestamp::from_unix(i64::from(u32::MAX)).unwrap(),
+            id: String::new(),
+            may_write_summary: false,
+        };
+        for n in 0..MAX_REVOCATIONS_PER_CHAT as u32 {
+            let (token, _) = auth.issue(&bot, bound(n), t(0)).unwrap();
+            auth.revoke(&bot, &token).unwrap();
+        }
+        let (token, _) = auth.issue(&bot, bound(u32::MAX), t(0)).unwrap();
+        let e = auth.revoke(&bot, &token).unwrap_err();
+        assert!(e.message.contains("not expired yet"), "{e}");
+        auth.revoke(&Access::All, &token).unwrap();
     }
 
     /// Issue 28, point 9: the store's list is noted in one pass (pruned once, not once per id); ids already

@@ -14,6 +14,7 @@
 //! - [`ingest`]: any input event (including `telegram_update`) into core events.
 //! - [`logline`]: the replay and durable-log line, with its one writer and one reader.
 //! - [`replay`]: the deterministic JSON Lines driver.
+//! - [`revocations`]: following the scopes other instances revoked.
 //! - [`service`]: the engine behind a durable store, shared by the server front ends.
 //! - [`slack`]: Slack's request signatures.
 //! - [`summarizer`]: the background summarizer on the `[llm]` endpoint.
@@ -33,6 +34,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod repair;
 pub mod replay;
+pub mod revocations;
 pub mod service;
 pub mod slack;
 pub mod summarizer;

@@ -398,8 +398,8 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         };
         let mut app = chatctx::http::AppState::new(service.start()?, std::sync::Arc::new(auth));
         // Revocations are known before the first request, then followed.
-        load_revocations(&app.svc, &app.auth).await.map_err(anyhow::Error::msg)?;
-        tokio::spawn(follow_revocations(app.svc.clone(), app.auth.clone()));
+        chatctx::revocations::load(&app.svc, &app.auth, 0).await.map_err(anyhow::Error::msg)?;
+        tokio::spawn(chatctx::revocations::follow(app.svc.clone(), app.auth.clone()));
         app.timeout = std::time::Duration::from_secs(cfg.server.request_timeout.secs().unsigned_abs());
         app.limits = chatctx::http::Limits::of(&cfg.server);
         app.hosts = std::sync::Arc::new(chatctx::http::guard::Hosts::new(&cfg.server.allowed_hosts, &addr.to_string()));
@@ -441,31 +441,6 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
 
 /// Reads the revoked scopes from the store every second, so a scope revoked on another instance stops
 /// working here too (and revocations survive a restart).
-async fn follow_revocations(svc: std::sync::Arc<chatctx::service::Service>, auth: std::sync::Arc<chatctx::auth::Auth>) {
-    loop {
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        if let Err(e) = load_revocations(&svc, &auth).await {
-            tracing::warn!("{e}");
-        }
-    }
-}
-
-/// Notes every scope the store says is revoked (on a blocking thread: a PostgreSQL store waits on its own
-/// runtime).
-async fn load_revocations(
-    svc: &std::sync::Arc<chatctx::service::Service>,
-    auth: &chatctx::auth::Auth,
-) -> Result<(), String> {
-    let read = svc.clone();
-    let ids = match tokio::task::spawn_blocking(move || read.revoked_scopes(chatctx::clock::now())).await {
-        Ok(Ok(ids)) => ids,
-        Ok(Err(e)) => return Err(format!("reading revoked scopes failed: {}", e.message)),
-        Err(e) => return Err(format!("reading revoked scopes failed: {e}")),
-    };
-    auth.note_revoked_all(ids.iter().map(|(id, until)| (id.as_str(), *until)));
-    Ok(())
-}
-
 /// Forgets history older than `max_age`: at start, then every tenth of the age (at least a second, at most
 /// an hour).
 async fn retention(svc: std::sync::Arc<chatctx::service::Service>, max_age: chatctx_core::time::Span) {

@@ -386,6 +386,13 @@ impl Service {
         Ok(ids.into_iter().filter_map(|(id, t)| Timestamp::from_unix(t).map(|t| (id, t))).collect())
     }
 
+    /// The scope ids revoked since `after` (0: all), not yet expired at `now`, and the number to ask with next
+    /// time (`chatctx_store::Store::revoked_since`).
+    pub fn revoked_since(&self, now: Timestamp, after: u64) -> Result<(Vec<(String, Timestamp)>, u64), Error> {
+        let (ids, newest) = self.store().revoked_since(now.unix(), after).map_err(internal)?;
+        Ok((ids.into_iter().filter_map(|(id, t)| Timestamp::from_unix(t).map(|t| (id, t))).collect(), newest))
+    }
+
     /// Runs `f` on the engine (reads across chats: counts, listings).
     pub fn read<T>(&self, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
         match &self.durability {
