@@ -11,53 +11,19 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+#[path = "support/server.rs"]
+mod server;
+use server::{Server, client, start_with};
 
 fn start(url: &str) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--store", url])
-        .env("CHATCTX_LOG", "info")
-        .env("CHATCTX_STORE__POOL_SIZE", "4")
-        .env("CHATCTX_HISTORY__MODE", "talkative")
-        .env("CHATCTX_CONVERSATION__CACHE_MAX_PER_CONVERSATION", "1000000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.find("listening on ").map(|at| format!("http://{}", l[at + 13..].trim())))
-        .expect("the server printed its address");
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
-}
-
-fn client() -> reqwest::blocking::Client {
-    chatctx::triage::install_tls_provider();
-    let mut json = reqwest::header::HeaderMap::new();
-    json.insert("content-type", "application/json".parse().unwrap());
-    reqwest::blocking::Client::builder().default_headers(json).timeout(Duration::from_secs(10)).build().unwrap()
+    start_with(url, &[("CHATCTX_STORE__POOL_SIZE", "4")])
 }
 
 fn env(var: &str) -> Option<String> {

@@ -1,8 +1,6 @@
 //! The HTTP server, as a real process on 127.0.0.1:0: routes, errors, and durability under SIGKILL.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,53 +17,12 @@ impl JsonBody for reqwest::blocking::Response {
     }
 }
 
-pub struct Server {
-    child: Child,
-    pub base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `chatctx serve` on a free port; returns the process, its log lines from after the address, and
-/// the base URL.
-pub fn spawn(
-    store: &str,
-    env: &[(&str, &str)],
-) -> (Child, std::io::Lines<BufReader<std::process::ChildStderr>>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
-        .env("CHATCTX_LOG", "info")
-        .env("CHATCTX_CONVERSATION__CACHE_MAX_PER_CONVERSATION", "1000000")
-        .env("CHATCTX_HISTORY__MODE", "talkative")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.find("listening on ").map(|at| format!("http://{}", l[at + 13..].trim())))
-        .expect("the server printed its address");
-    (child, lines, base)
-}
+#[path = "../support/server.rs"]
+mod server;
+pub use server::{Server, client, spawn, start_with};
 
 fn start(store: &str) -> Server {
     start_with(store, &[])
-}
-
-pub fn start_with(store: &str, env: &[(&str, &str)]) -> Server {
-    let (child, lines, base) = spawn(store, env);
-    // Keep draining the log so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
 }
 
 /// Sends `r`, with `token` as its bearer when one is given.
@@ -85,20 +42,6 @@ pub fn mcp_request(c: &reqwest::blocking::Client, base: &str, body: &Value) -> r
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-06-18")
         .body(body.to_string())
-}
-
-pub fn client() -> reqwest::blocking::Client {
-    chatctx::triage::install_tls_provider();
-    // No pooling: after a 413 the server closes the connection without reading the rest of the body.
-    // Every API POST says it is JSON (a test of the other cases sets its own header).
-    let mut json = reqwest::header::HeaderMap::new();
-    json.insert(reqwest::header::CONTENT_TYPE, reqwest::header::HeaderValue::from_static("application/json"));
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .pool_max_idle_per_host(0)
-        .default_headers(json)
-        .build()
-        .unwrap()
 }
 
 fn msg(id: u64) -> Value {
