@@ -230,37 +230,46 @@ pub fn channel_of(v: &Value) -> &str {
 /// one could forge a line. Applied to fresh input at the ingest boundary (what a store logged earlier still
 /// loads as it was).
 pub fn check_ids(v: &Value) -> Result<(), Error> {
-    fn walk(v: &Value, path: &mut String) -> Result<(), Error> {
-        match v {
-            Value::Object(m) => {
-                for (k, v) in m {
-                    let len = path.len();
-                    if !path.is_empty() {
-                        path.push('.');
-                    }
-                    path.push_str(k);
-                    let is_id = k == "channel" || k == "id" || k.ends_with("_id") || k == "message_ids";
-                    let bad = |s: &str| s.chars().any(char::is_control);
-                    let dirty = match v {
-                        Value::String(s) => is_id && bad(s),
-                        Value::Array(a) => is_id && a.iter().any(|x| x.as_str().is_some_and(bad)),
-                        _ => false,
-                    };
-                    if dirty {
-                        return Err(Error::invalid_event(format!(
-                            "field `{path}`: an id may not hold control characters"
-                        )));
-                    }
-                    walk(v, path)?;
-                    path.truncate(len);
-                }
-                Ok(())
-            }
-            Value::Array(a) => a.iter().try_for_each(|x| walk(x, path)),
-            _ => Ok(()),
-        }
+    walk_ids(v, &mut String::new(), usize::MAX)
+}
+
+/// [`check_ids`] of a tool call's own fields only: what a call carries below them (a state patch, hints) is the
+/// caller's data, not ids.
+pub fn check_call_ids(v: &Value) -> Result<(), Error> {
+    walk_ids(v, &mut String::new(), 1)
+}
+
+/// The id check of `v`'s fields, `depth` levels down.
+fn walk_ids(v: &Value, path: &mut String, depth: usize) -> Result<(), Error> {
+    if depth == 0 {
+        return Ok(());
     }
-    walk(v, &mut String::new())
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                let is_id = k == "channel" || k == "id" || k.ends_with("_id") || k == "message_ids";
+                let bad = |s: &str| s.chars().any(char::is_control);
+                let dirty = match v {
+                    Value::String(s) => is_id && bad(s),
+                    Value::Array(a) => is_id && a.iter().any(|x| x.as_str().is_some_and(bad)),
+                    _ => false,
+                };
+                if dirty {
+                    return Err(Error::invalid_event(format!("field `{path}`: an id may not hold control characters")));
+                }
+                walk_ids(v, path, depth - 1)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        Value::Array(a) => a.iter().try_for_each(|x| walk_ids(x, path, depth)),
+        _ => Ok(()),
+    }
 }
 
 /// The longest id (chat, channel, topic, message, user, object) accepted, in bytes.

@@ -89,7 +89,7 @@ impl Access {
     /// on it.
     pub fn decode_call(&self, tool: &str, args: &Value) -> Result<ToolCall, Error> {
         // Ids reach log lines and records: none may hold a control character.
-        chatctx_core::json::check_ids(args).map_err(|e| Error::invalid_request(e.message))?;
+        chatctx_core::json::check_call_ids(args).map_err(|e| Error::invalid_request(e.message))?;
         let call = match self {
             Access::Bound(b) => {
                 let mut call = ToolCall::decode_with(tool, args, Some(&b.scope()))?;

@@ -389,6 +389,9 @@ fn ids_with_control_characters_are_refused_everywhere() {
     let r = post("/v1/tools/get_chat_history_context", json!({"chat_id": "-1", "current_message_id": forged}));
     assert_eq!((r.status().as_u16(), r.json_value()["code"].clone()), (400, json!("invalid_request")));
     assert_eq!(post("/v1/scopes", json!({"chat_id": "-1", "topic_id": "7\n"})).status(), 400);
+    // A state patch is the caller's data, not ids: a key ending in `_id` may hold anything.
+    let patch = json!({"chat_id": "-1", "patch": {"ticket_id": "line one\nline two"}});
+    assert_eq!(post("/v1/tools/update_scenario", patch).status(), 200);
     let r = c.get(format!("{}/v1/chats/-1%0Aforged/history", s.base)).send().unwrap();
     assert_eq!(r.status(), 400);
     // Nothing of the refused inputs was stored.
