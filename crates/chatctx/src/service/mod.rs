@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::config::LlmSettings;
 use crate::ingest::Decode;
-use crate::summarizer::SummaryQueue;
+use crate::summarizer::queue::SummaryQueue;
 use crate::triage::Answered;
 
 use input::Staged;

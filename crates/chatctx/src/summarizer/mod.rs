@@ -12,7 +12,7 @@
 //! The service holds only the [`SummaryQueue`]; `main` starts the summarizer beside the service
 //! ([`Summarizer::start`]), and its thread holds the service weakly, so neither owns the other.
 
-mod queue;
+pub mod queue;
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
