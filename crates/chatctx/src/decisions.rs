@@ -106,23 +106,41 @@ impl Record {
         }
     }
 
-    /// The bytes the record holds, as its JSON: counted as it is written, without keeping the text, so a
-    /// record's every name and label counts against `[decisions] max_bytes`.
+    /// About how many bytes the record holds: every string it carries (texts, names, labels, ids), plus a
+    /// little per entry. Counted from the fields rather than by writing the record out, which would cost a
+    /// history call about as much again.
     fn weight(&self) -> usize {
-        struct Count(usize);
-        impl std::io::Write for Count {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0 += b.len();
-                Ok(b.len())
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        let item = |i: &ChatHistoryItem| {
+            let quote = i.quote.as_ref().map_or(0, |q| q.sender_ref.len() + q.text.len() + q.markdown_block.len());
+            let sender = &i.sender;
+            160 + i.channel.len()
+                + i.chat_id.len()
+                + opt(&i.chat_type)
+                + opt(&i.message_id)
+                + opt(&i.reply_to_message_id)
+                + i.text.len()
+                + quote
+                + sender.user_id.len()
+                + opt(&sender.username)
+                + sender.nickname.len()
+                + sender.display_ref.len()
+                + i.actions.iter().map(String::len).sum::<usize>()
+        };
+        let fixed = 256 + self.request_id.len() + self.channel.len() + self.chat_id.len();
+        fixed
+            + opt(&self.topic_id)
+            + opt(&self.current_message_id)
+            + match &self.detail {
+                Detail::History(h) => {
+                    h.decision.items.len() * 96
+                        + h.prompt.iter().map(|m| m.content.len() + 32).sum::<usize>()
+                        + h.kept_items.iter().map(item).sum::<usize>()
+                }
+                Detail::Resolve(r) => r.candidates.iter().map(|c| 400 + c.object_id().len()).sum(),
+                Detail::List(l) => l.objects.iter().map(|o| 160 + o.object_id.len()).sum(),
+                Detail::Scenario(s) => s.keys_changed.iter().map(|k| k.len() + 24).sum(),
             }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut n = Count(0);
-        // Writing to a counter cannot fail; a record that could not be written would weigh its floor.
-        let _ = serde_json::to_writer(&mut n, self);
-        n.0.max(256)
     }
 }
 
@@ -328,14 +346,18 @@ impl Decisions {
         }
     }
 
-    /// Forgets the records that hold the text of message `message_id` of a chat (it was edited or deleted):
-    /// a hash lookup when none does, as for every new message.
-    pub fn forget_message(&self, channel: &str, chat_id: &str, message_id: &str) {
+    /// Forgets the records that hold the text of any of `messages` (channel, chat, message id: edited or
+    /// deleted), under one lock: a hash lookup per message when no record holds it, as for every new message.
+    pub fn forget_messages<'a>(&self, messages: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) {
         let mut inner = self.inner();
-        if !inner.chat(channel, chat_id).is_some_and(|c| c.messages.contains_key(message_id)) {
+        if inner.order.is_empty() {
             return;
         }
-        inner.remove_where(channel, chat_id, |r| ChatRecords::message_ids(r).contains(&message_id));
+        for (channel, chat_id, message_id) in messages {
+            if inner.chat(channel, chat_id).is_some_and(|c| c.messages.contains_key(message_id)) {
+                inner.remove_where(channel, chat_id, |r| ChatRecords::message_ids(r).contains(&message_id));
+            }
+        }
     }
 
     /// Forgets the records that hold text older than `cutoff` (retention), or were made before it.

@@ -314,17 +314,18 @@ impl Service {
         if !self.decisions.enabled() {
             return;
         }
-        for (events, _) in staged.iter().filter_map(|s| s.as_ref().ok()) {
-            for e in events {
-                match e {
-                    Event::Message(m) => self.decisions.forget_message(&m.channel, &m.chat_id, &m.message_id),
-                    Event::Delete(d) => {
-                        d.message_ids.iter().for_each(|id| self.decisions.forget_message(&d.channel, &d.chat_id, id))
-                    }
-                    _ => {}
-                }
-            }
-        }
+        let events = staged.iter().filter_map(|s| s.as_ref().ok()).flat_map(|(events, _)| events);
+        let messages = events.clone().filter_map(|e| match e {
+            Event::Message(m) => Some((&*m.channel, &*m.chat_id, &*m.message_id)),
+            _ => None,
+        });
+        let deleted = events
+            .filter_map(|e| match e {
+                Event::Delete(d) => Some(d),
+                _ => None,
+            })
+            .flat_map(|d| d.message_ids.iter().map(move |id| (&*d.channel, &*d.chat_id, id.as_str())));
+        self.decisions.forget_messages(messages.chain(deleted));
     }
 
     /// Forgets a chat completely, in memory and in the store. Whether anything was held.
