@@ -230,46 +230,59 @@ pub fn channel_of(v: &Value) -> &str {
 /// one could forge a line. Applied to fresh input at the ingest boundary (what a store logged earlier still
 /// loads as it was).
 pub fn check_ids(v: &Value) -> Result<(), Error> {
-    walk_ids(v, &mut String::new(), usize::MAX)
+    visit_fields(v, usize::MAX, &mut |key, v| id_problem(key, v))
 }
 
 /// [`check_ids`] of a tool call's own fields only: what a call carries below them (a state patch, hints) is the
 /// caller's data, not ids.
 pub fn check_call_ids(v: &Value) -> Result<(), Error> {
-    walk_ids(v, &mut String::new(), 1)
+    visit_fields(v, 1, &mut |key, v| id_problem(key, v))
 }
 
-/// The id check of `v`'s fields, `depth` levels down.
-fn walk_ids(v: &Value, path: &mut String, depth: usize) -> Result<(), Error> {
-    if depth == 0 {
-        return Ok(());
+/// What is wrong with field `key` holding `v` as an id, if it is an id field holding a control character.
+pub(crate) fn id_problem(key: &str, v: &Value) -> Option<String> {
+    if !(key == "channel" || key == "id" || key.ends_with("_id") || key == "message_ids") {
+        return None;
     }
-    match v {
-        Value::Object(m) => {
-            for (k, v) in m {
-                let len = path.len();
-                if !path.is_empty() {
-                    path.push('.');
+    let bad = |s: &str| s.chars().any(char::is_control);
+    let dirty = match v {
+        Value::String(s) => bad(s),
+        Value::Array(a) => a.iter().any(|x| x.as_str().is_some_and(bad)),
+        _ => false,
+    };
+    dirty.then(|| "an id may not hold control characters".to_owned())
+}
+
+/// Calls `visit` with every field of `v` (its key and value), `depth` levels of objects down; the first problem
+/// it names is the error (`invalid_event`, with the field's path). The path is built only then.
+pub(crate) fn visit_fields<'a>(
+    v: &'a Value,
+    depth: usize,
+    visit: &mut dyn FnMut(&'a str, &'a Value) -> Option<String>,
+) -> Result<(), Error> {
+    fn walk<'a>(
+        v: &'a Value,
+        depth: usize,
+        path: &mut Vec<&'a str>,
+        visit: &mut dyn FnMut(&'a str, &'a Value) -> Option<String>,
+    ) -> Result<(), Error> {
+        match v {
+            Value::Object(m) if depth > 0 => {
+                for (k, v) in m {
+                    path.push(k);
+                    if let Some(why) = visit(k, v) {
+                        return Err(Error::invalid_event(format!("field `{}`: {why}", path.join("."))));
+                    }
+                    walk(v, depth - 1, path, visit)?;
+                    path.pop();
                 }
-                path.push_str(k);
-                let is_id = k == "channel" || k == "id" || k.ends_with("_id") || k == "message_ids";
-                let bad = |s: &str| s.chars().any(char::is_control);
-                let dirty = match v {
-                    Value::String(s) => is_id && bad(s),
-                    Value::Array(a) => is_id && a.iter().any(|x| x.as_str().is_some_and(bad)),
-                    _ => false,
-                };
-                if dirty {
-                    return Err(Error::invalid_event(format!("field `{path}`: an id may not hold control characters")));
-                }
-                walk_ids(v, path, depth - 1)?;
-                path.truncate(len);
+                Ok(())
             }
-            Ok(())
+            Value::Array(a) => a.iter().try_for_each(|x| walk(x, depth, path, visit)),
+            _ => Ok(()),
         }
-        Value::Array(a) => a.iter().try_for_each(|x| walk_ids(x, path, depth)),
-        _ => Ok(()),
     }
+    walk(v, depth, &mut Vec::new(), visit)
 }
 
 /// The longest id (chat, channel, topic, message, user, object) accepted, in bytes.

@@ -22,8 +22,8 @@ pub trait Decode: Send + Sync + 'static {
     fn decode(&self, received_at: Timestamp) -> Result<Mapped, Error>;
 
     /// [`Decode::decode`] of fresh input, at the ingest boundary: the rules that new input keeps and a log written
-    /// earlier need not (ids without control characters, [`chatctx_core::json::check_ids`]; names, labels and
-    /// lists within their bounds, [`chatctx_core::event::check_bounds`]) apply first.
+    /// earlier need not (ids without control characters; names, labels and lists within their bounds:
+    /// [`chatctx_core::event::check_fresh`]) apply first.
     fn decode_fresh(&self, received_at: Timestamp) -> Result<Mapped, Error>;
 }
 
@@ -31,8 +31,7 @@ impl Decode for Value {
     fn decode_fresh(&self, received_at: Timestamp) -> Result<Mapped, Error> {
         // A wrapped platform payload's events are checked by the mapping's own check (`map_checked`).
         if chatctx_platforms::by_event_type(Event::type_of(self)?).is_none() {
-            chatctx_core::json::check_ids(self)?;
-            chatctx_core::event::check_bounds(self)?;
+            chatctx_core::event::check_fresh(self)?;
         }
         self.decode(received_at)
     }

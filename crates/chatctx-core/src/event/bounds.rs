@@ -1,6 +1,6 @@
 //! The bounds of the short strings an event carries (names, labels, the chat's type, actions, emoji), so that no
 //! client can grow every answer of a chat by sending one huge name: fresh input over them is refused
-//! ([`Event::check_bounds`]); what a platform mapping builds is cut to them ([`Event::fit_bounds`]). A log written
+//! ([`check_fresh`]); what a platform mapping builds is cut to them ([`Event::fit_bounds`]). A log written
 //! before the bounds still loads: decoding does not apply them.
 
 use serde_json::Value;
@@ -95,34 +95,29 @@ fn bound_of(key: &str) -> Option<usize> {
     }
 }
 
-/// Refuses an event's JSON past the bounds (`invalid_event`, naming the field): fresh input on `/v1/events`, and
-/// every platform mapping's output once cut. Reads the JSON as it is (nothing is built unless it fails).
-pub fn check_bounds(v: &Value) -> Result<(), Error> {
-    fn walk<'a>(v: &'a Value, path: &mut Vec<&'a str>) -> Result<(), Error> {
-        let fail =
-            |path: &[&str], what: String| Err(Error::invalid_event(format!("field `{}`: {what}", path.join("."))));
-        let Value::Object(m) = v else { return Ok(()) };
-        for (k, v) in m {
-            path.push(k);
-            match v {
-                Value::String(s) if bound_of(k).is_some_and(|max| s.len() > max) => {
-                    return fail(path, format!("longer than {} bytes", bound_of(k).unwrap_or(0)));
-                }
-                Value::Array(a) if k == "actions" || k == "emoji" => {
-                    if a.len() > MAX_LIST_ITEMS {
-                        return fail(path, format!("at most {MAX_LIST_ITEMS} entries"));
-                    }
-                    if a.iter().any(|x| x.as_str().is_some_and(|s| s.len() > MAX_NAME_BYTES)) {
-                        return fail(path, format!("an entry longer than {MAX_NAME_BYTES} bytes"));
-                    }
-                }
-                Value::Array(a) => a.iter().try_for_each(|x| walk(x, path))?,
-                Value::Object(_) => walk(v, path)?,
-                _ => {}
+/// What is wrong with field `key` holding `v` past the bounds, if anything.
+fn bound_problem(key: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => bound_of(key).filter(|max| s.len() > *max).map(|max| format!("longer than {max} bytes")),
+        Value::Array(a) if key == "actions" || key == "emoji" => {
+            if a.len() > MAX_LIST_ITEMS {
+                Some(format!("at most {MAX_LIST_ITEMS} entries"))
+            } else {
+                a.iter()
+                    .any(|x| x.as_str().is_some_and(|s| s.len() > MAX_NAME_BYTES))
+                    .then(|| format!("an entry longer than {MAX_NAME_BYTES} bytes"))
             }
-            path.pop();
         }
-        Ok(())
+        _ => None,
     }
-    walk(v, &mut Vec::new())
+}
+
+/// Checks an event's JSON as fresh input must be (`invalid_event`, naming the field), in one pass: names,
+/// labels and lists within their bounds, and ids without control characters ([`crate::json::check_ids`]).
+/// Applied to what a client sends to `/v1/events` and to every platform mapping's output once cut, never to
+/// what a store logged earlier.
+pub fn check_fresh(v: &Value) -> Result<(), Error> {
+    crate::json::visit_fields(v, usize::MAX, &mut |key, v| {
+        crate::json::id_problem(key, v).or_else(|| bound_problem(key, v))
+    })
 }

@@ -68,13 +68,12 @@ impl Event {
     }
 
     /// Checks the event as it will be stored: written as its log line's JSON and decoded back as a client's
-    /// event is, which is what a restart does, with the fresh-input rule of ids on top
-    /// ([`crate::json::check_ids`]). An event that fails cannot be acknowledged.
+    /// event is, which is what a restart does, with the fresh-input rules on top ([`super::check_fresh`]). An
+    /// event that fails cannot be acknowledged.
     pub fn check_stored(&self) -> Result<(), Error> {
         let v: Value = serde_json::to_value(self)
             .map_err(|e| Error::invalid_event(format!("the event cannot be written: {e}")))?;
         Event::decode(&v)?;
-        super::check_bounds(&v)?;
-        crate::json::check_ids(&v)
+        super::check_fresh(&v)
     }
 }

@@ -23,7 +23,7 @@ mod object;
 mod reaction;
 mod thread;
 
-pub use bounds::{MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, check_bounds};
+pub use bounds::{MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, check_fresh};
 pub use delete::{DeleteEvent, MAX_DELETED};
 pub use fit::CUT_MARKER;
 pub use message::{Attachment, Entity, EntityKind, FileRef, MessageEvent, MessageKind, Person, Quote};
