@@ -36,9 +36,10 @@ struct Issued {
 
 /// `POST /v1/scopes`: a token bound to one chat (and optionally topic, current message, sender).
 pub async fn post_scope(State(app): State<AppState>, Caller(a): Caller, body: JsonBody) -> Result<Response, ApiError> {
-    let req: ScopeRequest = body.parse("not a scope request")?;
     let raw: Value = body.parse("not a scope request")?;
     chatctx_core::json::check_ids(&raw).map_err(|e| ApiError::invalid_request(e.message))?;
+    let req: ScopeRequest =
+        serde_json::from_value(raw).map_err(|e| ApiError::invalid_request(format!("not a scope request: {e}")))?;
     let id = |v: &Value, field: &str| {
         chatctx_core::json::id_of(v)
             .ok_or_else(|| ApiError::invalid_request(format!("field `{field}`: expected an id")))
