@@ -381,12 +381,6 @@ impl Service {
         self.store().revoke_scope(id, until.unix()).map_err(internal)
     }
 
-    /// The scope ids revoked and not expired at `now`, with their expiry.
-    pub fn revoked_scopes(&self, now: Timestamp) -> Result<Vec<(String, Timestamp)>, Error> {
-        let ids = self.store().revoked_scopes(now.unix()).map_err(internal)?;
-        Ok(ids.into_iter().filter_map(|(id, t)| Timestamp::from_unix(t).map(|t| (id, t))).collect())
-    }
-
     /// The scope ids revoked since `after` (0: all), not yet expired at `now`, and the number to ask with next
     /// time (`chatctx_store::Store::revoked_since`).
     pub fn revoked_since(&self, now: Timestamp, after: u64) -> Result<(Vec<(String, Timestamp)>, u64), Error> {
