@@ -557,16 +557,21 @@ fn all_sources() -> Vec<PathBuf> {
     files
 }
 
-#[test]
-fn no_source_file_is_over_600_lines() {
+/// `files` over `max` lines, each as `path (n lines)`.
+fn over_lines(files: Vec<PathBuf>, max: usize) -> Vec<String> {
     let root = workspace();
-    let over: Vec<String> = all_sources()
+    files
         .into_iter()
         .filter_map(|f| {
             let n = std::fs::read_to_string(&f).unwrap().lines().count();
-            (n > MAX_FILE_LINES).then(|| format!("{} ({n} lines)", f.strip_prefix(&root).unwrap().display()))
+            (n > max).then(|| format!("{} ({n} lines)", f.strip_prefix(&root).unwrap().display()))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let over = over_lines(all_sources(), MAX_FILE_LINES);
     assert!(over.is_empty(), "files over {MAX_FILE_LINES} lines, each a seam to split:\n{}", over.join("\n"));
 }
 
@@ -577,13 +582,7 @@ fn no_file_of_the_http_layer_is_over_400_lines() {
     let mut files = Vec::new();
     sources(&root.join("crates/chatctx/src/http"), &["rs"], &mut files);
     assert!(files.len() > 10, "the http layer is where it should be");
-    let over: Vec<String> = files
-        .into_iter()
-        .filter_map(|f| {
-            let n = std::fs::read_to_string(&f).unwrap().lines().count();
-            (n > 400).then(|| format!("{} ({n} lines)", f.strip_prefix(&root).unwrap().display()))
-        })
-        .collect();
+    let over = over_lines(files, 400);
     assert!(over.is_empty(), "files of http/ over 400 lines:\n{}", over.join("\n"));
 }
 
