@@ -5,7 +5,8 @@
 //! so concurrent writers share a sync instead of queueing behind one each, and the engine is never locked
 //! during disk I/O. A writer answers only once its lines are durable. If a write fails (a full disk), every
 //! change not yet durable is undone by reloading just the chats it touched from the store, each writer whose
-//! change was dropped gets `internal`, and readiness reports the store as refusing writes until a write (or
+//! change was dropped gets `internal` (`insufficient_storage` on a full disk), however long it waited, and
+//! readiness reports the store as refusing writes until a write (or
 //! the readiness probe's own write) succeeds again. Readers may see a change a moment before it is durable.
 
 use std::collections::HashMap;
@@ -27,45 +28,48 @@ struct Inner {
     engine: Engine,
     since_snapshot: HashMap<ChatKey, u64>,
     pending: Vec<Op>,
+    /// The fates of the changes whose operations are in `pending`, told once they are written or dropped.
+    waiting: Vec<Fate>,
     /// How many operations were ever queued; an operation's number is its position in that sequence.
     queued: u64,
     /// Chats where a message was edited: compacted once written, so the earlier text leaves the store.
     edited: std::collections::BTreeSet<ChatKey>,
 }
 
-/// What the writers learn from the commit lock (async waiters get a copy of it after each write).
-#[derive(Debug, Clone, Default)]
+/// What the commit lock guards (async waiters are told it after each write).
+#[derive(Debug, Clone, Copy, Default)]
 struct Commit {
-    /// Operations up to this number are settled: written, or dropped by a failure below.
+    /// Operations up to this number are settled: written, or dropped by a failed write.
     settled: u64,
-    /// Ranges of operation numbers dropped by failed writes (the latest few), and whether the disk was full.
-    failed: std::collections::VecDeque<(u64, u64, bool)>,
 }
 
-impl Commit {
-    /// The fate of operation `n`, once settled.
-    fn outcome(&self, n: u64) -> Option<Result<(), Error>> {
-        if self.settled < n {
-            return None;
-        }
-        if let Some((_, _, full)) = self.failed.iter().find(|(lo, hi, _)| (*lo..=*hi).contains(&n)) {
-            return Some(Err(if *full {
-                Error::new(
-                    ErrorCode::InsufficientStorage,
-                    "the store's disk is full: the change was not stored (retrying once space is freed is safe)",
-                )
-            } else {
-                internal("the change could not be stored")
-            }));
-        }
-        Some(Ok(()))
+/// Whether a queued change was written, told by whoever settles it: each change holds its own, so a writer
+/// that waited behind any number of failed writes still learns its own fate, and nothing outlives the waiter.
+type Fate = Arc<std::sync::OnceLock<Result<(), Error>>>;
+
+/// What the writers of changes dropped by a failed write are told.
+fn refused(disk_full: bool) -> Error {
+    if disk_full {
+        Error::new(
+            ErrorCode::InsufficientStorage,
+            "the store's disk is full: the change was not stored (retrying once space is freed is safe)",
+        )
+    } else {
+        internal("the change could not be stored")
+    }
+}
+
+/// Tells every change of `fates` how its write went.
+fn settle(fates: Vec<Fate>, outcome: &Result<(), Error>) {
+    for f in fates {
+        let _ = f.set(outcome.clone());
     }
 }
 
 /// A change applied to the engine whose durability is still to be waited for ([`Local::wait_durable`]).
 #[derive(Debug)]
 #[must_use = "a change is acknowledged only once it is durable"]
-pub(super) struct Ticket(u64);
+pub(super) struct Ticket(Fate);
 
 /// Group commit over a single-writer log.
 pub(super) struct Local {
@@ -102,6 +106,7 @@ impl Local {
             engine: rebuilt.engine,
             since_snapshot: rebuilt.since_snapshot,
             pending: Vec::new(),
+            waiting: Vec::new(),
             queued: 0,
             edited: Default::default(),
         };
@@ -144,35 +149,39 @@ impl Local {
         }
         inner.queued += ops.len() as u64;
         inner.pending.extend(ops);
-        Some(Ticket(inner.queued))
+        let fate = Fate::default();
+        inner.waiting.push(fate.clone());
+        Some(Ticket(fate))
     }
 
     /// Returns once the operations of `ticket` are durable (writing them, with everything else queued, unless
     /// another writer already has), or refuses if their write failed. Blocks on disk I/O.
     pub(super) fn wait_durable(&self, ticket: Ticket) -> Result<(), Error> {
         let mut c = self.commit_lock()?;
-        if c.settled < ticket.0 {
+        if ticket.0.get().is_none() {
             self.write_queued(&mut c)?;
         }
-        c.outcome(ticket.0).unwrap_or(Ok(()))
+        // Queued before the commit lock was taken, so written (or dropped) by now.
+        ticket.0.get().cloned().unwrap_or_else(|| Err(internal("the change was not settled")))
     }
 
     /// Writes everything queued, with the commit lock held, and tells the async waiters.
     fn write_queued(&self, c: &mut Commit) -> Result<(), Error> {
-        let (batch, upto) = {
+        let (batch, fates, upto) = {
             let mut inner = self.lock()?;
-            (std::mem::take(&mut inner.pending), inner.queued)
+            (std::mem::take(&mut inner.pending), std::mem::take(&mut inner.waiting), inner.queued)
         };
         match self.store.append(&batch) {
             Ok(()) => {
                 self.note_success();
                 c.settled = upto;
+                settle(fates, &Ok(()));
                 let mut inner = self.lock()?;
                 self.count_and_snapshot(&mut inner, &batch);
             }
             Err(e) => {
                 let mut inner = self.lock()?;
-                self.drop_unwritten(c, &mut inner, &batch, &e);
+                self.drop_unwritten(c, &mut inner, &batch, fates, &e);
             }
         }
         self.publish(c);
@@ -180,7 +189,7 @@ impl Local {
     }
 
     fn publish(&self, c: &Commit) {
-        self.settled.send_replace(c.clone());
+        self.settled.send_replace(*c);
     }
 
     /// [`Local::wait_durable`] for async callers, without a thread per waiter: one waiter at a time writes
@@ -190,8 +199,10 @@ impl Local {
         let local = self;
         let mut settled = local.settled.subscribe();
         loop {
-            if let Some(outcome) = settled.borrow_and_update().outcome(ticket.0) {
-                return outcome;
+            settled.borrow_and_update();
+            // Told before the settlement is published, so a waiter that missed it finds it here.
+            if let Some(outcome) = ticket.0.get() {
+                return outcome.clone();
             }
             if !local.writing.swap(true, std::sync::atomic::Ordering::AcqRel) {
                 let local = self.clone();
@@ -227,7 +238,7 @@ impl Local {
     /// After a failed write: every queued operation is dropped (their writers get an error), and the chats
     /// they touched are reloaded from the store alone, so the engine again holds exactly what is durable.
     /// Other chats, and readers, are not held up by a rebuild of everything.
-    fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, batch: &[Op], e: &StoreError) {
+    fn drop_unwritten(&self, c: &mut Commit, inner: &mut Inner, batch: &[Op], mut fates: Vec<Fate>, e: &StoreError) {
         tracing::error!("store append failed: {e}; the changes not yet stored are undone");
         let bytes = batch.iter().chain(&inner.pending).map(|o| o.line.len() + 64).sum();
         self.note_failure(e, bytes);
@@ -235,6 +246,7 @@ impl Local {
         chats.sort();
         chats.dedup();
         inner.pending.clear();
+        fates.append(&mut inner.waiting);
         if let Err(r) = self.reload(inner, &chats) {
             tracing::error!("reloading {} chats failed ({r}); rebuilding everything from the store", chats.len());
             match rebuild(&*self.store, &self.settings, self.triage.as_ref()) {
@@ -242,11 +254,8 @@ impl Local {
                 Err(r) => tracing::error!("rebuild failed too: {r}"),
             }
         }
-        c.failed.push_back((c.settled + 1, inner.queued, e.is_disk_full()));
-        if c.failed.len() > 64 {
-            c.failed.pop_front();
-        }
         c.settled = inner.queued;
+        settle(fates, &Err(refused(e.is_disk_full())));
     }
 
     /// Replaces `chats` in the engine with what the store holds for them.
@@ -286,15 +295,17 @@ impl Local {
             return Ok(());
         }
         let batch = std::mem::take(&mut inner.pending);
+        let fates = std::mem::take(&mut inner.waiting);
         let written = match self.store.append(&batch) {
             Ok(()) => {
                 self.note_success();
                 c.settled = inner.queued;
+                settle(fates, &Ok(()));
                 self.count_and_snapshot(inner, &batch);
                 Ok(())
             }
             Err(e) => {
-                self.drop_unwritten(c, inner, &batch, &e);
+                self.drop_unwritten(c, inner, &batch, fates, &e);
                 Err(internal(format!("earlier changes could not be stored: {e}")))
             }
         };

@@ -295,6 +295,31 @@ fn damaged_index_pages_are_found_at_open_and_repaired() {
     svc.ingest(&[message("-1", 401, "after the repair", None)], now()).unwrap();
 }
 
+/// A writer that waits while many later writes fail still learns its own write's fate: it is refused, never
+/// acknowledged because the failure it was dropped by is long past (a writer could wait behind 64 failures
+/// and be told its dropped change was stored).
+#[test]
+fn a_writer_behind_many_failed_writes_is_not_acknowledged() {
+    use std::future::Future;
+    let FaultyService { dir: _dir, faulty, svc, .. } = faulty_service("durability-late-waiter");
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let _entered = rt.enter();
+    let anyone: chatctx::service::Allowed = Arc::new(|_: &str, _: &str| true);
+    faulty.fail(true);
+    // Queued and left waiting (polled once), while 100 other writes are refused.
+    let mut late = Box::pin(svc.ingest_async(vec![message("-1", 1, "late", None)], now(), anyone));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(late.as_mut().poll(&mut cx).is_pending(), "the write waits for the disk");
+    for id in 2..102 {
+        assert!(svc.ingest(&[message("-1", id, "refused", None)], now()).is_err());
+    }
+    faulty.fail(false);
+    let outcome = rt.block_on(late);
+    let held = svc.read(|e| e.history("telegram", "-1", None)).unwrap().map(|h| h.len()).unwrap_or(0);
+    assert_eq!(held, 0, "nothing refused is held");
+    assert!(outcome.is_err(), "the late writer is told its change was not stored: {outcome:?}");
+}
+
 /// The store refuses writes (a full disk) again and again in the middle of a concurrent load: afterwards every
 /// acknowledged write is present, no refused one is, reads were answered throughout, and readiness followed
 /// the store.
