@@ -73,3 +73,15 @@ fn decode(bencher: Bencher) {
         }
     });
 }
+
+/// The fresh-input checks a client's event passes before it is decoded (ids and bounds,
+/// `chatctx_core::event::check_fresh`).
+#[divan::bench]
+fn check_fresh(bencher: Bencher) {
+    let values: Vec<serde_json::Value> = Synth::new(100, 9).take(N).collect();
+    bencher.counter(ItemsCount::new(values.len())).bench_local(|| {
+        for v in &values {
+            let _ = black_box(chatctx_core::event::check_fresh(v));
+        }
+    });
+}
