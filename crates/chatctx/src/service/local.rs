@@ -6,8 +6,8 @@
 //! during disk I/O. A writer answers only once its lines are durable. If a write fails (a full disk), every
 //! change not yet durable is undone by reloading just the chats it touched from the store, each writer whose
 //! change was dropped gets `internal` (`insufficient_storage` on a full disk), however long it waited, and
-//! readiness reports the store as refusing writes until a write (or
-//! the readiness probe's own write) succeeds again. Readers may see a change a moment before it is durable.
+//! readiness reports the store as refusing writes until a write (or the readiness probe's own write) succeeds
+//! again. Readers may see a change a moment before it is durable.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
