@@ -11,6 +11,7 @@
 //! - [`kinds`]: object kinds, activations, item kinds, origins.
 //! - [`event`]: the input events and their validation.
 //! - [`people`]: nicknames and the one `display_ref` formatter.
+//! - [`directory`]: the people directory of each workspace (`person` events).
 //! - [`mention`]: mention normalization by UTF-16 entity offsets; link extraction.
 //! - [`history`]: `ChatHistoryItem` and its validation.
 //! - [`objects`]: typed objects of a chat.
@@ -29,6 +30,7 @@
 
 mod chat;
 pub mod decision;
+pub mod directory;
 pub mod engine;
 pub mod error;
 pub mod event;

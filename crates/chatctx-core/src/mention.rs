@@ -19,6 +19,9 @@ pub struct Normalized {
     pub links: Vec<String>,
     /// What could not be normalized, for the log. Never contains the message text.
     pub warnings: Vec<String>,
+    /// Mentions of people `known` did not know, each by `@username` (lowercased) or `#user_id`, with the
+    /// reference the text now holds: a name learned later replaces it.
+    pub unknown: Vec<(String, String)>,
 }
 
 /// Byte ranges in `text` for each entity, in entity order; `None` where the UTF-16 span is out of range or
@@ -113,7 +116,10 @@ pub fn normalize(text: &str, entities: &[Entity], scheme_channel: &str, known: K
                     continue;
                 }
                 match mention_ref(&text[r.clone()], e, scheme_channel, known) {
-                    Ok(rep) => replacements.push((r, rep)),
+                    Ok((rep, unknown)) => {
+                        out.unknown.extend(unknown.map(|key| (key, rep.clone())));
+                        replacements.push((r, rep));
+                    }
                     Err(w) => out.warnings.push(w),
                 }
             }
@@ -125,7 +131,7 @@ pub fn normalize(text: &str, entities: &[Entity], scheme_channel: &str, known: K
 }
 
 /// Who a chat knows by username (any case), or by a one-word nickname: so that every reference to one person
-/// is the same (`@ALICE` typed → `[Alice](tg:@alice)`).
+/// is the same (`@ALICE` typed → `[Alice](tg:@alice)`). `#ID` asks by user id (a username never holds `#`).
 pub type Known<'a> = &'a dyn Fn(&str) -> Option<KnownPerson>;
 
 /// A person a chat knows, as a reference to them needs.
@@ -154,15 +160,19 @@ fn link_ref(label: &str, url: &str) -> String {
     out
 }
 
-fn mention_ref(span: &str, e: &Entity, channel: &str, known: Known<'_>) -> Result<String, String> {
+/// The reference for a mention entity, and the key it is tracked by when the person is not known.
+fn mention_ref(span: &str, e: &Entity, channel: &str, known: Known<'_>) -> Result<(String, Option<String>), String> {
     match e.kind {
         EntityKind::Mention => {
             let username = span.strip_prefix('@').filter(|u| is_username(u)).ok_or_else(|| {
                 format!("mention entity at {} does not cover an @username; text left as is", e.offset)
             })?;
             Ok(match known(username) {
-                Some(k) => k.reference(channel),
-                None => display_ref(channel, &format!("@{username}"), Some(username), ""),
+                Some(k) => (k.reference(channel), None),
+                None => (
+                    display_ref(channel, &format!("@{username}"), Some(username), ""),
+                    Some(format!("@{}", username.to_lowercase())),
+                ),
             })
         }
         _ => {
@@ -170,11 +180,21 @@ fn mention_ref(span: &str, e: &Entity, channel: &str, known: Known<'_>) -> Resul
                 .user
                 .as_ref()
                 .ok_or_else(|| format!("text_mention entity at {} carries no user; text left as is", e.offset))?;
+            // Only an id (a Discord mention of someone the message does not describe): the person as the chat or
+            // the directory knows them.
+            if user.username.is_none() && !crate::directory::has_name(user) && !user.user_id.is_empty() {
+                return Ok(match known(&format!("#{}", user.user_id)) {
+                    Some(k) => (k.reference(channel), None),
+                    None => {
+                        (display_ref(channel, &nickname(user), None, &user.user_id), Some(format!("#{}", user.user_id)))
+                    }
+                });
+            }
             let username = user
                 .username
                 .as_deref()
                 .ok_or_else(|| format!("text_mention of user {} without a username; text left as is", user.user_id))?;
-            Ok(display_ref(channel, &nickname(user), Some(username), &user.user_id))
+            Ok((display_ref(channel, &nickname(user), Some(username), &user.user_id), None))
         }
     }
 }

@@ -184,8 +184,11 @@ pub struct ConversationSettings {
     pub previous_tasks_count: usize,
     /// Messages kept per conversation (per topic, or per chat without topics).
     pub cache_max_per_conversation: usize,
-    /// Speaker profiles one chat keeps; past it, those no kept item refers to are dropped.
+    /// Speaker profiles one chat keeps (past it, those no kept item refers to are dropped), and people one
+    /// workspace's directory keeps (past it, the one learned longest ago leaves).
     pub max_people: usize,
+    /// People directories (workspaces) held; past it, the one written longest ago leaves.
+    pub max_workspaces: usize,
     /// Topics (threads) one chat keeps; a new one past it takes the place of the least recently active,
     /// whose items, state and summary go.
     pub max_topics: usize,
@@ -215,6 +218,7 @@ impl Default for ConversationSettings {
             previous_tasks_count: 3,
             cache_max_per_conversation: 200,
             max_people: 10_000,
+            max_workspaces: 1_000,
             max_topics: 1_000,
             on_triage_error: OnTriageError::RecentOnly,
             selector: Selector::Model,

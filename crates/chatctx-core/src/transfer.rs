@@ -27,6 +27,9 @@ pub struct ConversationDoc {
     /// `private`, `group`, …
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_type: Option<String>,
+    /// The workspace whose people directory names the chat's people (docs/protocol.md §3.11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
     /// Speakers as they were when they spoke (history items refer to them by position).
     pub people: Vec<PersonDoc>,
     /// Every stored item, oldest first.
@@ -41,6 +44,10 @@ pub struct ConversationDoc {
     /// Platform threads that are topics of this chat (docs/protocol.md §3.8), by their ids.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<String>,
+    /// Mentions of people the chat names by the directory, by `#user_id` or `@username`, with the reference the
+    /// texts hold (a name the directory learns later replaces it).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub mentions: std::collections::BTreeMap<String, String>,
 }
 
 /// One history item.

@@ -4,10 +4,12 @@
 //!
 //! The chat is the channel (`channel_id`); a thread is a topic of its parent channel, learned from
 //! `THREAD_CREATE` / `THREAD_UPDATE` / `THREAD_LIST_SYNC` and from a message that started one (a `thread`
-//! event each), after which the engine files the thread's messages under the parent.
+//! event each), after which the engine files the thread's messages under the parent. Every chat of a guild
+//! belongs to it (`workspace_id`); members (`GUILD_MEMBER_*`, a message's author) are people of its directory.
 
 use chatctx_core::event::{
-    Attachment, DeleteEvent, Direction, Event, MessageEvent, MessageKind, Person, ReactionEvent, ThreadEvent,
+    Attachment, DeleteEvent, Direction, Event, MessageEvent, MessageKind, Person, PersonEvent, ReactionEvent,
+    ThreadEvent,
 };
 use chatctx_core::json::{Fields, id_of, object};
 use chatctx_core::kinds::{ObjectKind, Origin};
@@ -33,11 +35,18 @@ pub const KNOWN: &[&str] = &[
     "THREAD_CREATE",
     "THREAD_UPDATE",
     "THREAD_LIST_SYNC",
+    "GUILD_MEMBER_ADD",
+    "GUILD_MEMBER_UPDATE",
+    "GUILD_MEMBERS_CHUNK",
+    "USER_UPDATE",
 ];
 
 /// Message types that are a person (or the bot) speaking: default, reply, slash command, context menu
 /// command. Every other type is a system note.
 const SPOKEN: &[u64] = &[0, 19, 20, 23];
+
+/// How many mentions of people a message does not describe become references (the rest stay `@user ID`).
+const MAX_ID_MENTIONS: usize = 100;
 
 /// The `IS_VOICE_MESSAGE` message flag.
 const VOICE_FLAG: u64 = 1 << 13;
@@ -89,8 +98,26 @@ pub fn map_dispatch(payload: &Value, bot: &Bot, received_at: Timestamp) -> Resul
             if let Some(thread) = d.obj("thread")? {
                 thread_event(&Fields::new(thread, "payload.d.thread", EV), &mut out)?;
             }
-            out.events.push(Event::Message(message(raw, bot, &mut out.warnings)?));
+            let message = message(raw, bot, &mut out.warnings)?;
+            // The author, as the guild knows them, for the guild's people directory.
+            if let (Some(guild), Some(sender)) = (&message.workspace_id, &message.sender) {
+                out.events.push(person_event(Some(guild.clone()), sender.clone()));
+            }
+            out.events.push(Event::Message(message));
         }
+        "GUILD_MEMBER_ADD" | "GUILD_MEMBER_UPDATE" => {
+            let guild = d.req_id("guild_id")?;
+            out.events.push(member(raw, "payload.d", Some(guild))?);
+        }
+        "GUILD_MEMBERS_CHUNK" => {
+            let guild = d.req_id("guild_id")?;
+            for (i, m) in d.array("members")?.iter().enumerate() {
+                let path = format!("payload.d.members[{i}]");
+                out.events.push(member(object(m, &path, EV)?, &path, Some(guild.clone()))?);
+            }
+        }
+        // The bot's own account changed: known in every guild (the channel's own directory).
+        "USER_UPDATE" => out.events.push(person_event(None, person(&d, None)?)),
         "MESSAGE_DELETE" => out.events.push(delete(&d, vec![d.req_id("id")?], received_at)?),
         "MESSAGE_DELETE_BULK" => {
             let ids = d
@@ -133,6 +160,19 @@ fn thread_event(c: &Fields<'_>, out: &mut Mapped) -> Result<(), Error> {
         out.events.push(Event::Thread(ThreadEvent { channel: CHANNEL.to_owned(), chat_id: parent, topic_id: id }));
     }
     Ok(())
+}
+
+/// A `person` of `guild` (none: the channel's own directory, which every guild's chats fall back to).
+fn person_event(guild: Option<String>, person: Person) -> Event {
+    Event::Person(PersonEvent { channel: CHANNEL.to_owned(), workspace_id: guild, chat_id: None, person })
+}
+
+/// A guild member record (`user` inside, `nick` beside it) as a person of `guild`.
+fn member(m: &Map<String, Value>, path: &str, guild: Option<String>) -> Result<Event, Error> {
+    let f = Fields::new(m, path, EV);
+    let user_path = format!("{path}.user");
+    let user = f.obj("user")?.ok_or_else(|| f.err("user", "is required"))?;
+    Ok(person_event(guild, person(&Fields::new(user, &user_path, EV), Some(m))?))
 }
 
 /// A Discord user (with their guild member record, if given) as a person.
@@ -227,6 +267,7 @@ fn message(raw: &Map<String, Value>, bot: &Bot, warnings: &mut Vec<String>) -> R
     Ok(MessageEvent {
         channel: CHANNEL.to_owned(),
         chat_id: d.req_id("channel_id")?,
+        workspace_id: d.id("guild_id")?,
         chat_type: Some(if direct { "dm" } else { "guild" }.to_owned()),
         topic_id: None,
         message_id,
@@ -269,6 +310,9 @@ fn mentioned(d: &Fields<'_>) -> Result<Vec<(String, Person)>, Error> {
 /// `:name:`; `@everyone` / `@here` stay; bare URLs become links.
 fn render(content: &str, mentions: &[(String, Person)], out: &mut Built) {
     let mut rest = content;
+    // Mentions of people the message does not describe become references the directory fills in, up to a
+    // bound (a reference is longer than `<@id>`: no message grows without limit); past it, `@user ID` as text.
+    let mut by_id = 0;
     while let Some(open) = rest.find('<') {
         let Some(close) = rest[open..].find('>').map(|c| open + c) else { break };
         let inner = &rest[open + 1..close];
@@ -277,12 +321,22 @@ fn render(content: &str, mentions: &[(String, Person)], out: &mut Built) {
             .or_else(|| inner.strip_prefix('@'))
             .filter(|i| i.bytes().all(|b| b.is_ascii_digit()) && !i.is_empty())
         {
-            Some(match mentions.iter().find(|m| m.0 == id) {
+            Some(Ok(match mentions.iter().find(|m| m.0 == id) {
                 Some((_, p)) => {
-                    Ok((p.display_name.clone().or(p.username.clone()).unwrap_or_else(|| id.to_owned()), p.clone()))
+                    (p.display_name.clone().or(p.username.clone()).unwrap_or_else(|| id.to_owned()), p.clone())
                 }
-                None => Err(format!("@user {id}")),
-            })
+                // Not described by the message: the chat or the guild's directory names them (docs/protocol.md §3.11).
+                None if by_id < MAX_ID_MENTIONS => {
+                    by_id += 1;
+                    (format!("@user {id}"), Person { user_id: id.to_owned(), ..Person::default() })
+                }
+                None => {
+                    out.push_with_urls(&rest[..open]);
+                    out.push(&format!("@user {id}"));
+                    rest = &rest[close + 1..];
+                    continue;
+                }
+            }))
         } else if inner.starts_with("@&") {
             Some(Err("@role".to_owned()))
         } else if inner.starts_with('#') && inner[1..].bytes().all(|b| b.is_ascii_digit()) {

@@ -13,7 +13,8 @@
 //! Modules:
 //! - [`telegram`]: one Bot API `Update` to events; [`telegram::export`], a Telegram Desktop `result.json`.
 //! - [`discord`]: one Gateway dispatch (`{"op": 0, "t": …, "d": …}`) to events.
-//! - [`slack`]: one Events API envelope (`event_callback`) to events.
+//! - [`slack`]: one Events API envelope (`event_callback`) to events; a `users.list` / `users.info` answer to
+//!   people.
 //! - [`text`]: building a message text with UTF-16 entities, shared by Discord and Slack.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -43,7 +44,7 @@ pub trait Platform: Send + Sync + 'static {
 }
 
 /// Every platform.
-pub const PLATFORMS: &[&dyn Platform] = &[&telegram::Telegram, &discord::Discord, &slack::Slack];
+pub const PLATFORMS: &[&dyn Platform] = &[&telegram::Telegram, &discord::Discord, &slack::Slack, &slack::SlackUsers];
 
 /// The platform whose payloads a replay line of event type `event_type` carries.
 pub fn by_event_type(event_type: &str) -> Option<&'static dyn Platform> {

@@ -208,6 +208,12 @@ class _Operations:
         call = _Call("POST", "/v1/slack/events", answer, _plain(envelope), params, idempotent=True)
         return self._send(call)
 
+    def slack_users(self, answer: Any) -> models.IngestReport:
+        """Ingests a Slack Web API `users.list` or `users.info` answer as the bot got it (e.g. from
+        `client.users_list()`): each member becomes a person of their team, named so in every chat of it."""
+        call = _Call("POST", "/v1/slack/users", _adapter(models.IngestReport), _plain(answer), {}, idempotent=True)
+        return self._send(call)
+
     # --- what is stored ---
 
     def _chat(self, what: str, chat_id: Id, topic_id: Optional[Id], channel: Optional[str], answer: Any) -> Any:

@@ -157,6 +157,12 @@ pub(crate) struct Loc {
 #[derive(Debug, Default)]
 pub(crate) struct Chat {
     pub(crate) chat_type: Option<Box<str>>,
+    /// The workspace (Slack team, Discord guild) whose people directory names this chat's people; `None`: the
+    /// channel's own directory.
+    pub(crate) workspace: Option<Box<str>>,
+    /// Mentions in stored texts of people the chat has no named profile for, by `#user_id` or `@username`
+    /// (lowercased), with the reference the texts hold: a name the directory learns later replaces it.
+    pub(crate) mentions: std::collections::BTreeMap<Box<str>, Box<str>>,
     pub(crate) people: People,
     pub(crate) convs: Vec<Conv>,
     general: Option<u32>,
@@ -172,6 +178,78 @@ pub(crate) struct Chat {
 }
 
 impl Chat {
+    /// The workspace whose directory this chat reads (`""`: the channel's own).
+    pub(crate) fn workspace(&self) -> &str {
+        self.workspace.as_deref().unwrap_or_default()
+    }
+
+    /// Files the chat under the workspace a message names (a message that names none leaves it as it is).
+    pub(crate) fn set_workspace(&mut self, workspace: Option<String>) {
+        if let Some(w) = workspace
+            && self.workspace.as_deref() != Some(w.as_str())
+        {
+            self.workspace = Some(w.into());
+        }
+    }
+
+    /// Notes the references a new text holds for people mentioned in it, so that a name learned later replaces
+    /// them; at most `max` are tracked.
+    pub(crate) fn note_mentions(&mut self, refs: Vec<(String, String)>, max: usize) {
+        for (key, r) in refs {
+            if self.mentions.len() < max || self.mentions.contains_key(key.as_str()) {
+                self.mentions.insert(key.into(), r.into());
+            }
+        }
+    }
+
+    /// Shows the directory's `known` names wherever this chat refers to that person by the directory (a speaker
+    /// without names of their own, a mention): every stored text, quote and object author holding the old
+    /// reference gets the new one.
+    /// `tokens` estimates a rewritten item again.
+    pub(crate) fn learn(&mut self, channel: &str, known: &crate::event::Person, tokens: fn(&Item) -> u32) {
+        let mut swaps = Vec::new();
+        swaps.extend(self.people.learn(channel, known));
+        if !self.people.has_own_name(&known.user_id) {
+            let keys = [
+                Some(format!("#{}", known.user_id)),
+                known.username.as_ref().map(|u| format!("@{}", u.to_lowercase())),
+            ];
+            let nick = crate::people::nickname(known);
+            for key in keys.into_iter().flatten() {
+                let Some(old) = self.mentions.get_mut(key.as_str()) else { continue };
+                let username = known.username.as_deref().or_else(|| key.strip_prefix('@'));
+                let new: Box<str> = crate::people::display_ref(channel, &nick, username, &known.user_id).into();
+                if *old != new {
+                    swaps.push((std::mem::replace(old, new.clone()), new));
+                }
+            }
+        }
+        for (old, new) in swaps {
+            self.rewrite(&old, &new, tokens);
+        }
+    }
+
+    /// Replaces reference `old` by `new` in every stored text, quote and object author.
+    fn rewrite(&mut self, old: &str, new: &str, tokens: fn(&Item) -> u32) {
+        for item in self.convs.iter_mut().flat_map(|c| c.items.iter_mut()) {
+            let mut changed = false;
+            if item.text.contains(old) {
+                item.text = item.text.replace(old, new).into();
+                changed = true;
+            }
+            if let Some(q) = item.extra.as_mut().and_then(|x| x.quote.as_mut()).filter(|q| &*q.0 == old) {
+                q.0 = new.into();
+                changed = true;
+            }
+            if changed {
+                item.tokens = tokens(item);
+            }
+        }
+        for o in self.objects.each_mut().filter(|o| o.author.as_deref() == Some(old)) {
+            o.author = Some(new.to_owned());
+        }
+    }
+
     /// Makes room in the people table before a speaker is added: once it holds `max` profiles, those no kept
     /// item refers to (people whose items were evicted, the old names of renamed people) are dropped. Keyed on
     /// the table alone, so a replayed or imported chat drops the same profiles at the same moment.

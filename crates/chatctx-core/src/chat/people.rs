@@ -3,9 +3,32 @@
 
 use hashbrown::HashMap;
 
+use crate::directory::{View, has_name};
 use crate::event::Person;
 use crate::history::Sender;
 use crate::people::{display_ref, nickname};
+
+/// `p` as a chat shows them: with their own names when they carry any, else with the directory's.
+fn as_shown(p: &Person, dir: View<'_>) -> Person {
+    match Some(dir).filter(|_| !has_name(p)).and_then(|d| d.by_id(&p.user_id)) {
+        Some(known) => Person {
+            user_id: p.user_id.clone(),
+            username: p.username.clone().or_else(|| known.username.clone()),
+            display_name: known.display_name.clone(),
+            first_name: known.first_name.clone(),
+            last_name: known.last_name.clone(),
+            is_bot: p.is_bot,
+        },
+        None => p.clone(),
+    }
+}
+
+/// Whether `nickname` is what [`nickname`] makes of a person with no name (`@username`, `user ID`).
+fn is_fallback(nickname: &str, username: Option<&str>, user_id: &str) -> bool {
+    username.is_some_and(|u| nickname.strip_prefix('@') == Some(u))
+        || nickname.strip_prefix("user ") == Some(user_id)
+        || nickname == "unknown"
+}
 
 /// How a speaker looked when they spoke. A person's later renames make a new profile; old items keep theirs.
 #[derive(Debug)]
@@ -15,6 +38,9 @@ pub(crate) struct Profile {
     nickname: Box<str>,
     is_bot: bool,
     display_ref: Box<str>,
+    /// The message gave the speaker a name of its own (it wins over the directory's); otherwise the nickname is
+    /// the directory's (or a fallback) and follows the directory (docs/protocol.md §3.11).
+    own_name: bool,
 }
 
 /// The people of one chat.
@@ -53,12 +79,22 @@ pub(crate) enum Anonymous {
 }
 
 impl People {
-    /// The profile index for `p` as it looks now, adding a profile when the person is new or changed.
-    pub(crate) fn intern(&mut self, channel: &str, p: &Person) -> u32 {
+    /// The profile index for `p` as it looks now, adding a profile when the person is new or changed. A person
+    /// without names of their own gets the directory's (`dir`).
+    pub(crate) fn intern(&mut self, channel: &str, p: &Person, dir: View<'_>) -> u32 {
+        let own_name = has_name(p);
+        let shown;
+        let p = if own_name || dir.is_empty() {
+            p
+        } else {
+            shown = as_shown(p, dir);
+            &shown
+        };
         if let Some(&i) = self.by_user.get(p.user_id.as_str()) {
             let old = &self.profiles[i as usize];
             if old.username.as_deref() == p.username.as_deref()
                 && old.is_bot == p.is_bot
+                && old.own_name == own_name
                 && nickname_is(p, &old.nickname)
             {
                 return i;
@@ -71,8 +107,51 @@ impl People {
             username: p.username.as_deref().map(Into::into),
             nickname: nick.into(),
             is_bot: p.is_bot,
+            own_name,
         };
         self.push(profile)
+    }
+
+    /// Shows the directory's `known` names on the person's latest profile, when that profile has no names of its
+    /// own: the old and new reference when it changed (items holding the old one are rewritten by the caller).
+    pub(crate) fn learn(&mut self, channel: &str, known: &Person) -> Option<(Box<str>, Box<str>)> {
+        let &i = self.by_user.get(known.user_id.as_str())?;
+        let old = &self.profiles[i as usize];
+        if old.own_name {
+            return None;
+        }
+        let shown = Person {
+            user_id: known.user_id.clone(),
+            username: old.username.as_deref().map(str::to_owned).or_else(|| known.username.clone()),
+            display_name: known.display_name.clone(),
+            first_name: known.first_name.clone(),
+            last_name: known.last_name.clone(),
+            is_bot: old.is_bot,
+        };
+        let nick = nickname(&shown);
+        let new_ref: Box<str> = display_ref(channel, &nick, shown.username.as_deref(), &shown.user_id).into();
+        if new_ref == old.display_ref {
+            return None;
+        }
+        let p = &mut self.profiles[i as usize];
+        if !p.nickname.contains(char::is_whitespace) {
+            let key = p.nickname.to_lowercase();
+            if self.by_nick.get(key.as_str()) == Some(&i) {
+                self.by_nick.remove(key.as_str());
+            }
+        }
+        if !nick.contains(char::is_whitespace) {
+            self.by_nick.insert(nick.to_lowercase().into(), i);
+        }
+        p.username = shown.username.map(Into::into);
+        p.nickname = nick.into();
+        let old_ref = std::mem::replace(&mut p.display_ref, new_ref.clone());
+        Some((old_ref, new_ref))
+    }
+
+    /// Whether the person's latest profile carries names of their own (the directory does not rename them).
+    pub(crate) fn has_own_name(&self, user_id: &str) -> bool {
+        self.by_user.get(user_id).is_some_and(|&i| self.profiles[i as usize].own_name)
     }
 
     fn push(&mut self, profile: Profile) -> u32 {
@@ -133,6 +212,7 @@ impl People {
             nickname: nick.into(),
             is_bot,
             display_ref: nick.into(),
+            own_name: true,
         });
         self.by_user.insert(key.into(), idx);
         idx
@@ -156,6 +236,7 @@ impl People {
                 is_bot: p.is_bot,
                 display_ref: p.display_ref.to_string(),
                 anonymous: role(u32::try_from(i).unwrap_or(u32::MAX)),
+                directory_name: !p.own_name && !is_fallback(&p.nickname, p.username.as_deref(), &p.user_id),
             })
             .collect()
     }
@@ -168,6 +249,8 @@ impl People {
             nickname: d.nickname.as_str().into(),
             is_bot: d.is_bot,
             display_ref: d.display_ref.as_str().into(),
+            own_name: d.anonymous.is_some()
+                || !(d.directory_name || is_fallback(&d.nickname, d.username.as_deref(), &d.user_id)),
         });
         if let Some(role) = &d.anonymous {
             self.by_user.insert(format!("\u{0}{role}").into(), idx);
@@ -177,17 +260,24 @@ impl People {
     /// The member with `username` (case-insensitive), else with that one-word nickname (any case), if seen:
     /// their current nickname, username as the platform spells it, and id.
     pub(crate) fn known(&self, username: &str) -> Option<crate::mention::KnownPerson> {
+        if let Some(id) = username.strip_prefix('#') {
+            return self.by_user.get(id).map(|&i| self.known_at(i));
+        }
         let key = username.to_ascii_lowercase();
         let idx = match self.by_username.get(key.as_str()) {
             Some(&i) => i,
             None => *self.by_nick.get(username.to_lowercase().as_str())?,
         };
+        Some(self.known_at(idx))
+    }
+
+    fn known_at(&self, idx: u32) -> crate::mention::KnownPerson {
         let p = &self.profiles[idx as usize];
-        Some(crate::mention::KnownPerson {
+        crate::mention::KnownPerson {
             nickname: p.nickname.to_string(),
             username: p.username.as_deref().map(str::to_owned),
             user_id: p.user_id.to_string(),
-        })
+        }
     }
 
     /// The username of a profile, if it has one.
@@ -243,6 +333,10 @@ pub struct PersonDoc {
     /// `system` or `bot` for the placeholder speakers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anonymous: Option<String>,
+    /// The nickname is the people directory's, not the message's own (so a later directory name replaces it).
+    /// A nickname that is only `@username` or `user ID` is taken as the directory's without it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub directory_name: bool,
 }
 
 #[cfg(test)]
@@ -259,10 +353,10 @@ mod tests {
             first_name: Some("Bob".into()),
             ..Person::default()
         };
-        let a = people.intern("telegram", &p);
-        assert_eq!(people.intern("telegram", &p), a, "unchanged person, same profile");
+        let a = people.intern("telegram", &p, View::default());
+        assert_eq!(people.intern("telegram", &p, View::default()), a, "unchanged person, same profile");
         p.first_name = Some("Robert".into());
-        let b = people.intern("telegram", &p);
+        let b = people.intern("telegram", &p, View::default());
         assert_ne!(a, b);
         assert_eq!(people.sender(a).nickname, "Bob");
         assert_eq!(people.sender(b).display_ref, "[Robert](tg:@Bob)");

@@ -7,7 +7,7 @@ use crate::chat::{Anonymous, Chat, Extra, Item};
 use crate::error::Error;
 use crate::event::{
     ActivationEvent, DeleteEvent, Direction, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp, ObjectRef,
-    ReactionEvent,
+    PersonEvent, ReactionEvent,
 };
 use crate::kinds::{Activation, ItemKind, Origin};
 use crate::mention::{Normalized, address_leading, normalize, normalize_plain};
@@ -64,6 +64,7 @@ impl Engine {
             Event::Object(o) => self.apply_object(o),
             Event::Activation(a) => self.apply_activation(a, &mut out),
             Event::Delete(d) => self.apply_delete(d, &mut out),
+            Event::Person(p) => self.apply_person(p),
             Event::Thread(t) => match self.thread_conflict(&t.channel, &t.chat_id, &t.topic_id) {
                 Some(why) => out.warnings.push(format!("thread event not applied: {why}")),
                 None => {
@@ -107,6 +108,7 @@ impl Engine {
         let MessageEvent {
             channel,
             chat_id,
+            workspace_id,
             chat_type,
             topic_id,
             message_id,
@@ -123,7 +125,7 @@ impl Engine {
             actions,
             forwarded_from,
         } = m;
-        let (settings, chat) = self.with_chat(&channel, &chat_id);
+        let (settings, dirs, chat) = self.with_chat_dir(&channel, &chat_id);
         let (cap, max_topics) = (settings.conversation.cache_max_per_conversation, settings.conversation.max_topics);
         let (max_objects, object_settings) = (settings.objects.max_per_chat, &settings.objects);
         chat.make_room_for_people(settings.conversation.max_people);
@@ -132,8 +134,10 @@ impl Engine {
         {
             chat.chat_type = Some(t.into());
         }
+        chat.set_workspace(workspace_id);
+        let dir = dirs.view(&channel, chat.workspace());
         let sender_idx = match &sender {
-            Some(p) => chat.people.intern(&channel, p),
+            Some(p) => chat.people.intern(&channel, p, dir),
             None => chat.people.anonymous(Anonymous::System),
         };
         // What an object of this message records of it: the first words (its caption) and who posted it. Only
@@ -141,8 +145,9 @@ impl Engine {
         let carries = !attachments.is_empty() || !entities.is_empty();
         let caption = carries.then(|| crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty());
         let author = (carries && kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).to_owned());
-        let Normalized { text, links, warnings } =
-            message_text(chat, &channel, text, &entities, &attachments, forwarded_from.as_deref());
+        let Normalized { text, links, warnings, unknown } =
+            message_text((chat, dir), &channel, text, &entities, &attachments, forwarded_from.as_deref());
+        chat.note_mentions(unknown, settings.conversation.max_people);
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id} message {message_id}: {w}")));
         let item_kind = match kind {
             MessageKind::InboundUser => ItemKind::InboundUser,
@@ -200,19 +205,18 @@ impl Engine {
     }
 
     fn apply_reaction(&mut self, r: ReactionEvent) {
-        let cap = self.settings.conversation.cache_max_per_conversation;
-        let max_people = self.settings.conversation.max_people;
-        let max_topics = self.settings.conversation.max_topics;
-        let chat = self.chat_mut(&r.channel, &r.chat_id);
-        chat.make_room_for_people(max_people);
+        let (settings, dirs, chat) = self.with_chat_dir(&r.channel, &r.chat_id);
+        let (cap, max_topics) = (settings.conversation.cache_max_per_conversation, settings.conversation.max_topics);
+        chat.make_room_for_people(settings.conversation.max_people);
+        let dir = dirs.view(&r.channel, chat.workspace());
         let topic = match r.topic_id {
             Some(t) => Some(t),
             None => chat.message(&r.message_id).and_then(|(c, _)| c.topic.as_deref().map(str::to_owned)),
         };
         let (kind, sender) = match (r.direction, &r.sender) {
-            (Direction::Inbound, Some(p)) => (ItemKind::InboundReaction, chat.people.intern(&r.channel, p)),
+            (Direction::Inbound, Some(p)) => (ItemKind::InboundReaction, chat.people.intern(&r.channel, p, dir)),
             (Direction::Inbound, None) => (ItemKind::InboundReaction, chat.people.anonymous(Anonymous::System)),
-            (Direction::Outbound, Some(p)) => (ItemKind::OutboundReaction, chat.people.intern(&r.channel, p)),
+            (Direction::Outbound, Some(p)) => (ItemKind::OutboundReaction, chat.people.intern(&r.channel, p, dir)),
             (Direction::Outbound, None) => (ItemKind::OutboundReaction, chat.people.anonymous(Anonymous::Bot)),
         };
         // The target as the model can use it: its author and a short excerpt (a bare id names nothing the
@@ -240,6 +244,38 @@ impl Engine {
             extra: None,
         };
         chat.insert(conv, item, cap);
+    }
+
+    /// Learns a person in their workspace's directory and, when that changed their names, shows the new ones in
+    /// every chat of the workspace (docs/protocol.md §3.11).
+    fn apply_person(&mut self, p: PersonEvent) {
+        let workspace = self.person_workspace(&p).to_owned();
+        let c = &self.settings.conversation;
+        let bounds = (c.max_people, c.max_workspaces);
+        let Some(known) = self.directories.learn((&p.channel, &workspace), &p.person, bounds) else { return };
+        let Some(chats) = self.chats.get_mut(&p.channel) else { return };
+        // The channel's own directory (workspace "") is every chat's fallback, below its workspace's.
+        for chat in chats.values_mut() {
+            let shown = chat.workspace() == workspace
+                || (workspace.is_empty()
+                    && self
+                        .directories
+                        .get(&p.channel, chat.workspace())
+                        .is_none_or(|d| d.by_id(&known.user_id).is_none()));
+            if shown {
+                chat.learn(&p.channel, &known, stored_tokens);
+            }
+        }
+    }
+
+    /// The workspace a `person` event is learned in: its own `workspace_id`, else that of the chat it names, else
+    /// the channel's own directory (`""`).
+    pub fn person_workspace<'a>(&'a self, p: &'a PersonEvent) -> &'a str {
+        match (&p.workspace_id, &p.chat_id) {
+            (Some(w), _) => w,
+            (None, Some(c)) => self.chat(&p.channel, c).map_or("", Chat::workspace),
+            (None, None) => "",
+        }
     }
 
     fn apply_object(&mut self, o: ObjectEvent) {
@@ -330,6 +366,12 @@ fn store_objects(
     }
 }
 
+/// [`item_tokens`] of a stored item.
+pub(crate) fn stored_tokens(item: &Item) -> u32 {
+    let extra = item.extra.as_deref();
+    item_tokens(&item.text, extra.and_then(|x| x.quote.as_ref()), extra.map_or(&[][..], |x| x.actions.as_slice()))
+}
+
 /// Estimated tokens of a rendered item: its text, a quote, the actions, and the speaker and time around them.
 pub(crate) fn item_tokens(text: &str, quote: Option<&(Box<str>, Box<str>)>, actions: &[String]) -> u32 {
     let extra = quote.map_or(0, |q| q.0.len() + q.1.len()) + actions.iter().map(String::len).sum::<usize>();
@@ -339,7 +381,7 @@ pub(crate) fn item_tokens(text: &str, quote: Option<&(Box<str>, Box<str>)>, acti
 /// A message's stored text and the links in it: mentions replaced by entity (or, off Telegram, by plain
 /// `@username`), then one tag per attachment; and the warnings of a bad entity.
 fn message_text(
-    chat: &Chat,
+    (chat, dir): (&Chat, crate::directory::View<'_>),
     channel: &str,
     text: String,
     entities: &[crate::event::Entity],
@@ -347,12 +389,33 @@ fn message_text(
     forwarded_from: Option<&str>,
 ) -> Normalized {
     let people = &chat.people;
-    let known = |u: &str| people.known(u);
+    // The chat's own people first, then the workspace's directory; a person known only from the directory is
+    // tracked like an unknown one, so that a later name replaces the reference.
+    let from_dir = std::cell::RefCell::new(Vec::new());
+    let known = |u: &str| {
+        people.known(u).or_else(|| {
+            let d = dir;
+            let p = match u.strip_prefix('#') {
+                Some(id) => d.by_id(id),
+                None => d.by_username(u),
+            }?;
+            let k = crate::mention::KnownPerson {
+                nickname: crate::people::nickname(p),
+                username: p.username.clone(),
+                user_id: p.user_id.clone(),
+            };
+            let key = if u.starts_with('#') { u.to_owned() } else { format!("@{}", u.to_lowercase()) };
+            from_dir
+                .borrow_mut()
+                .push((key, crate::people::display_ref(channel, &k.nickname, k.username.as_deref(), &k.user_id)));
+            Some(k)
+        })
+    };
     let mentions = |e: &crate::event::Entity| {
         matches!(e.kind, crate::event::EntityKind::Mention | crate::event::EntityKind::TextMention)
     };
     // Without mention entities, a name typed at the start addresses a known person on every platform.
-    let Normalized { text, links, warnings } = if entities.iter().any(mentions) {
+    let Normalized { text, links, warnings, mut unknown } = if entities.iter().any(mentions) {
         normalize(&text, entities, channel, &known)
     } else if !entities.is_empty() {
         let n = normalize(&text, entities, channel, &known);
@@ -363,7 +426,8 @@ fn message_text(
     } else {
         Normalized { text: normalize_plain(&text, channel, &known), ..Normalized::default() }
     };
-    Normalized { text: with_markers(text, attachments, forwarded_from), links, warnings }
+    unknown.extend(from_dir.into_inner());
+    Normalized { text: with_markers(text, attachments, forwarded_from), links, warnings, unknown }
 }
 
 /// Prefixes the text with where a forward came from and one tag per attachment

@@ -4,14 +4,17 @@
 //! - this file: the state, its chats and threads, and the reads of it;
 //! - `apply`: applying events (`apply`, `apply_all`), one function per event type;
 //! - `carry`: the objects a message carries (attachments, links) and the message's own candidate object;
-//! - `transfer`: a chat exported as a conversation document, and imported from one.
+//! - `transfer`: a chat exported as a conversation document, and imported from one;
+//! - `directory`: people directories: their log keys, documents, and the chats that follow them.
 
 mod apply;
 mod carry;
+mod directory;
 mod transfer;
 
 pub(crate) use apply::item_tokens;
 pub(crate) use carry::message_candidate;
+pub use directory::{directory_log_key, directory_of_log_key};
 
 use hashbrown::HashMap;
 
@@ -71,6 +74,8 @@ pub struct Engine {
     triage: crate::selection::TriageSlot,
     /// Platform threads that are topics of a parent chat (`thread` events): (channel, thread id) → parent.
     threads: HashMap<(Box<str>, Box<str>), Box<str>>,
+    /// The people directory of each workspace (`person` events).
+    pub(crate) directories: crate::directory::Directories,
 }
 
 impl Engine {
@@ -106,6 +111,15 @@ impl Engine {
         (&self.settings, slot(slot(&mut self.chats, channel), chat_id))
     }
 
+    /// The settings, the people directories and one chat, borrowed together.
+    pub(crate) fn with_chat_dir(
+        &mut self,
+        channel: &str,
+        chat_id: &str,
+    ) -> (&Settings, &crate::directory::Directories, &mut Chat) {
+        (&self.settings, &self.directories, slot(slot(&mut self.chats, channel), chat_id))
+    }
+
     /// Puts `chat` in place of whatever was held for (channel, chat_id), with its platform object ids.
     pub(crate) fn replace_chat(&mut self, channel: &str, chat_id: &str, chat: Chat, externals: Vec<(String, String)>) {
         self.external.retain(|_, (ch, c, _)| !(&**ch == channel && &**c == chat_id));
@@ -118,7 +132,8 @@ impl Engine {
         *self.chat_mut(channel, chat_id) = chat;
     }
 
-    /// Forgets a chat completely: history, people, objects, state, its threads. Whether it was held.
+    /// Forgets a chat completely: history, people, objects, state, its threads. Whether it was held. Its
+    /// workspace's people directory stays: see [`Engine::orphaned_workspace`].
     pub fn remove_chat(&mut self, channel: &str, chat_id: &str) -> bool {
         self.external.retain(|_, (ch, c, _)| !(&**ch == channel && &**c == chat_id));
         // The chat's threads, and the chat's own place as a thread, go with it.
@@ -268,6 +283,15 @@ impl Engine {
                 {
                     a.channel = channel.to_string();
                     a.target = ObjectRef::Id { chat_id: chat_id.to_string(), object_id: object_id.to_string() };
+                }
+                return;
+            }
+            Event::Person(p) => {
+                // A thread's id names its parent's workspace.
+                if let Some(c) = p.chat_id.as_mut()
+                    && let Some(parent) = self.thread_parent(&p.channel, c)
+                {
+                    *c = parent.to_owned();
                 }
                 return;
             }

@@ -59,12 +59,14 @@ impl Engine {
             channel: channel.to_owned(),
             chat_id: chat_id.to_owned(),
             chat_type: chat.chat_type.as_deref().map(str::to_owned),
+            workspace_id: chat.workspace.as_deref().map(str::to_owned),
             people: chat.people.export(),
             history,
             objects: chat.objects.in_order().map(object_doc).collect(),
             scenarios: chat.scenarios.iter().map(|(t, s)| s.export(t.clone())).collect(),
             summaries: chat.summaries.values().cloned().collect(),
             threads: self.threads_of(channel, chat_id),
+            mentions: chat.mentions.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         })
     }
 
@@ -100,6 +102,8 @@ impl Engine {
         let settings = self.settings().clone();
         let mut chat = Chat::default();
         chat.chat_type = doc.chat_type.as_deref().map(Into::into);
+        chat.workspace = doc.workspace_id.as_deref().map(Into::into);
+        chat.mentions = doc.mentions.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
         for p in &doc.people {
             chat.people.import(p);
         }
@@ -166,6 +170,8 @@ impl Engine {
         for t in threads {
             self.add_thread(&doc.channel, &doc.chat_id, t);
         }
+        // A document written before the directory learned a name shows it now, as the chat would have.
+        self.sync_chat(&doc.channel, &doc.chat_id);
         Ok(())
     }
 }

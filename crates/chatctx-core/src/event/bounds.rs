@@ -53,6 +53,7 @@ fn bounded(e: &mut Event, mut each: impl FnMut(&mut String, usize)) {
                 each(em, MAX_NAME_BYTES);
             }
         }
+        Event::Person(p) => person(&mut p.person, &mut each),
         _ => {}
     }
 }

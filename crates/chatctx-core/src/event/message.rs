@@ -28,6 +28,10 @@ pub struct MessageEvent {
     pub channel: String,
     /// The chat.
     pub chat_id: String,
+    /// The workspace the chat belongs to (a Slack team, a Discord guild): its people directory names the chat's
+    /// people (docs/protocol.md §3.11). Absent: the channel's own directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
     /// `private`, `group`, `supergroup`, `channel`, …
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_type: Option<String>,
@@ -231,6 +235,7 @@ impl MessageEvent {
         Ok(Self {
             channel: f.channel()?,
             chat_id,
+            workspace_id: f.id("workspace_id")?,
             chat_type: f.str("chat_type")?.filter(|s| !s.is_empty()).map(str::to_owned),
             topic_id: f.id("topic_id")?,
             message_id,

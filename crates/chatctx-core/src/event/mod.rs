@@ -20,6 +20,7 @@ mod delete;
 mod fit;
 mod message;
 mod object;
+mod person;
 mod reaction;
 mod thread;
 
@@ -28,6 +29,7 @@ pub use delete::{DeleteEvent, MAX_DELETED};
 pub use fit::CUT_MARKER;
 pub use message::{Attachment, Entity, EntityKind, FileRef, MessageEvent, MessageKind, Person, Quote};
 pub use object::{ActivationEvent, ObjectEvent, ObjectOp, ObjectRef, ObjectSpec};
+pub use person::PersonEvent;
 pub use reaction::{Direction, ReactionEvent};
 pub use thread::ThreadEvent;
 
@@ -52,6 +54,8 @@ pub enum Event {
     Delete(DeleteEvent),
     /// A platform thread that is a topic of a parent chat (docs/protocol.md §3.8).
     Thread(ThreadEvent),
+    /// A person of a workspace, for its people directory (docs/protocol.md §3.11).
+    Person(PersonEvent),
 }
 
 impl Event {
@@ -73,11 +77,12 @@ impl Event {
             "activation" => ActivationEvent::decode(f).map(Event::Activation),
             "delete" => DeleteEvent::decode(f).map(Event::Delete),
             "thread" => ThreadEvent::decode(f).map(Event::Thread),
+            "person" => PersonEvent::decode(f).map(Event::Person),
             other => Err(Error::new(
                 ErrorCode::UnsupportedEvent,
                 format!(
                     "unsupported event type {other:?}; expected message, reaction, object, activation, delete, \
-                     thread, telegram_update, discord_event or slack_event"
+                     thread, person, telegram_update, discord_event, slack_event or slack_users"
                 ),
             )),
         }
@@ -91,7 +96,7 @@ impl Event {
             Event::Object(o) => o.at,
             Event::Activation(a) => a.at,
             Event::Delete(d) => d.at.unwrap_or_default(),
-            Event::Thread(_) => Timestamp::default(),
+            Event::Thread(_) | Event::Person(_) => Timestamp::default(),
         }
     }
 
@@ -124,6 +129,18 @@ impl Event {
             },
             Event::Delete(d) => Some((&d.channel, &d.chat_id)),
             Event::Thread(t) => Some((&t.channel, &t.chat_id)),
+            // A person belongs to a workspace's directory, not to a chat (see [`Event::directory`]).
+            Event::Person(_) => None,
+        }
+    }
+}
+
+impl Event {
+    /// The `(channel, workspace)` directory a `person` event writes to, once its workspace is filled in.
+    pub fn directory(&self) -> Option<(&str, &str)> {
+        match self {
+            Event::Person(p) => Some((&p.channel, p.workspace())),
+            _ => None,
         }
     }
 }

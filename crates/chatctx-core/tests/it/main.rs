@@ -2,6 +2,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod delete;
+mod directory;
 mod engine;
 mod layout;
 mod policy;

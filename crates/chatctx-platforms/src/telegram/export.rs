@@ -292,6 +292,7 @@ fn service_event(
     Event::Message(MessageEvent {
         channel: "telegram".to_owned(),
         chat_id: chat.id.to_owned(),
+        workspace_id: None,
         chat_type: Some(chat.kind.to_owned()),
         topic_id: at.topic,
         message_id: at.id,

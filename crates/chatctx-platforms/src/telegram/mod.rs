@@ -343,6 +343,7 @@ pub fn map_message(
     Ok(MessageEvent {
         channel: CHANNEL.to_owned(),
         chat_id,
+        workspace_id: None,
         chat_type,
         topic_id,
         message_id,

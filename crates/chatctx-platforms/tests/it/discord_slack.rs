@@ -127,7 +127,12 @@ fn discord_forwards_bulk_deletes_and_bad_payloads() {
         "message_snapshots": [{"message": {"content": "the original words", "timestamp": "2026-02-13T07:00:00Z",
             "attachments": [{"filename": "a.mp4", "content_type": "video/mp4"}]}}]}});
     let m = discord::map_dispatch(&forward, &bot, received()).unwrap();
-    let [Event::Message(f)] = m.events.as_slice() else { panic!() };
+    let [Event::Person(author), Event::Message(f)] = m.events.as_slice() else { panic!("{:?}", m.events) };
+    assert_eq!(
+        (author.workspace_id.as_deref(), author.person.user_id.as_str()),
+        (Some("2"), "3"),
+        "the guild's member"
+    );
     assert_eq!(
         (f.text.as_str(), f.forwarded_from.as_deref(), f.reply_to_message_id.as_deref()),
         ("the original words", Some("another channel"), None)
@@ -167,7 +172,7 @@ fn slacks_documented_examples() {
         }));
         ignored.extend(apply(&mut e, m));
     }
-    assert_eq!(ignored, ["user_change", "url_verification"]);
+    assert_eq!(ignored, ["url_verification"], "user_change names a person of the team");
     assert_eq!(
         triggered,
         [
@@ -181,11 +186,12 @@ fn slacks_documented_examples() {
     assert_eq!(
         texts(&e, "slack", "C123ABC456", None),
         [
-            "[@U123ABC456](slack:@U123ABC456): Hello, world!",
-            "[@U123ABC456](slack:@U123ABC456): reacted :thumbsup: to [@U123ABC456](slack:@U123ABC456)'s message “Hello world”",
+            "[Egon Spengler](slack:@U123ABC456): Hello, world!",
+            "[Egon Spengler](slack:@U123ABC456): reacted :thumbsup: to [Egon Spengler](slack:@U123ABC456)'s message “Hello world”",
             "[@U061F7AUR](slack:@U061F7AUR): [@U0LAN0Z89](slack:@U0LAN0Z89) is it everything a river should be?",
         ],
-        "the edit replaced the first message; the thread reply was deleted"
+        "the edit replaced the first message; the thread reply was deleted; user_change named U123ABC456 in every \
+         item, those stored before it too"
     );
     assert!(texts(&e, "slack", "C123ABC456", Some("1355517523.000005")).is_empty(), "the deleted reply");
 }
@@ -217,10 +223,11 @@ fn a_slack_channel_with_files_links_threads_and_the_bot() {
     assert_eq!(
         texts(&e, "slack", "C0DESIGN", None),
         [
-            "[Alice](slack:@U0ALICE): [media.image: logo-v2.png] new logo for [@U0BOB](slack:@U0BOB), see [the brief](https://example.org/brief) & #general",
+            "[Alice](slack:@U0ALICE): [media.image: logo-v2.png] new logo for [Bob Brown](slack:@U0BOB), see [the brief](https://example.org/brief) & #general",
             "[@U0DAVE](slack:@U0DAVE): [@U0DAVE](slack:@U0DAVE) has joined the channel",
         ],
-        "a mention of someone not seen yet names them by id; Dave's join is a note in the channel"
+        "a mention of someone not seen yet is named once their own message's profile named them; Dave's join is a \
+         note in the channel"
     );
     let thread = "1770970800.000100";
     assert_eq!(

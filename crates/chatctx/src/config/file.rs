@@ -118,6 +118,7 @@ struct Conversation {
     previous_tasks_count: Option<usize>,
     cache_max_per_conversation: Option<usize>,
     max_people: Option<usize>,
+    max_workspaces: Option<usize>,
     max_topics: Option<usize>,
     on_triage_error: Option<OnTriageError>,
     selector: Option<Selector>,
@@ -372,12 +373,13 @@ impl Conversation {
         lay!(self => cv;
             enabled, lookback_count, skip_selection_threshold, selection_model, selection_timeout, use_selection,
             always_include_recent, context_truncation, context_recency_hours, context_min_messages,
-            previous_tasks_count, cache_max_per_conversation, max_people, max_topics, on_triage_error, selector,
-            lexical_keep,
+            previous_tasks_count, cache_max_per_conversation, max_people, max_workspaces, max_topics, on_triage_error,
+            selector, lexical_keep,
             max_context_tokens);
         ensure!(cv.cache_max_per_conversation >= 1, "conversation.cache_max_per_conversation: must be at least 1");
         ensure!(cv.max_people >= 16, "conversation.max_people: must be at least 16");
         ensure!(cv.max_topics >= 1, "conversation.max_topics: must be at least 1");
+        ensure!(cv.max_workspaces >= 1, "conversation.max_workspaces: must be at least 1");
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! Ingest routes (docs/protocol.md §3): `/v1/events` (core events, an array, or JSON Lines) and each platform's
-//! own payload (`/v1/telegram/updates`, `/v1/discord/events`, `/v1/slack/events`). Every route ends in
+//! own payload (`/v1/telegram/updates`, `/v1/discord/events`, `/v1/slack/events`, `/v1/slack/users`). Every
+//! route ends in
 //! `ingest`, so every input passes the same checks before it is acknowledged.
 
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use axum::extract::{FromRequest, Query, Request, State};
 use axum::response::Response;
 use chatctx_core::{Error, ErrorCode};
-use chatctx_platforms::slack::Slack;
+use chatctx_platforms::slack::{Slack, SlackUsers};
 use chatctx_platforms::{Bot, Platform};
 use serde::Deserialize;
 use serde_json::Value;
@@ -70,7 +71,7 @@ pub async fn post_payload<P: Platform + Default>(
     ingest(&app, a, vec![Input::Payload(Box::new(P::default()), q.bot(), payload)], true).await
 }
 
-/// A request to `/v1/slack/events`: its body, and who sent it. With `slack.signing_secret` configured, a
+/// A request to `/v1/slack/events` or `/v1/slack/users`: its body, and who sent it. With `slack.signing_secret` configured, a
 /// request must carry Slack's valid signature (`X-Slack-Signature`) or a valid configured bearer token, on every
 /// server, one without `server.tokens` included.
 pub struct SlackRequest {
@@ -122,6 +123,17 @@ pub async fn post_slack(
         return Ok(json_body(&answer));
     }
     ingest(&app, a, vec![Input::Payload(Box::new(Slack), q.bot(), payload)], true).await
+}
+
+/// `POST /v1/slack/users`: a Web API `users.list` or `users.info` answer, as the bot got it (docs/protocol.md
+/// §3.11): its members become people of their team's directory. Checked like `/v1/slack/events`.
+pub async fn post_slack_users(
+    State(app): State<AppState>,
+    SlackRequest { access: a, body }: SlackRequest,
+) -> Result<Response, ApiError> {
+    a.not_a_scope("ingest people")?;
+    let payload = body.payload()?;
+    ingest(&app, a, vec![Input::Payload(Box::new(SlackUsers), Bot::default(), payload)], true).await
 }
 
 /// One event, a JSON array of events, or JSON Lines. `single` when the body was one object. More than

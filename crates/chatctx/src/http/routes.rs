@@ -50,6 +50,7 @@ routes! {
     post "/v1/telegram/updates" => ingest::post_payload::<Telegram>;
     post "/v1/discord/events" => ingest::post_payload::<Discord>;
     post "/v1/slack/events" => ingest::post_slack;
+    post "/v1/slack/users" => ingest::post_slack_users;
     post "/v1/tools/{tool}" => tools::post_tool;
     post "/v1/scopes" => scopes::post_scope;
     delete "/v1/scopes/{token}" => scopes::delete_scope;

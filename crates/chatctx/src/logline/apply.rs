@@ -38,6 +38,11 @@ impl LogLine<'_> {
                 Ok(()) => Applied::Accepted(0),
                 Err(e) => Applied::Rejected(e),
             },
+            // A workspace's people directory (a compacted directory log): replaces it whole.
+            LogLine::People(doc) => {
+                engine.import_directory(&doc);
+                Applied::Accepted(0)
+            }
             LogLine::Event(EventLine::Decoded(event)) => apply_events(engine, vec![event.clone()], newest),
             LogLine::Event(EventLine::Raw(event)) => {
                 let decoded = match crate::ingest::decode(&event, *newest) {

@@ -8,6 +8,7 @@
 //! - `{"call": "<tool>", "args": {…}}`: a tool call (the log holds only the calls that changed the state, with
 //!   their time fixed);
 //! - `{"import": {…}}`: a conversation document (`chatctx export`), replacing its chat;
+//! - `{"people": {…}}`: a workspace's people directory, replacing it (the compacted log of a directory);
 //! - `{"forget": true}`: the chat the line is stored under is forgotten (shared stores only).
 
 mod apply;
@@ -16,6 +17,7 @@ pub use apply::Applied;
 
 use std::borrow::Cow;
 
+use chatctx_core::directory::DirectoryDoc;
 use chatctx_core::tools::ToolCall;
 use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Error, ErrorCode, Event};
@@ -31,6 +33,8 @@ pub enum LogLine<'a> {
     Call(Cow<'a, ToolCall>),
     /// A conversation document that replaces its chat.
     Import(Cow<'a, ConversationDoc>),
+    /// A people directory that replaces its workspace's.
+    People(Cow<'a, DirectoryDoc>),
     /// The chat the line is stored under is forgotten.
     Forget,
 }
@@ -74,6 +78,11 @@ struct ImportShape<'a> {
 }
 
 #[derive(Serialize)]
+struct PeopleShape<'a> {
+    people: &'a DirectoryDoc,
+}
+
+#[derive(Serialize)]
 struct ForgetShape {
     forget: bool,
 }
@@ -86,6 +95,7 @@ impl LogLine<'_> {
             LogLine::Event(EventLine::Raw(v)) => serde_json::to_string(&EventShape { event: v }),
             LogLine::Call(call) => serde_json::to_string(&**call),
             LogLine::Import(doc) => serde_json::to_string(&ImportShape { import: doc }),
+            LogLine::People(doc) => serde_json::to_string(&PeopleShape { people: doc }),
             LogLine::Forget => serde_json::to_string(&ForgetShape { forget: true }),
         };
         let line =
@@ -141,6 +151,9 @@ impl LogLine<'static> {
         if let Some(doc) = map.get("import") {
             return ConversationDoc::from_value(doc).map(|d| LogLine::Import(Cow::Owned(d))).map_err(BadLine::line);
         }
+        if let Some(doc) = map.get("people") {
+            return DirectoryDoc::from_value(doc).map(|d| LogLine::People(Cow::Owned(d))).map_err(BadLine::line);
+        }
         if let Some(event) = map.remove("event") {
             return Ok(LogLine::Event(EventLine::Raw(event)));
         }
@@ -180,7 +193,20 @@ mod tests {
             .call("update_scenario", &serde_json::json!({"chat_id": "-5", "patch": {"a": 1}}), call.now().unwrap())
             .unwrap();
         let doc = engine.export_conversation("telegram", "-5").unwrap();
-        for line in [LogLine::Call(Cow::Owned(call)), LogLine::Import(Cow::Owned(doc)), LogLine::Forget] {
+        engine
+            .apply(
+                chatctx_core::Event::decode(&serde_json::json!({"type": "person", "channel": "slack",
+                "workspace_id": "T1", "user_id": "U1", "display_name": "Priya"}))
+                .unwrap(),
+            )
+            .unwrap();
+        let people = engine.export_directory("slack", "T1").unwrap();
+        for line in [
+            LogLine::Call(Cow::Owned(call)),
+            LogLine::Import(Cow::Owned(doc)),
+            LogLine::People(Cow::Owned(people)),
+            LogLine::Forget,
+        ] {
             assert_eq!(LogLine::parse(&line.to_line().unwrap()).unwrap(), line);
         }
         assert_eq!(LogLine::Forget.to_line().unwrap(), r#"{"forget":true}"#, "as earlier versions wrote it");

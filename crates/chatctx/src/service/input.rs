@@ -1,6 +1,7 @@
 //! An ingest's inputs, decoded and staged before the engine is taken: each input's events and their log operations, and
 //! the routing of what names no chat (a poll answer) or a known thread.
 
+use chatctx_core::engine::directory_log_key;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Timestamp};
 use chatctx_store::Op;
 
@@ -30,10 +31,13 @@ pub(super) fn route(engine: &Engine, input: Staged, allowed: &dyn Fn(&str, &str)
             }
         }
     }
-    // Only an input that names no chat (a poll answer) or a known thread's id needs routing.
+    // Only an input that names no chat (a poll answer, a person) or a known thread's id needs routing.
     let routed = |e: &Event| e.chat().is_none_or(|(channel, chat)| engine.is_thread(channel, chat));
     if events.iter().any(routed) {
         events.iter_mut().for_each(|e| engine.route(e));
+        if events.iter().any(|e| matches!(e, Event::Person(_))) {
+            people(engine, &mut events, allowed)?;
+        }
         ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
     }
     // The chat is not named: an input may reach it only through a platform id (a poll answer), and a caller
@@ -42,6 +46,38 @@ pub(super) fn route(engine: &Engine, input: Staged, allowed: &dyn Fn(&str, &str)
         return Err(Error::new(ErrorCode::ForbiddenScope, "this credential may not write to the chat of this input"));
     }
     Ok((events, ops))
+}
+
+/// Readies an input's `person` events for the log: each gets the workspace it is learned in (so that its line
+/// means the same at any replay), and those that change nothing are left out. A person is shared by every chat of
+/// the workspace, so only a credential not limited to chats may write one: a chat-limited credential's people are
+/// left out of a platform payload that carries more (a message's author), and refused on their own.
+fn people(engine: &Engine, events: &mut Vec<Event>, allowed: &dyn Fn(&str, &str) -> bool) -> Result<(), Error> {
+    let alone = events.iter().all(|e| matches!(e, Event::Person(_)));
+    for e in events.iter_mut() {
+        if let Event::Person(p) = e {
+            p.workspace_id = Some(engine.person_workspace(p).to_owned());
+        }
+    }
+    let mut refused = None;
+    events.retain(|e| match e {
+        Event::Person(p) if !allowed(&p.channel, &directory_log_key(p.workspace())) => {
+            refused = Some(p.workspace().to_owned());
+            false
+        }
+        Event::Person(p) => engine.person_changes(p),
+        _ => true,
+    });
+    match refused {
+        Some(w) if alone => Err(Error::new(
+            ErrorCode::ForbiddenScope,
+            format!(
+                "this credential is limited to chats and may not write the people directory of workspace {w:?}, \
+                 which every chat of the workspace reads; use a token without a chat list"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Decodes every input (JSON, the platform mappings): this needs no state, so it is done before taking the

@@ -12,13 +12,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use chatctx_core::engine::directory_log_key;
 use chatctx_core::tools::{Scope, ToolCall, ToolResponse};
 use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, ErrorCode, Settings, Timestamp};
 use chatctx_store::{Log, Op, StoreError};
 
 use super::input::{Staged, route};
-use super::log::{ChatKey, apply_logged, import_line, internal, key, logged_line, op, rebuild};
+use super::log::{ChatKey, apply_logged, forget, import_line, internal, key, logged_line, op, rebuild, snapshot_line};
 use super::report::IngestReport;
 use crate::triage::Answered;
 
@@ -263,7 +264,7 @@ impl Local {
         for (channel, chat) in chats {
             let mut lines = Vec::new();
             self.store.load_chat(channel, chat, &mut |_, line| lines.push(line)).map_err(internal)?;
-            inner.engine.remove_chat(channel, chat);
+            forget(&mut inner.engine, channel, chat);
             let mut newest = Timestamp::default();
             for line in &lines {
                 apply_logged(&mut inner.engine, channel, chat, line, &mut newest)?;
@@ -341,9 +342,7 @@ impl Local {
 
     /// Replaces a chat's log with one import of its exported document. A failure only leaves the longer log.
     fn snapshot(&self, inner: &mut Inner, channel: &str, chat: &str) {
-        let Ok(line) = inner.engine.export_conversation(channel, chat).and_then(|doc| import_line(&doc)) else {
-            return;
-        };
+        let Ok(line) = snapshot_line(&inner.engine, channel, chat) else { return };
         match self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
             Ok(()) => {
                 inner.since_snapshot.insert((channel.to_owned(), chat.to_owned()), 0);
@@ -460,6 +459,13 @@ impl Local {
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
         self.flush(&mut c, &mut inner)?;
+        // The workspace's people go with its last chat.
+        if let Some(workspace) = inner.engine.orphaned_workspace(channel, chat_id) {
+            let dir = directory_log_key(&workspace);
+            self.store.delete_chat(channel, &dir).map_err(internal)?;
+            inner.since_snapshot.remove(&key(channel, &dir));
+            inner.engine.remove_directory(channel, &workspace);
+        }
         let deleted = self.store.delete_chat(channel, chat_id).map_err(internal)?;
         inner.since_snapshot.remove(&key(channel, chat_id));
         Ok(inner.engine.remove_chat(channel, chat_id) || deleted > 0)

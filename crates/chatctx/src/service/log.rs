@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use chatctx_core::engine::{directory_log_key, directory_of_log_key};
 use chatctx_core::event::{ActivationEvent, ObjectRef};
 use chatctx_core::kinds::Activation;
 use chatctx_core::tools::{ToolCall, ToolResponse};
@@ -133,11 +134,36 @@ pub(super) fn apply_logged(
 ) -> Result<Applied, Error> {
     match LogLine::parse(line).map_err(|bad| bad.error)? {
         LogLine::Forget => {
-            engine.remove_chat(channel, chat);
+            forget(engine, channel, chat);
             Ok(Applied::Snapshot)
         }
-        line @ LogLine::Import(_) => line.load(engine, newest).map(|()| Applied::Snapshot),
+        line @ (LogLine::Import(_) | LogLine::People(_)) => line.load(engine, newest).map(|()| Applied::Snapshot),
         line => line.load(engine, newest).map(|()| Applied::Change),
+    }
+}
+
+/// Forgets what a log key holds: a chat, or a workspace's people directory.
+pub(super) fn forget(engine: &mut Engine, channel: &str, key: &str) {
+    match directory_of_log_key(key) {
+        Some(workspace) => {
+            engine.remove_directory(channel, workspace);
+        }
+        None => {
+            engine.remove_chat(channel, key);
+        }
+    }
+}
+
+/// The snapshot line of what a log key holds (a chat's document, a directory's), if it holds anything.
+pub(super) fn snapshot_line(engine: &Engine, channel: &str, key: &str) -> Result<String, Error> {
+    match directory_of_log_key(key) {
+        Some(workspace) => {
+            let doc = engine
+                .export_directory(channel, workspace)
+                .ok_or_else(|| Error::new(ErrorCode::UnknownChat, format!("no people directory {workspace:?}")))?;
+            LogLine::People(Cow::Owned(doc)).to_line()
+        }
+        None => engine.export_conversation(channel, key).and_then(|doc| import_line(&doc)),
     }
 }
 
@@ -184,8 +210,13 @@ pub(super) fn op(channel: &str, chat_id: &str, line: String) -> Op {
 /// The log operation of an event, if it names a chat (an activation of an unknown platform id does not, and
 /// changes nothing).
 pub(super) fn event_op(e: &Event) -> Option<Result<Op, Error>> {
+    let line = || LogLine::Event(EventLine::Decoded(e)).to_line();
+    if let Some((channel, workspace)) = e.directory() {
+        // A person is logged with its workspace's directory (once [`super::input::route`] filled the workspace in).
+        return Some(line().map(|l| op(channel, &directory_log_key(workspace), l)));
+    }
     let (channel, chat) = e.chat()?;
-    Some(LogLine::Event(EventLine::Decoded(e)).to_line().map(|line| op(channel, chat, line)))
+    Some(line().map(|line| op(channel, chat, line)))
 }
 
 /// The log line of a chat's whole state.

@@ -13,13 +13,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use chatctx_core::engine::{directory_log_key, directory_of_log_key};
 use chatctx_core::tools::{Scope, ToolCall, ToolResponse, Writes};
 use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
-use chatctx_store::{SharedLog, StoreError};
+use chatctx_store::{Op, SharedLog, StoreError};
 
 use super::input::{Staged, route};
-use super::log::{ChatKey, apply_logged, import_line, internal, key, logged_line, rebuild};
+use super::log::{ChatKey, apply_logged, forget, import_line, internal, key, logged_line, rebuild, snapshot_line};
 use super::report::IngestReport;
 use crate::logline::LogLine;
 use crate::triage::Answered;
@@ -33,6 +34,20 @@ const WRITE_LOCKS: usize = 64;
 
 /// An input routed to its chat: its index in the batch, its events and their log operations.
 type Routed = (usize, Vec<Event>, Vec<chatctx_store::Op>);
+
+/// Some of an input's events and their log operations.
+type Part = (Vec<Event>, Vec<Op>);
+
+/// An input's `person` events and their log operations (all of one directory), apart from the rest.
+fn split_people(events: Vec<Event>, ops: Vec<Op>) -> (Option<Part>, Part) {
+    if !events.iter().any(|e| matches!(e, Event::Person(_))) {
+        return (None, (events, ops));
+    }
+    let is_dir = |o: &Op| directory_of_log_key(&o.chat_id).is_some();
+    let (people_ops, ops): (Vec<Op>, Vec<Op>) = ops.into_iter().partition(is_dir);
+    let (people, events): (Vec<Event>, Vec<Event>) = events.into_iter().partition(|e| matches!(e, Event::Person(_)));
+    ((!people_ops.is_empty()).then_some((people, people_ops)), (events, ops))
+}
 
 /// The engine, per chat how many lines were logged since its last snapshot, and per chat the newest log
 /// position applied to the engine (what the store is read after).
@@ -82,18 +97,32 @@ impl Shared {
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
         let mut report = IngestReport::default();
-        let mut reject = |index, e: Error| report.reject(index, e);
-        // Inputs by chat, in a fixed chat order. An input that names no chat (an activation of a platform id
-        // no one knows) changes nothing and is accepted as such.
+        // An input may be two writes (a directory's and a chat's): it is reported once, refused if either was.
+        let mut refused_inputs = std::collections::BTreeSet::new();
+        let mut reject = |index, e: Error| {
+            if refused_inputs.insert(index) {
+                report.reject(index, e);
+            }
+        };
+        // Inputs by chat, in a fixed chat order (directories first). An input that names no chat (an activation
+        // of a platform id no one knows) changes nothing and is accepted as such.
         let mut by_chat: std::collections::BTreeMap<ChatKey, Vec<Routed>> = Default::default();
-        let mut nowhere = 0;
+        let mut ok = std::collections::BTreeSet::new();
         self.find_externals(&decoded)?;
         {
             let inner = self.lock()?;
             for (index, d) in decoded.into_iter().enumerate() {
-                match route(&inner.engine, d, allowed) {
+                // A person is written to its workspace's directory, apart from the chat a payload names.
+                let d = route(&inner.engine, d, allowed).map(|(events, ops)| {
+                    let (people, rest) = split_people(events, ops);
+                    if let Some((events, ops)) = people {
+                        by_chat.entry(key(&ops[0].channel, &ops[0].chat_id)).or_default().push((index, events, ops));
+                    }
+                    rest
+                });
+                match d {
                     Err(e) => reject(index, e),
-                    Ok((_, ops)) if ops.is_empty() => nowhere += 1,
+                    Ok((_, ops)) if ops.is_empty() => _ = ok.insert(index),
                     Ok((_, ops))
                         if ops.iter().any(|o| (&o.channel, &o.chat_id) != (&ops[0].channel, &ops[0].chat_id)) =>
                     {
@@ -105,17 +134,16 @@ impl Shared {
                 }
             }
         }
-        let mut accepted = nowhere;
         for ((channel, chat), inputs) in by_chat {
             let written = self.write_chat(&channel, &chat, false, |engine| {
-                let (mut ok, mut refused, mut lines, mut externals) = (0, Vec::new(), Vec::new(), Vec::new());
+                let (mut ok, mut refused, mut lines, mut externals) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
                 for (index, events, ops) in &inputs {
                     match engine.apply_all(events.clone()) {
                         Ok(applied) => {
                             applied.warnings.iter().for_each(|w| tracing::warn!("{w}"));
                             lines.extend(ops.iter().map(|o| o.line.clone()));
                             externals.extend(events.iter().flat_map(Event::external_ids).map(str::to_owned));
-                            ok += 1;
+                            ok.push(*index);
                         }
                         Err(e) => refused.push((*index, e)),
                     }
@@ -123,8 +151,8 @@ impl Shared {
                 Ok(((ok, refused, externals), lines))
             });
             match written {
-                Ok((ok, refused, externals)) => {
-                    accepted += ok;
+                Ok((written, refused, externals)) => {
+                    ok.extend(written);
                     refused.into_iter().for_each(|(index, e)| reject(index, e));
                     for id in externals {
                         if let Err(e) = self.store.note_external(&channel, &chat, &id) {
@@ -137,7 +165,7 @@ impl Shared {
                 Err(e) => inputs.iter().for_each(|(index, ..)| reject(*index, e.clone())),
             }
         }
-        report.accepted = accepted;
+        report.accepted = ok.difference(&refused_inputs).count();
         report.rejected.sort_by_key(|r| r.index);
         Ok(report)
     }
@@ -170,7 +198,7 @@ impl Shared {
     pub(super) fn call(&self, call: &ToolCall, now: Timestamp) -> Result<ToolResponse, Error> {
         let Scope { channel, chat_id, .. } = call.scope();
         if !chat_id.is_empty() {
-            self.catch_up(channel, chat_id)?;
+            self.catch_up_with_people(channel, chat_id)?;
         }
         if let Some(answer) = self.lock()?.engine.answer_read_only(call, now)? {
             return Ok(answer);
@@ -195,11 +223,16 @@ impl Shared {
         if chat.is_empty() || call.writes() == Writes::Always {
             return Ok(None);
         }
-        let head = self.head(channel, chat)?;
-        let Some(news) = self.store.since_async(channel, chat, head) else { return Ok(None) };
-        let news = news.await.map_err(|e| internal(format!("the store cannot be read: {e}")))?;
-        if news.iter().any(|(pos, _)| *pos > head) {
-            return Ok(None);
+        // The chat's log, and its workspace's people directory (whose names its answers show).
+        let dir =
+            directory_log_key(self.read(|e| e.workspace_of(channel, chat).unwrap_or_default().to_owned())?.as_str());
+        for key in [chat, dir.as_str()] {
+            let head = self.head(channel, key)?;
+            let Some(news) = self.store.since_async(channel, key, head) else { return Ok(None) };
+            let news = news.await.map_err(|e| internal(format!("the store cannot be read: {e}")))?;
+            if news.iter().any(|(pos, _)| *pos > head) {
+                return Ok(None);
+            }
         }
         self.lock()?.engine.answer_read_only(call, now)
     }
@@ -238,6 +271,14 @@ impl Shared {
         self.apply_news(channel, chat, news)
     }
 
+    /// [`Shared::catch_up`] with the chat, then with its workspace's people directory, whose names its answers
+    /// show.
+    fn catch_up_with_people(&self, channel: &str, chat: &str) -> Result<(), Error> {
+        self.catch_up(channel, chat)?;
+        let workspace = self.read(|e| e.workspace_of(channel, chat).unwrap_or_default().to_owned())?;
+        self.catch_up(channel, &directory_log_key(&workspace))
+    }
+
     /// Applies logged operations of a chat past its head, with the chat's write lock held.
     fn apply_news(&self, channel: &str, chat: &str, news: Vec<(u64, String)>) -> Result<(), Error> {
         let mut inner = self.lock()?;
@@ -266,7 +307,7 @@ impl Shared {
     /// Shared store: drops the chat from the engine, to be reloaded from the store on its next use.
     fn reload_later(&self, channel: &str, chat: &str) -> Result<(), Error> {
         let mut inner = self.lock()?;
-        inner.engine.remove_chat(channel, chat);
+        forget(&mut inner.engine, channel, chat);
         inner.heads.remove(&key(channel, chat));
         inner.since_snapshot.remove(&key(channel, chat));
         Ok(())
@@ -322,7 +363,7 @@ impl Shared {
             if replaces {
                 lines.last().cloned()
             } else if *n >= every {
-                inner.engine.export_conversation(channel, chat).and_then(|doc| import_line(&doc)).ok()
+                snapshot_line(&inner.engine, channel, chat).ok()
             } else {
                 None
             }
@@ -370,6 +411,14 @@ impl Shared {
     /// Forgets a chat: a tombstone, so that every instance forgets it; compaction then drops everything
     /// before it.
     pub(super) fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
+        // The workspace's people go with its last chat: a tombstone for the directory first.
+        self.catch_up_with_people(channel, chat_id)?;
+        if let Some(workspace) = self.read(|e| e.orphaned_workspace(channel, chat_id))? {
+            self.write_chat(channel, &directory_log_key(&workspace), true, |engine| {
+                let held = engine.remove_directory(channel, &workspace);
+                Ok(((), if held { vec![LogLine::Forget.to_line()?] } else { Vec::new() }))
+            })?;
+        }
         let held = self.write_chat(channel, chat_id, true, |engine| {
             let held = engine.remove_chat(channel, chat_id);
             Ok((held, if held { vec![LogLine::Forget.to_line()?] } else { Vec::new() }))
@@ -397,7 +446,7 @@ impl Shared {
 
     /// Runs `f` on the engine for one chat, after catching up with the store.
     pub(super) fn read_chat<T>(&self, channel: &str, chat: &str, f: impl FnOnce(&Engine) -> T) -> Result<T, Error> {
-        self.catch_up(channel, chat)?;
+        self.catch_up_with_people(channel, chat)?;
         self.read(f)
     }
 }

@@ -15,6 +15,7 @@ mod http;
 mod instances;
 mod logline;
 mod mcp;
+mod people;
 mod platforms;
 mod python_client;
 mod scenarios;

@@ -238,3 +238,48 @@ fn names_and_labels_are_bounded() {
     let mut e = chatctx_core::Engine::new(Settings::default());
     e.apply(chatctx_core::Event::decode(&old).unwrap()).unwrap();
 }
+
+/// Issue 29, points 2 and 4: `POST /v1/slack/users` takes a `users.list` answer as Slack gives it; with a signing
+/// secret it needs Slack's signature or a configured bearer token (on a server without tokens too), and a name it
+/// teaches shows in every chat of the team, in items stored before it arrived.
+#[test]
+fn slack_users_name_the_people_of_every_chat_and_need_a_signature() {
+    let s = start_with("memory", &[("CHATCTX_SLACK__SIGNING_SECRET", SECRET)]);
+    let c = client();
+    let signed = |path: &str, body: &Value| {
+        let (ts, bytes) = (chatctx::clock::now().unix(), body.to_string());
+        c.post(format!("{}{path}", s.base))
+            .header("x-slack-request-timestamp", ts.to_string())
+            .header("x-slack-signature", chatctx::slack::sign(SECRET, ts, bytes.as_bytes()))
+            .body(bytes)
+            .send()
+            .unwrap()
+    };
+    let message = json!({"type": "event_callback", "team_id": "T1", "event": {"type": "message", "channel": "C1",
+        "user": "U043H11ES4V", "text": "the deploy is done, <@U0BOB>", "ts": "1770970800.000100"}});
+    assert_eq!(signed("/v1/slack/events", &message).status(), 200);
+    let list = json!({"ok": true, "members": [
+        {"id": "U043H11ES4V", "team_id": "T1", "name": "priya", "real_name": "Priya Raman",
+         "profile": {"real_name": "Priya Raman", "display_name": "", "first_name": "Priya", "last_name": "Raman"}},
+        {"id": "U0BOB", "team_id": "T1", "name": "bob", "profile": {"real_name": "Bob Brown", "display_name": "bob"}},
+        {"id": "USLACKBOT", "team_id": "T1", "name": "slackbot", "is_bot": false, "profile": {"real_name": "Slackbot"}}],
+        "response_metadata": {"next_cursor": ""}});
+    let unsigned = c.post(format!("{}/v1/slack/users", s.base)).body(list.to_string()).send().unwrap();
+    assert_eq!((unsigned.status().as_u16(), unsigned.json_value()["code"].as_str()), (401, Some("unauthorized")));
+    let forged = c
+        .post(format!("{}/v1/slack/users", s.base))
+        .header("x-slack-request-timestamp", chatctx::clock::now().unix().to_string())
+        .header("x-slack-signature", "v0=00")
+        .body(list.to_string());
+    assert_eq!(forged.send().unwrap().status(), 401);
+    let h = c.get(format!("{}/v1/chats/C1/history?channel=slack", s.base)).send().unwrap().json_value();
+    assert_eq!(h["items"][0]["sender"]["display_ref"], "[@U043H11ES4V](slack:@U043H11ES4V)", "nothing learned yet");
+    let report = signed("/v1/slack/users", &list).json_value();
+    assert_eq!(report["accepted"], 1, "{report}");
+    let h = c.get(format!("{}/v1/chats/C1/history?channel=slack", s.base)).send().unwrap().json_value();
+    assert_eq!(h["items"][0]["sender"]["display_ref"], "[Priya Raman](slack:@U043H11ES4V)", "{h}");
+    assert_eq!(h["items"][0]["text"], "the deploy is done, [bob](slack:@U0BOB)");
+    let failed = signed("/v1/slack/users", &json!({"ok": false, "error": "missing_scope"}));
+    assert_eq!(failed.status(), 400);
+    assert!(failed.json_value()["message"].as_str().unwrap().contains("missing_scope"));
+}

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::{AUTH, BAD, FORBIDDEN, TIMEOUT, chat_path_params, operation, schema_of};
 
-/// `/v1/events`, `/v1/discord/events`, `/v1/slack/events` and `/v1/telegram/updates`.
+/// `/v1/events`, `/v1/discord/events`, `/v1/slack/events`, `/v1/slack/users` and `/v1/telegram/updates`.
 // `json!` on literals and our own values: a static document that cannot fail.
 #[allow(clippy::disallowed_methods)]
 pub(super) fn ingest(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
@@ -41,6 +41,16 @@ pub(super) fn ingest(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     );
     slack["parameters"] = bot_id;
     paths.insert("/v1/slack/events".into(), json!({"post": slack}));
+    let users = operation(
+        "slack_users",
+        "Ingest a Slack Web API users.list or users.info answer as it came (docs/protocol.md §3.11): each member becomes a person of their team's people directory, whose names every chat of the team shows. Checked like slack_event (Slack's signature or a bearer token).",
+        Some(
+            json!({"type": "object", "description": "A users.list answer (`members`) or a users.info answer (`user`)."}),
+        ),
+        report.clone(),
+        &[BAD, AUTH, FORBIDDEN, TIMEOUT],
+    );
+    paths.insert("/v1/slack/users".into(), json!({"post": users}));
     let mut telegram = operation(
         "telegram_update",
         "Ingest one raw Telegram Bot API update, as a webhook delivers it.",

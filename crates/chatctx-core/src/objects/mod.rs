@@ -192,6 +192,11 @@ impl Objects {
         self.slots.iter().filter_map(|s| s.obj.as_ref())
     }
 
+    /// Every object, to change what no index depends on (an author's reference).
+    pub(crate) fn each_mut(&mut self) -> impl Iterator<Item = &mut Object> {
+        self.slots.iter_mut().filter_map(|s| s.obj.as_mut())
+    }
+
     /// Number of objects held.
     pub(crate) fn len(&self) -> usize {
         self.live
@@ -458,143 +463,4 @@ fn compact_if_needed(scope: &mut ScopeIndex, slots: &[Slot]) {
 }
 
 #[cfg(test)]
-#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
-mod tests {
-    use super::*;
-    use crate::time::Span;
-
-    fn obj(id: &str, kind: ObjectKind, topic: Option<&str>, at: i64) -> Object {
-        let t = Timestamp::from_unix(at).unwrap_or_default();
-        Object {
-            object_id: id.into(),
-            kind,
-            source_message_id: id.split(':').next().map(Into::into),
-            topic_id: topic.map(Into::into),
-            title_or_label: None,
-            created_by_user_id: None,
-            created_by_bot: false,
-            created_at: t,
-            last_touched_at: t,
-            activation: None,
-            activated_at: None,
-            closed_at: None,
-            external_id: None,
-            activated_by: None,
-            file: None,
-            caption: None,
-            author: None,
-        }
-    }
-
-    fn ts(s: i64) -> Timestamp {
-        Timestamp::from_unix(s).unwrap_or_default()
-    }
-
-    #[test]
-    fn derived_ids_need_the_separator() {
-        assert!(is_derived("5:media.image", "5"));
-        assert!(is_derived("5:link:0", "5"));
-        assert!(!is_derived("50:poll", "5"));
-        assert!(!is_derived("5x", "5"));
-        assert!(!is_derived("rem-1", "5"));
-    }
-
-    #[test]
-    fn labels_are_cut_at_80_characters_and_120_bytes() {
-        assert_eq!(short_label("  short  "), "short");
-        let exact: String = "e".repeat(80);
-        assert_eq!(short_label(&exact), exact);
-        let long: String = "x".repeat(81);
-        let cut = short_label(&long);
-        assert_eq!(cut.chars().count(), 80);
-        assert!(cut.ends_with('…'));
-        let cjk: String = "日".repeat(60);
-        let cut = short_label(&cjk);
-        assert!(cut.len() <= MAX_LABEL_BYTES && cut.ends_with('…'), "{} bytes", cut.len());
-    }
-
-    #[test]
-    fn liveness_slides_from_the_last_activation_and_closing_has_a_grace() {
-        let s = ObjectSettings::default();
-        let mut o = obj("1:poll", ObjectKind::Poll, None, 0);
-        assert_eq!(o.liveness(ts(10), &s), Liveness::Known, "known, not active");
-        assert_eq!(o.liveness(ts(86_400), &s), Liveness::Expired);
-        o.activated_at = Some(ts(3600));
-        o.last_touched_at = ts(3600);
-        assert_eq!(o.liveness(ts(7200), &s), Liveness::Active { expires_at: ts(3600 + 86_400) });
-        o.closed_at = Some(ts(7200));
-        assert_eq!(
-            o.liveness(ts(7300), &s),
-            Liveness::Active { expires_at: ts(7200 + 3600) },
-            "listable for the grace"
-        );
-        assert_eq!(o.liveness(ts(7200 + 3600), &s), Liveness::Expired, "then gone");
-    }
-
-    #[test]
-    fn indexes_follow_deletes_moves_and_activations() {
-        let s = ObjectSettings::default();
-        let mut reg = Objects::default();
-        for i in 0..5 {
-            reg.upsert(obj(&format!("{i}:link:0"), ObjectKind::Link, Some("7"), i), 100, &s);
-        }
-        reg.upsert(obj("9:poll", ObjectKind::Poll, Some("7"), 9), 100, &s);
-        let scope = reg.scope(Some("7")).unwrap();
-        let newest: Vec<&str> = reg.newest(scope, None).map(|o| o.object_id.as_str()).take(3).collect();
-        assert_eq!(newest, ["9:poll", "4:link:0", "3:link:0"]);
-        let polls: Vec<&str> = reg.newest(scope, Some(ObjectKind::Poll)).map(|o| o.object_id.as_str()).collect();
-        assert_eq!(polls, ["9:poll"]);
-        reg.activate("1:link:0", Activation::Fetched, ts(20), None);
-        reg.activate("3:link:0", Activation::Summarized, ts(30), Some("77"));
-        reg.activate("1:link:0", Activation::Described, ts(40), None);
-        let scope = reg.scope(Some("7")).unwrap();
-        let active: Vec<&str> = reg.activations(scope).map(|o| o.object_id.as_str()).collect();
-        assert_eq!(active, ["1:link:0", "3:link:0"], "each object once, by its latest activation");
-        // A move to another topic re-indexes the object.
-        let mut moved = obj("3:link:0", ObjectKind::Link, Some("9"), 3);
-        moved.title_or_label = Some("moved".into());
-        reg.upsert(moved, 100, &s);
-        assert!(reg.newest(reg.scope(Some("7")).unwrap(), None).all(|o| o.object_id != "3:link:0"));
-        assert_eq!(
-            reg.newest(reg.scope(Some("9")).unwrap(), None).next().map(|o| o.activated_by.as_deref()),
-            Some(Some("77"))
-        );
-        reg.delete("9:poll");
-        assert!(reg.newest(reg.scope(Some("7")).unwrap(), Some(ObjectKind::Poll)).next().is_none());
-        assert_eq!(reg.len(), 5);
-    }
-
-    #[test]
-    fn the_cap_evicts_the_oldest_but_spares_active_objects() {
-        let mut s = ObjectSettings::default();
-        s.set_ttl(ObjectKind::Link, Span::from_secs(3600));
-        let mut reg = Objects::default();
-        let mut poll = obj("0:poll", ObjectKind::Poll, None, 0);
-        poll.activation = Some(Activation::Created);
-        poll.activated_at = Some(ts(0));
-        reg.upsert(poll, 3, &s);
-        for i in 1..=5 {
-            reg.upsert(obj(&format!("{i}:link:0"), ObjectKind::Link, None, i), 3, &s);
-        }
-        let mut ids: Vec<&str> = reg.iter().map(|o| o.object_id.as_str()).collect();
-        ids.sort_unstable();
-        assert_eq!(ids, ["0:poll", "4:link:0", "5:link:0"]);
-    }
-
-    #[test]
-    fn churn_keeps_indexes_bounded() {
-        let s = ObjectSettings::default();
-        let mut reg = Objects::default();
-        for i in 0..10_000i64 {
-            let mut o = obj(&format!("{i}:link:0"), ObjectKind::Link, Some("1"), i);
-            o.activated_at = Some(ts(i));
-            o.activation = Some(Activation::Fetched);
-            reg.upsert(o, 50, &s);
-            reg.activate(&format!("{i}:link:0"), Activation::Summarized, ts(i + 1), None);
-        }
-        let scope = reg.scope(Some("1")).unwrap();
-        assert_eq!(reg.len(), 50);
-        assert!(scope.order.len() <= 200 && scope.active.len() <= 300, "{} {}", scope.order.len(), scope.active.len());
-        assert!(reg.order.len() <= 2 * 50 + 16);
-    }
-}
+mod tests;

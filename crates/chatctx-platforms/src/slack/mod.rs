@@ -1,12 +1,14 @@
 //! Slack Events API envelopes (docs/protocol.md §3.10): `event_callback` with `message` (and its subtypes),
-//! `app_mention`, `reaction_added` / `reaction_removed`. (`url_verification` is answered by the server's route.)
+//! `app_mention`, `reaction_added` / `reaction_removed`, and the user events that name people ([`people`],
+//! §3.11). (`url_verification` is answered by the server's route.) Every chat belongs to the envelope's team,
+//! whose people directory names its speakers.
 //!
 //! The chat is the Slack channel id; a thread (`thread_ts`) is a topic, and its replies reply to the thread's
 //! first message. A message's id is its `ts`. A person's username is their Slack user id (`U…`): that is what
 //! `<@U…>` mentions name, so a mention of someone who spoke renders as their reference.
 
 use chatctx_core::event::{
-    Attachment, DeleteEvent, Direction, Event, MessageEvent, MessageKind, Person, ReactionEvent,
+    Attachment, DeleteEvent, Direction, Event, MessageEvent, MessageKind, Person, PersonEvent, ReactionEvent,
 };
 use chatctx_core::json::{Fields, object};
 use chatctx_core::kinds::Origin;
@@ -15,6 +17,10 @@ use serde_json::{Map, Value};
 
 use crate::text::Built;
 use crate::{Bot, Mapped, attachment, file_kind};
+
+mod people;
+
+pub use people::{SlackUsers, map_users};
 
 /// The channel name Slack events get.
 pub const CHANNEL: &str = "slack";
@@ -71,14 +77,22 @@ pub fn map_envelope(envelope: &Value, bot: &Bot, received_at: Timestamp) -> Resu
     let e = f.obj("event")?.ok_or_else(|| f.err("event", "is required"))?;
     let ef = Fields::new(e, "payload.event", EV);
     let event_type = ef.str("type")?.ok_or_else(|| ef.err("type", "is required"))?;
+    // The workspace: the envelope's team, else the one the event names.
+    let team = f.id("team_id")?.or(ef.id("team")?);
+    let team = team.as_deref();
+    let mut spoken = |m, path, channel: &str, mentioned| -> Result<(), Error> {
+        let (message, person) = message(m, path, channel, (&ef, team), &bot, mentioned)?;
+        out.events.extend(person.map(Event::Person));
+        out.events.push(Event::Message(message));
+        Ok(())
+    };
     match event_type {
         "message" => {
             let subtype = ef.str("subtype")?.unwrap_or_default();
             match subtype {
                 "message_changed" => {
                     let m = ef.obj("message")?.ok_or_else(|| ef.err("message", "is required"))?;
-                    let channel = ef.req_id("channel")?;
-                    out.events.push(Event::Message(message(m, "payload.event.message", &channel, &ef, &bot, false)?));
+                    spoken(m, "payload.event.message", &ef.req_id("channel")?, false)?;
                 }
                 "message_deleted" => out.events.push(Event::Delete(DeleteEvent {
                     channel: CHANNEL.to_owned(),
@@ -87,15 +101,15 @@ pub fn map_envelope(envelope: &Value, bot: &Bot, received_at: Timestamp) -> Resu
                     at: Some(received_at),
                 })),
                 s if SPOKEN.contains(&s) || NOTES.contains(&s) => {
-                    let channel = ef.req_id("channel")?;
-                    out.events.push(Event::Message(message(e, "payload.event", &channel, &ef, &bot, false)?));
+                    spoken(e, "payload.event", &ef.req_id("channel")?, false)?;
                 }
                 other => out.ignored.push(format!("message.{other}")),
             }
         }
-        "app_mention" => {
-            let channel = ef.req_id("channel")?;
-            out.events.push(Event::Message(message(e, "payload.event", &channel, &ef, &bot, true)?));
+        "app_mention" => spoken(e, "payload.event", &ef.req_id("channel")?, true)?,
+        t if people::USER_EVENTS.contains(&t) => {
+            let user = ef.obj("user")?.ok_or_else(|| ef.err("user", "is required"))?;
+            out.events.push(Event::Person(people::user(user, "payload.event.user", team)?));
         }
         "reaction_added" | "reaction_removed" => {
             let item = ef.obj("item")?.ok_or_else(|| ef.err("item", "is required"))?;
@@ -128,14 +142,15 @@ fn ts_time(ts: Option<&str>) -> Option<Timestamp> {
     Timestamp::from_unix(secs)
 }
 
+/// A message, and the person its own profile describes (for the directory).
 fn message(
     m: &Map<String, Value>,
     path: &str,
     channel: &str,
-    event: &Fields<'_>,
+    (event, team): (&Fields<'_>, Option<&str>),
     bot: &Bot,
     mentioned: bool,
-) -> Result<MessageEvent, Error> {
+) -> Result<(MessageEvent, Option<PersonEvent>), Error> {
     let f = Fields::new(m, path, EV);
     let subtype = f.str("subtype")?.unwrap_or_default();
     let ts = f.req_id("ts")?;
@@ -146,6 +161,7 @@ fn message(
         Some(p) => p.str("display_name")?.filter(|s| !s.is_empty()).or(p.str("real_name")?).map(str::to_owned),
         None => f.str("username")?.map(str::to_owned),
     };
+    let person = people::of_message(&f, &user, team, channel)?;
     let is_bot_account = f.get("bot_id").is_some();
     let sender = Person {
         user_id: user.clone(),
@@ -162,9 +178,10 @@ fn message(
     let note = NOTES.contains(&subtype);
     let im = event.str("channel_type")? == Some("im") || f.str("channel_type")? == Some("im");
     let addressed = bot.user_id.as_deref().is_some_and(|b| mentions.iter().any(|m| m == b));
-    Ok(MessageEvent {
+    let message = MessageEvent {
         channel: CHANNEL.to_owned(),
         chat_id: channel.to_owned(),
+        workspace_id: team.map(str::to_owned),
         chat_type: event.str("channel_type")?.or(f.str("channel_type")?).map(str::to_owned),
         topic_id: thread.clone(),
         message_id: ts,
@@ -186,7 +203,8 @@ fn message(
         triggered_agent: !is_bot && !note && (mentioned || addressed || im),
         actions: Vec::new(),
         forwarded_from: None,
-    })
+    };
+    Ok((message, person))
 }
 
 /// Slack's markup to text: `<@U…>` / `<@U…|name>` a mention of the user, `<#C…|name>` `#name`, `<!here>`

@@ -1,0 +1,149 @@
+//! People directories (docs/protocol.md §3.11): names learned from `person` events show in every chat of the
+//! workspace, also in items stored before the name arrived; a message's own names win; workspaces stay apart.
+
+use chatctx_core::{Engine, Event, Settings};
+use serde_json::{Value, json};
+
+use super::{T0, ev};
+
+/// A Slack-style message: the speaker known only by id (their id is also their username), mentions as entities.
+fn slack_msg(chat: &str, ws: &str, id: u32, user: &str, text: &str, mention: Option<(&str, u32)>) -> Event {
+    let mut v = json!({"type": "message", "channel": "slack", "chat_id": chat, "workspace_id": ws,
+        "message_id": format!("{id}.000100"), "kind": "inbound_user", "sent_at": T0 + i64::from(id),
+        "sender": {"user_id": user, "username": user}, "text": text});
+    if let Some((who, at)) = mention {
+        v["entities"] = json!([{"type": "mention", "offset": at, "length": who.len() + 1}]);
+    }
+    ev(v)
+}
+
+fn person(ws: Option<&str>, chat: Option<&str>, user: &str, name: &str) -> Event {
+    let mut v = json!({"type": "person", "channel": "slack", "user_id": user, "username": user, "display_name": name});
+    if let Some(w) = ws {
+        v["workspace_id"] = json!(w);
+    }
+    if let Some(c) = chat {
+        v["chat_id"] = json!(c);
+    }
+    ev(v)
+}
+
+fn history(e: &Engine, chat: &str) -> Vec<(String, String)> {
+    e.history("slack", chat, None).unwrap().into_iter().map(|i| (i.sender.display_ref, i.text)).collect()
+}
+
+fn applied(events: Vec<Event>) -> Engine {
+    let mut e = Engine::new(Settings::default());
+    for x in events {
+        e.apply(x).unwrap();
+    }
+    e
+}
+
+#[test]
+fn names_learned_later_show_in_items_stored_before() {
+    let mut e = applied(vec![
+        slack_msg("C1", "T1", 1, "U1", "deploy is done", None),
+        slack_msg("C1", "T1", 2, "U2", "thanks @U1 !", Some(("U1", 7))),
+    ]);
+    assert_eq!(history(&e, "C1")[0].0, "[@U1](slack:@U1)", "before: only the id is known");
+    assert_eq!(history(&e, "C1")[1].1, "thanks [@U1](slack:@U1) !");
+    e.apply(person(Some("T1"), None, "U1", "Priya Raman")).unwrap();
+    let h = history(&e, "C1");
+    assert_eq!(h[0].0, "[Priya Raman](slack:@U1)", "the speaker of a message stored before");
+    assert_eq!(h[1].1, "thanks [Priya Raman](slack:@U1) !", "a mention stored before");
+    e.apply(person(None, Some("C1"), "U1", "Priya R.")).unwrap();
+    let h = history(&e, "C1");
+    assert_eq!((h[0].0.as_str(), h[1].1.as_str()), ("[Priya R.](slack:@U1)", "thanks [Priya R.](slack:@U1) !"));
+    // New messages use the name at once, speaker and mention alike.
+    e.apply(slack_msg("C1", "T1", 3, "U3", "@U1 ok", Some(("U1", 0)))).unwrap();
+    e.apply(slack_msg("C1", "T1", 4, "U1", "sure", None)).unwrap();
+    let h = history(&e, "C1");
+    assert_eq!(h[2].1, "[Priya R.](slack:@U1) ok");
+    assert_eq!(h[3].0, "[Priya R.](slack:@U1)");
+}
+
+#[test]
+fn a_messages_own_names_win_and_workspaces_stay_apart() {
+    let mut named = slack_msg("C1", "T1", 1, "U1", "hi", None);
+    if let Event::Message(m) = &mut named {
+        m.sender.as_mut().unwrap().display_name = Some("Pri".into());
+    }
+    let mut e = applied(vec![named, slack_msg("C9", "T9", 2, "U1", "hello", None)]);
+    e.apply(person(Some("T1"), None, "U1", "Priya Raman")).unwrap();
+    assert_eq!(history(&e, "C1")[0].0, "[Pri](slack:@U1)", "the message named its speaker itself");
+    assert_eq!(history(&e, "C9")[0].0, "[@U1](slack:@U1)", "another workspace does not see T1's people");
+}
+
+#[test]
+fn the_order_of_names_and_messages_does_not_matter() {
+    let msgs = || {
+        vec![slack_msg("C1", "T1", 1, "U1", "one", None), slack_msg("C1", "T1", 2, "U2", "@U1 two", Some(("U1", 0)))]
+    };
+    let mut late = msgs();
+    late.push(person(Some("T1"), None, "U1", "Priya"));
+    let mut early = vec![person(Some("T1"), None, "U1", "Priya")];
+    early.extend(msgs());
+    let (a, b) = (applied(late), applied(early));
+    assert_eq!(history(&a, "C1"), history(&b, "C1"));
+    let doc = |e: &Engine| serde_json::to_string(&e.export_conversation("slack", "C1").unwrap()).unwrap();
+    // Only the tracked mentions differ in how they were learned; the texts and speakers are the same.
+    let (da, db): (Value, Value) = (serde_json::from_str(&doc(&a)).unwrap(), serde_json::from_str(&doc(&b)).unwrap());
+    assert_eq!(da["history"], db["history"]);
+    assert_eq!(da["people"], db["people"]);
+}
+
+#[test]
+fn a_chat_document_follows_the_directory_and_the_last_chat_orphans_it() {
+    let mut e = applied(vec![
+        slack_msg("C1", "T1", 1, "U1", "one", None),
+        slack_msg("C1", "T1", 2, "U2", "@U1 two", Some(("U1", 0))),
+        slack_msg("C2", "T1", 3, "U1", "other chat", None),
+    ]);
+    let doc = e.export_conversation("slack", "C1").unwrap();
+    e.apply(person(Some("T1"), None, "U1", "Priya")).unwrap();
+    // A document written before the name arrived shows it once loaded.
+    e.import_document(&doc).unwrap();
+    assert_eq!(
+        history(&e, "C1"),
+        [
+            ("[Priya](slack:@U1)".to_owned(), "one".to_owned()),
+            ("[@U2](slack:@U2)".to_owned(), "[Priya](slack:@U1) two".to_owned())
+        ]
+    );
+    let again = e.export_conversation("slack", "C1").unwrap();
+    let mut fresh = Engine::new(Settings::default());
+    fresh.import_document(&again).unwrap();
+    assert_eq!(history(&fresh, "C1"), history(&e, "C1"), "without the directory, the document keeps its names");
+    assert_eq!(e.directories(), [("slack".to_owned(), "T1".to_owned(), 1)]);
+    assert_eq!(e.orphaned_workspace("slack", "C1"), None, "C2 still belongs to T1");
+    assert!(e.remove_chat("slack", "C1"));
+    assert_eq!(e.orphaned_workspace("slack", "C2").as_deref(), Some("T1"), "the last chat of T1");
+    assert!(e.remove_chat("slack", "C2") && e.remove_directory("slack", "T1"));
+    assert!(e.directories().is_empty());
+}
+
+#[test]
+fn person_events_are_checked_like_every_event() {
+    let bad = [
+        (json!({"type": "person", "channel": "slack"}), "`user_id`"),
+        (json!({"type": "person", "user_id": "U1", "display_name": 7}), "`display_name`"),
+        (json!({"type": "person", "user_id": "U1", "workspace_id": ["T1"]}), "`workspace_id`"),
+    ];
+    for (v, named) in bad {
+        let err = Event::decode(&v).expect_err("refused");
+        assert!(err.message.contains(named), "{v}: {}", err.message);
+    }
+    let long = json!({"type": "person", "user_id": "U1", "display_name": "x".repeat(2000)});
+    assert!(chatctx_core::event::check_fresh(&long).is_err(), "names are bounded like a sender's");
+    let p = Event::decode(&json!({"type": "person", "channel": "discord", "user_id": 42, "username": "@bob",
+        "first_name": "Bob", "is_bot": true, "chat_id": "500"}))
+    .unwrap();
+    let back = serde_json::to_value(&p).unwrap();
+    assert_eq!(
+        back,
+        json!({"type": "person", "channel": "discord", "chat_id": "500", "user_id": "42",
+        "username": "bob", "first_name": "Bob", "is_bot": true})
+    );
+    assert_eq!(Event::decode(&back).unwrap(), p, "a person event round-trips through its log line");
+}
