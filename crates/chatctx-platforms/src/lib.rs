@@ -20,9 +20,12 @@
 #![warn(missing_docs)]
 
 pub mod discord;
+mod imported;
 pub mod slack;
 pub mod telegram;
 pub mod text;
+
+pub use imported::Imported;
 
 use chatctx_core::event::Attachment;
 use chatctx_core::json::{Fields, object};

@@ -28,6 +28,7 @@ pub mod clock;
 pub mod config;
 pub mod decisions;
 pub mod http;
+pub mod import;
 pub mod ingest;
 pub mod logline;
 pub mod mcp;

@@ -51,10 +51,13 @@ enum Command {
     /// rejected line; the run always continues. Calls without "now" use the newest event time seen. The output
     /// for the same input and configuration is byte-identical on every run.
     Replay(ReplayArgs),
-    /// Turn a Telegram Desktop export (result.json), or a conversation document from `chatctx export`, into
-    /// replay lines on stdout.
+    /// Turn an export into replay lines on stdout: a Slack workspace export (its folder or ZIP file), a
+    /// DiscordChatExporter JSON file, a Telegram Desktop export (result.json), or a conversation document from
+    /// `chatctx export`.
     ///
-    /// Pipe the output into `chatctx replay`. Both single-chat and whole-account Telegram exports are read.
+    /// The format is recognised from the contents and named on stderr with what was read (people, messages,
+    /// and what was left out, by reason). Everything is read before a line is written: a malformed input
+    /// leaves stdout empty. Pipe the output into `chatctx replay`, or post it to a server's /v1/events.
     Import(ImportArgs),
     /// Export one conversation (history, objects, state) as a JSON document, after replaying FILE.
     ///
@@ -93,12 +96,21 @@ struct ReplayArgs {
 
 #[derive(Args)]
 struct ImportArgs {
-    /// The export's result.json.
+    /// The export: a Slack export's folder or ZIP file, a DiscordChatExporter .json, a Telegram Desktop
+    /// result.json, or a conversation document.
+    #[arg(value_name = "FILE|DIR|ZIP")]
     file: PathBuf,
-    /// The bot's user id (the number before the colon in its token): its messages in the export become
-    /// outbound_agent.
+    /// The bot's user id (Telegram: the number before the colon in its token; Slack: its U… id; Discord: its
+    /// snowflake): its messages in the export become outbound_agent.
     #[arg(long)]
     bot_user_id: Option<String>,
+    /// The most JSON read from the input, in bytes (a ZIP file's entries counted unpacked).
+    #[arg(long, default_value_t = 4 << 30)]
+    max_bytes: u64,
+    /// Write bare events, one per line, for a running server's `POST /v1/events` (Content-Type
+    /// application/x-ndjson, at most server.max_batch_items lines per request), instead of replay lines.
+    #[arg(long)]
+    events: bool,
     /// The bot's username. Desktop exports carry no usernames, so this alone is refused: give --bot-user-id.
     #[arg(long)]
     bot_username: Option<String>,
@@ -517,32 +529,31 @@ fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
 }
 
 fn run_import(a: ImportArgs) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
-    // As deep as anything chatctx writes (an exported document holds the state).
-    let root = chatctx::logline::read_json(&text).map_err(|why| anyhow::anyhow!("{} {why}", a.file.display()))?;
-    if root.get("format").and_then(serde_json::Value::as_str) == Some(chatctx_core::transfer::FORMAT) {
-        // A conversation document: check that it loads, then hand it to replay as one line.
-        Engine::new(Default::default()).import_conversation(&root).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-        let mut out = io::stdout().lock();
-        out.write_all(b"{\"import\":")?;
-        serde_json::to_writer(&mut out, &root)?;
-        out.write_all(b"}\n")?;
-        return Ok(ExitCode::SUCCESS);
-    }
     let bot = chatctx_platforms::Bot::new(a.bot_user_id, a.bot_username, None);
-    let imported =
-        chatctx_platforms::telegram::export::import(&root, &bot).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    for w in &imported.warnings {
+    let read = chatctx::import::read(&a.file, &bot, a.max_bytes)?;
+    for w in &read.imported.warnings {
         tracing::warn!("{w}");
     }
+    if a.events && read.format == chatctx::import::Format::Conversation {
+        anyhow::bail!(
+            "{} is a conversation document, not events: replay it, or import it into a server",
+            a.file.display()
+        );
+    }
     let mut out = BufWriter::new(io::stdout().lock());
-    for e in &imported.events {
-        out.write_all(b"{\"event\":")?;
-        serde_json::to_writer(&mut out, e)?;
-        out.write_all(b"}\n")?;
+    if a.events {
+        for e in &read.imported.events {
+            serde_json::to_writer(&mut out, e)?;
+            out.write_all(b"\n")?;
+        }
+    } else {
+        for line in &read.lines {
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
     }
     out.flush()?;
-    tracing::info!("imported {} events ({} warnings)", imported.events.len(), imported.warnings.len());
+    eprintln!("chatctx import: {}", chatctx::import::summary(&read));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,6 @@
-//! Fuzzing every decoder of untrusted input on stable Rust (proptest as the engine): event JSON, Telegram
-//! updates, Discord dispatches, Slack envelopes, tool requests, log lines, configuration and Telegram Desktop exports. Inputs are real samples
+//! Fuzzing every decoder of untrusted input on stable Rust (proptest as the engine): event JSON (people too),
+//! Telegram updates, Discord dispatches, Slack envelopes and users.list answers, tool requests, log lines,
+//! configuration, and Telegram Desktop, Slack and DiscordChatExporter exports. Inputs are real samples
 //! (the fixtures in the repository) mutated at random (a node replaced, removed or nested deeper, strings made
 //! odd), and raw bytes. Whatever decodes is also applied to an engine and answered, where panics would hide.
 //! The property is only "never panics, never hangs": an input may be refused with an error.
@@ -42,6 +43,8 @@ fn seeds() -> Vec<Value> {
     for (dir, kind) in [("discord", "discord_event"), ("slack", "slack_event")] {
         let mut files: Vec<_> = std::fs::read_dir(platforms.join(dir)).unwrap().flatten().map(|e| e.path()).collect();
         files.sort();
+        // Exports (a folder, DiscordChatExporter files) are seeds of their own below.
+        files.retain(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("dce_")));
         for path in files {
             let text = std::fs::read_to_string(&path).unwrap();
             let payloads: Vec<Value> = if path.extension().is_some_and(|e| e == "jsonl") {
@@ -56,6 +59,31 @@ fn seeds() -> Vec<Value> {
             );
         }
     }
+    // Issue 29's formats: DiscordChatExporter files, a Slack export (as one object of its files by path), a
+    // users.list answer and a person event.
+    for name in ["dce_general.json", "dce_thread.json"] {
+        out.push(
+            serde_json::from_str(&std::fs::read_to_string(platforms.join("discord").join(name)).unwrap()).unwrap(),
+        );
+    }
+    let export = platforms.join("slack/export");
+    let mut files = serde_json::Map::new();
+    let mut stack = vec![export.clone()];
+    while let Some(dir) = stack.pop() {
+        for path in std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(&export).unwrap().to_string_lossy().replace('\\', "/");
+                files.insert(rel, serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap());
+            }
+        }
+    }
+    let users = files["users.json"].clone();
+    out.push(Value::Object(files));
+    out.push(json!({"type": "slack_users", "payload": {"ok": true, "members": users}}));
+    out.push(json!({"type": "person", "channel": "slack", "workspace_id": "T0ACME", "chat_id": "C0GENERAL",
+        "user_id": "U0PRIYA", "username": "U0PRIYA", "display_name": "Priya Raman"}));
     let mut scenario_files: Vec<_> =
         std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios"))
             .unwrap()
@@ -159,7 +187,18 @@ fn exercise(v: &Value) {
     if let Ok(decoded) = chatctx::ingest::decode(v, now()) {
         let _ = engine.apply_all(decoded.events);
     }
-    let _ = chatctx_platforms::telegram::export::import(v, &chatctx_platforms::Bot::default());
+    let bot = chatctx_platforms::Bot::default();
+    let _ = chatctx_platforms::telegram::export::import(v, &bot);
+    if let Ok(i) = chatctx_platforms::discord::export::import(v, &bot) {
+        let _ = engine.apply_all(i.events);
+    }
+    if let Some(map) = v.as_object() {
+        let files: std::collections::BTreeMap<String, Value> =
+            map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        if let Ok(i) = chatctx_platforms::slack::export::import(&files, &bot) {
+            let _ = engine.apply_all(i.events);
+        }
+    }
     if let Some(args) = v.get("args").or(Some(v)) {
         for name in ToolCall::NAMES {
             if let Ok(call) = ToolCall::decode(name, args) {

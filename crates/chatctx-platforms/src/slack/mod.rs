@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use crate::text::Built;
 use crate::{Bot, Mapped, attachment, file_kind};
 
+pub mod export;
 mod people;
 
 pub use people::{SlackUsers, map_users};

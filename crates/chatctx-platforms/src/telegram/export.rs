@@ -19,15 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::map_message;
 use crate::Bot;
-
-/// What an export became.
-#[derive(Debug, Default)]
-pub struct Imported {
-    /// Message events, chat by chat, in export order.
-    pub events: Vec<Event>,
-    /// Messages that could not be mapped, with why (never message text).
-    pub warnings: Vec<String>,
-}
+pub use crate::Imported;
 
 /// Reads an export. `bot` marks the bot's own messages as `outbound_agent`.
 pub fn import(root: &Value, bot: &Bot) -> Result<Imported, Error> {
@@ -49,15 +41,7 @@ pub fn import(root: &Value, bot: &Bot) -> Result<Imported, Error> {
         return Err(Error::invalid_event("not a Telegram Desktop export: expected `messages` or `chats.list`"));
     }
     // What an export holds is held to the limits of every stored event, as a platform route's input is.
-    let (events, warnings) = Event::fit(std::mem::take(&mut out.events));
-    out.warnings.extend(warnings);
-    for ev in events {
-        match ev.check_stored() {
-            Ok(()) => out.events.push(ev),
-            Err(err) => out.warnings.push(format!("a message left out: {}", err.message)),
-        }
-    }
-    Ok(out)
+    Ok(out.checked())
 }
 
 /// The Bot API id and type of an exported chat.
@@ -203,6 +187,7 @@ fn service_text(m: &Map<String, Value>, earlier: &HashMap<String, (String, Strin
 fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
     let Some((chat_id, chat_type)) = chat_identity(chat) else {
         out.warnings.push("a chat without an id was skipped".to_owned());
+        out.skip("a chat without an id");
         return;
     };
     let exported =
@@ -216,6 +201,7 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
         let Some(m) = m.as_object() else { continue };
         let (Some(id), Some(date)) = (m.get("id").and_then(id_of), date_of(m)) else {
             out.warnings.push(format!("chat {chat_id}: message #{i} has no id or date; skipped"));
+            out.skip("a message without an id or date");
             continue;
         };
         let is_service = m.get("type").and_then(Value::as_str) == Some("service");
@@ -250,7 +236,10 @@ fn import_chat(chat: &Map<String, Value>, bot: &Bot, out: &mut Imported) {
             // not recorded as an empty turn of anyone's.
             Ok(e) if e.text == super::UNSHOWN => empty += 1,
             Ok(e) => out.events.push(Event::Message(e)),
-            Err(e) => out.warnings.push(format!("chat {chat_id}: message #{i} skipped: {}", e.message)),
+            Err(e) => {
+                out.warnings.push(format!("chat {chat_id}: message #{i} skipped: {}", e.message));
+                out.skip("a message that does not map");
+            }
         }
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id}: {w}")));
     }

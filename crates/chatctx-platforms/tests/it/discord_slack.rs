@@ -246,7 +246,7 @@ fn a_slack_channel_with_files_links_threads_and_the_bot() {
     );
 }
 
-fn mutate(v: &Value, path: &[usize], with: &Value) -> Value {
+pub fn mutate(v: &Value, path: &[usize], with: &Value) -> Value {
     let mut v = v.clone();
     set_at(&mut v, path, with);
     v
@@ -272,7 +272,7 @@ fn set_at(at: &mut Value, path: &[usize], with: &Value) {
     }
 }
 
-fn any_json() -> impl Strategy<Value = Value> {
+pub fn any_json() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),

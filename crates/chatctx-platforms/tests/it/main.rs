@@ -5,6 +5,7 @@
 
 mod discord_slack;
 mod export;
+mod exports;
 mod fidelity;
 mod fixtures;
 mod mapping;

@@ -12,6 +12,7 @@ mod console;
 mod decisions;
 mod durability;
 mod http;
+mod imports;
 mod instances;
 mod logline;
 mod mcp;

@@ -16,6 +16,8 @@ use chatctx_core::kinds::{ObjectKind, Origin};
 use chatctx_core::{Error, ErrorCode, Timestamp};
 use serde_json::{Map, Value};
 
+pub mod export;
+
 use crate::text::Built;
 use crate::{Bot, Mapped, attachment, file_kind};
 
@@ -380,7 +382,7 @@ fn files(body: &Fields<'_>, flags: u64) -> Result<Vec<Attachment>, Error> {
 }
 
 /// What a system message shows (Discord's message types).
-fn system_text(kind: u64, content: &str) -> String {
+pub(super) fn system_text(kind: u64, content: &str) -> String {
     let said = |what: &str| if content.is_empty() { what.to_owned() } else { format!("{what}: {content}") };
     match kind {
         1 => "added someone to the group".to_owned(),

@@ -1,0 +1,60 @@
+//! What reading an export (a Telegram Desktop `result.json`, a Slack workspace export, a DiscordChatExporter
+//! file) makes: the events, in the order a replay applies them, and what was left out and why.
+
+use std::collections::BTreeMap;
+
+use chatctx_core::Event;
+
+/// An export, read.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// The events: people first, then each chat's messages in time order.
+    pub events: Vec<Event>,
+    /// What could not be mapped, with why and where (never message text).
+    pub warnings: Vec<String>,
+    /// What was left out, counted by reason (`message.channel_archive`, `a malformed message`, …).
+    pub skipped: BTreeMap<String, usize>,
+}
+
+impl Imported {
+    /// Counts one thing left out for `reason`.
+    pub fn skip(&mut self, reason: impl Into<String>) {
+        *self.skipped.entry(reason.into()).or_default() += 1;
+    }
+
+    /// How many people were read (each once, however many times their names changed).
+    pub fn people(&self) -> usize {
+        let ids: std::collections::HashSet<(&str, &str)> = self
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Person(p) => Some((p.workspace(), p.person.user_id.as_str())),
+                _ => None,
+            })
+            .collect();
+        ids.len()
+    }
+
+    /// How many messages were read.
+    pub fn messages(&self) -> usize {
+        self.events.iter().filter(|e| matches!(e, Event::Message(_))).count()
+    }
+
+    /// Holds what was read to the limits of every stored event, as a platform route's input is: texts cut,
+    /// large deletions split, and each event checked as a restart reads it back (one that would not load is
+    /// left out and counted).
+    pub(crate) fn checked(mut self) -> Self {
+        let (events, warnings) = Event::fit(std::mem::take(&mut self.events));
+        self.warnings.extend(warnings);
+        for ev in events {
+            match ev.check_stored() {
+                Ok(()) => self.events.push(ev),
+                Err(err) => {
+                    self.warnings.push(format!("an event left out: {}", err.message));
+                    self.skip("an event chatctx cannot store");
+                }
+            }
+        }
+        self
+    }
+}
