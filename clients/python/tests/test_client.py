@@ -186,6 +186,7 @@ def test_discord_and_slack_payloads_go_in_as_the_bot_received_them(server: Any) 
     }
     envelope = {
         "type": "event_callback",
+        "team_id": "T1",
         "event": {"type": "message", "channel": "C" + channel, "user": "U1", "text": "hi", "ts": "1770970800.000100"},
     }
     with Client(server.url) as c:
@@ -194,6 +195,11 @@ def test_discord_and_slack_payloads_go_in_as_the_bot_received_them(server: Any) 
         assert c.slack_event(envelope).accepted == 1
         assert [i.text for i in c.history(channel, channel="discord").items] == ["[@helper](discord:@helper) summarize please"]
         assert [i.text for i in c.history("C" + channel, channel="slack").items] == ["hi"]
+        # A users.list answer as Slack's SDK returns it names the speaker in what was stored before.
+        members = [{"id": "U1", "team_id": "T1", "name": "ann", "profile": {"real_name": "Ann Lee", "display_name": ""}}]
+        assert c.slack_users({"ok": True, "members": members}).accepted == 1
+        [item] = c.history("C" + channel, channel="slack").items
+        assert item.sender.display_ref == "[Ann Lee](slack:@U1)"
 
 
 def test_a_summary_opens_the_history_and_stale_writes_are_refused(server: Any) -> None:

@@ -127,6 +127,18 @@ impl Bot {
     }
 }
 
+/// What a platform's message is: the bot's own, a person speaking, or a system note.
+fn message_kind(by_bot: bool, spoken: bool) -> chatctx_core::event::MessageKind {
+    use chatctx_core::event::MessageKind;
+    if by_bot {
+        MessageKind::OutboundAgent
+    } else if spoken {
+        MessageKind::InboundUser
+    } else {
+        MessageKind::System
+    }
+}
+
 /// A file's kind by its MIME type: images, video, audio (or a voice note), PDF; anything else a document.
 fn file_kind(mime: &str, voice: bool) -> ObjectKind {
     if voice || mime.starts_with("audio/") {

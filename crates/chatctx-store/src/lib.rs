@@ -176,6 +176,18 @@ pub trait SharedLog: Store {
     fn find_external(&self, external_id: &str) -> Result<Option<(String, String)>, StoreError>;
     /// Forgets the platform ids noted for a chat (when the chat is forgotten).
     fn forget_externals(&self, channel: &str, chat_id: &str) -> Result<(), StoreError>;
+    /// Every chat id of `channel` the log holds (a forgotten chat's tombstone included), for a decision that
+    /// must see chats this process never loaded (whether a workspace has chats left). Reads the whole log
+    /// unless a store keeps a list.
+    fn chat_ids(&self, channel: &str) -> Result<Vec<String>, StoreError> {
+        let mut ids = std::collections::BTreeSet::new();
+        self.load(&mut |_, op| {
+            if op.channel == channel {
+                ids.insert(op.chat_id);
+            }
+        })?;
+        Ok(ids.into_iter().collect())
+    }
 }
 
 /// An opened store, as the service must keep it durable: written by this process alone, or shared with

@@ -478,6 +478,14 @@ impl SharedLog for PgStore {
             Ok(())
         })
     }
+
+    fn chat_ids(&self, channel: &str) -> Result<Vec<String>, StoreError> {
+        self.block(async {
+            let sql = "SELECT chat_id FROM chatctx_chats WHERE channel = $1 ORDER BY chat_id";
+            let rows = self.client().await?.query_typed(sql, &[(&channel, Type::TEXT)]).await.map_err(db)?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+    }
 }
 
 /// For tests: creates a fresh, empty database next to the one `admin_url` names, and returns its URL.

@@ -2,11 +2,13 @@
 //! `bench/peers/compare.sh` (JSON: `{"budget": N, "messages": [{"role", "name", "text"}...]}`):
 //! 1. the default 25-item lookback with the lexical selector;
 //! 2. the whole 2,000-item history under the token budget (what the peers do);
+//! 3. the same on a Slack-style chat whose speakers are named only by its workspace's people directory
+//!    (docs/protocol.md §3.11; the names arrive after the messages), to hold that names cost nothing to answer;
 //!
 //! each as the whole tool answer (`get_chat_history_context`: items, rendered payload and prompt) and as the
 //! prompt alone (`get_chat_history_prompt`, what a bot sends to its model).
 //! Prints p50 and p99 in microseconds as JSON.
-//! Run: `cargo run --release -p chatctx --example history_bench -- FILE`
+//! Run: `cargo run --release -p chatctx --example history_bench -- FILE [--telegram-only]`
 
 // `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
 #![allow(clippy::disallowed_methods)]
@@ -21,15 +23,29 @@ use chatctx_core::tools::GetChatHistoryContext;
 use chatctx_core::{Engine, Event};
 use serde_json::{Value, json};
 
-fn engine(messages: &[Value], settings: Settings) -> Engine {
+fn engine(messages: &[Value], settings: Settings, channel: &str) -> Engine {
     let mut e = Engine::new(settings);
     for (i, m) in messages.iter().enumerate() {
         let bot = m["role"] == "assistant";
-        let v = json!({"type": "message", "chat_id": "-1", "message_id": (i + 1).to_string(),
+        let v = json!({"type": "message", "channel": channel, "chat_id": "-1", "workspace_id": "T1",
+            "message_id": (i + 1).to_string(),
             "kind": if bot { "outbound_agent" } else { "inbound_user" }, "sent_at": 1_770_000_000 + i as i64 * 30,
             "sender": {"user_id": m["name"], "username": m["name"], "is_bot": bot}, "text": m["text"], "triggered_agent": true});
         if let Ok(ev) = Event::decode(&v) {
             let _ = e.apply(ev);
+        }
+    }
+    if channel != "telegram" {
+        // Every speaker's name, learned from the directory after their messages were stored.
+        let mut names: Vec<&str> = messages.iter().filter_map(|m| m["name"].as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let p = json!({"type": "person", "channel": channel, "workspace_id": "T1", "user_id": name,
+                "display_name": format!("{name} (from the directory)")});
+            if let Ok(ev) = Event::decode(&p) {
+                let _ = e.apply(ev);
+            }
         }
     }
     e
@@ -49,10 +65,10 @@ fn measure(runs: usize, mut call: impl FnMut() -> usize) -> (f64, f64, usize) {
 }
 
 /// The full answer (items, rendered payload and prompt), then the prompt alone, for the newest message.
-fn cases(name: &str, e: &Engine, current: usize, runs: usize) {
+fn cases(name: &str, e: &Engine, channel: &str, current: usize, runs: usize) {
     let req = GetChatHistoryContext {
         scope: chatctx_core::tools::Scope {
-            channel: "telegram".into(),
+            channel: channel.into(),
             topic_id: None,
             current_message_id: Some(current.to_string()),
             ..chatctx_core::tools::Scope::chat("-1")
@@ -78,12 +94,17 @@ fn main() {
     s.history.mode = Mode::Talkative;
     s.conversation.cache_max_per_conversation = n + 1;
     s.conversation.selector = Selector::Lexical;
-    let lookback = engine(&messages, s.clone());
-    cases("lookback 25, lexical", &lookback, n, 2000);
+    let lookback = engine(&messages, s.clone(), "telegram");
+    cases("lookback 25, lexical", &lookback, "telegram", n, 2000);
 
     s.conversation.lookback_count = n;
     s.conversation.use_selection = false;
     s.conversation.max_context_tokens = budget;
-    let budgeted = engine(&messages, s);
-    cases(&format!("{n} messages, token budget {budget}"), &budgeted, n, 2000);
+    let budgeted = engine(&messages, s.clone(), "telegram");
+    cases(&format!("{n} messages, token budget {budget}"), &budgeted, "telegram", n, 2000);
+    // `--telegram-only`: the cases an earlier version has too, for instruction counts before and after.
+    if std::env::args().nth(2).as_deref() != Some("--telegram-only") {
+        let named = engine(&messages, s, "slack");
+        cases(&format!("{n} messages, token budget {budget}, names from the directory"), &named, "slack", n, 2000);
+    }
 }

@@ -392,12 +392,11 @@ fn message_text(
     // The chat's own people first, then the workspace's directory; a person known only from the directory is
     // tracked like an unknown one, so that a later name replaces the reference.
     let from_dir = std::cell::RefCell::new(Vec::new());
-    let known = |u: &str| {
+    let with_dir = |u: &str| {
         people.known(u).or_else(|| {
-            let d = dir;
             let p = match u.strip_prefix('#') {
-                Some(id) => d.by_id(id),
-                None => d.by_username(u),
+                Some(id) => dir.by_id(id),
+                None => dir.by_username(u),
             }?;
             let k = crate::mention::KnownPerson {
                 nickname: crate::people::nickname(p),
@@ -411,20 +410,23 @@ fn message_text(
             Some(k)
         })
     };
+    let chat_only = |u: &str| people.known(u);
+    // Without a directory (Telegram, plain JSON) nothing more is asked.
+    let known: crate::mention::Known<'_> = if dir.is_empty() { &chat_only } else { &with_dir };
     let mentions = |e: &crate::event::Entity| {
         matches!(e.kind, crate::event::EntityKind::Mention | crate::event::EntityKind::TextMention)
     };
     // Without mention entities, a name typed at the start addresses a known person on every platform.
     let Normalized { text, links, warnings, mut unknown } = if entities.iter().any(mentions) {
-        normalize(&text, entities, channel, &known)
+        normalize(&text, entities, channel, known)
     } else if !entities.is_empty() {
-        let n = normalize(&text, entities, channel, &known);
-        Normalized { text: address_leading(n.text, channel, &known), ..n }
+        let n = normalize(&text, entities, channel, known);
+        Normalized { text: address_leading(n.text, channel, known), ..n }
     } else if channel == crate::event::DEFAULT_CHANNEL {
         // Telegram marks every `@username` with an entity: only a typed name at the start is left to find.
-        Normalized { text: address_leading(text, channel, &known), ..Normalized::default() }
+        Normalized { text: address_leading(text, channel, known), ..Normalized::default() }
     } else {
-        Normalized { text: normalize_plain(&text, channel, &known), ..Normalized::default() }
+        Normalized { text: normalize_plain(&text, channel, known), ..Normalized::default() }
     };
     unknown.extend(from_dir.into_inner());
     Normalized { text: with_markers(text, attachments, forwarded_from), links, warnings, unknown }

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use chatctx_core::event::{
-    Attachment, Direction, Event, MessageEvent, MessageKind, Person, PersonEvent, ReactionEvent, ThreadEvent,
+    Attachment, Direction, Event, MessageEvent, Person, PersonEvent, ReactionEvent, ThreadEvent,
 };
 use chatctx_core::json::{Fields, object};
 use chatctx_core::kinds::{ObjectKind, Origin};
@@ -178,13 +178,7 @@ fn message(
         topic_id: None,
         message_id: m.req_id("id")?,
         reply_to_message_id: reply_to,
-        kind: if is_bot {
-            MessageKind::OutboundAgent
-        } else if spoken {
-            MessageKind::InboundUser
-        } else {
-            MessageKind::System
-        },
+        kind: crate::message_kind(is_bot, spoken),
         sent_at: m.req_time("timestamp")?,
         sender: Some(sender),
         text: built.text,

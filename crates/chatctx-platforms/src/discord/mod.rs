@@ -8,8 +8,7 @@
 //! belongs to it (`workspace_id`); members (`GUILD_MEMBER_*`, a message's author) are people of its directory.
 
 use chatctx_core::event::{
-    Attachment, DeleteEvent, Direction, Event, MessageEvent, MessageKind, Person, PersonEvent, ReactionEvent,
-    ThreadEvent,
+    Attachment, DeleteEvent, Direction, Event, MessageEvent, Person, PersonEvent, ReactionEvent, ThreadEvent,
 };
 use chatctx_core::json::{Fields, id_of, object};
 use chatctx_core::kinds::{ObjectKind, Origin};
@@ -274,13 +273,7 @@ fn message(raw: &Map<String, Value>, bot: &Bot, warnings: &mut Vec<String>) -> R
         topic_id: None,
         message_id,
         reply_to_message_id: reply_to,
-        kind: if is_bot {
-            MessageKind::OutboundAgent
-        } else if spoken {
-            MessageKind::InboundUser
-        } else {
-            MessageKind::System
-        },
+        kind: crate::message_kind(is_bot, spoken),
         sent_at: d.req_time("timestamp")?,
         sender: Some(sender),
         text,

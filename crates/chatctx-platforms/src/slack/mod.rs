@@ -1,5 +1,5 @@
 //! Slack Events API envelopes (docs/protocol.md §3.10): `event_callback` with `message` (and its subtypes),
-//! `app_mention`, `reaction_added` / `reaction_removed`, and the user events that name people ([`people`],
+//! `app_mention`, `reaction_added` / `reaction_removed`, and the user events that name people (`people`,
 //! §3.11). (`url_verification` is answered by the server's route.) Every chat belongs to the envelope's team,
 //! whose people directory names its speakers.
 //!
@@ -8,7 +8,7 @@
 //! `<@U…>` mentions name, so a mention of someone who spoke renders as their reference.
 
 use chatctx_core::event::{
-    Attachment, DeleteEvent, Direction, Event, MessageEvent, MessageKind, Person, PersonEvent, ReactionEvent,
+    Attachment, DeleteEvent, Direction, Event, MessageEvent, Person, PersonEvent, ReactionEvent,
 };
 use chatctx_core::json::{Fields, object};
 use chatctx_core::kinds::Origin;
@@ -187,13 +187,7 @@ fn message(
         topic_id: thread.clone(),
         message_id: ts,
         reply_to_message_id: thread,
-        kind: if is_bot {
-            MessageKind::OutboundAgent
-        } else if note {
-            MessageKind::System
-        } else {
-            MessageKind::InboundUser
-        },
+        kind: crate::message_kind(is_bot, !note),
         sent_at,
         sender: Some(sender),
         text: built.text,

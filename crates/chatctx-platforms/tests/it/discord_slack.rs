@@ -314,3 +314,53 @@ proptest! {
         }
     }
 }
+
+/// Issue 29, point 3: guild member dispatches (shaped as Discord's Gateway documentation gives them) and every
+/// message's author are people of the guild; a mention of someone the message does not describe is named by
+/// them, in the items stored before too; `USER_UPDATE` (the bot's own account) names it in every guild.
+#[test]
+fn discord_members_name_the_people_of_the_guild() {
+    let bot = Bot { user_id: Some("900".into()), ..Bot::default() };
+    let mut e = talkative();
+    let before = json!({"op": 0, "t": "MESSAGE_CREATE", "d": {"id": "1", "channel_id": "500", "guild_id": "77", "type": 0,
+        "timestamp": "2026-02-13T08:00:00.000000+00:00", "content": "ask <@301> and <@900>",
+        "author": {"id": "300", "username": "ann", "global_name": "Ann"}, "member": {"nick": "Annie", "roles": []}, "mentions": []}});
+    let m = discord::map_dispatch(&before, &bot, received()).unwrap();
+    let [Event::Person(author), Event::Message(_)] = m.events.as_slice() else { panic!("{:?}", m.events) };
+    assert_eq!(
+        (author.workspace_id.as_deref(), author.person.display_name.as_deref()),
+        (Some("77"), Some("Annie")),
+        "the author as the guild knows them: nick first"
+    );
+    apply(&mut e, m);
+    assert_eq!(
+        texts(&e, "discord", "500", None),
+        ["[Annie](discord:@ann): ask [user 301](discord:id/301) and [user 900](discord:id/900)"]
+    );
+    let add = json!({"op": 0, "t": "GUILD_MEMBER_ADD", "d": {"guild_id": "77", "roles": [], "joined_at": "2026-02-13T07:00:00.000000+00:00",
+        "deaf": false, "mute": false, "nick": null, "user": {"id": "301", "username": "bob_b", "global_name": "Bob", "avatar": null}}});
+    let chunk = json!({"op": 0, "t": "GUILD_MEMBERS_CHUNK", "d": {"guild_id": "77", "chunk_index": 0, "chunk_count": 1,
+        "members": [{"user": {"id": "302", "username": "carol"}, "nick": "Carol C.", "roles": []},
+                    {"user": {"id": "303", "username": "dan", "global_name": null}, "nick": null, "roles": []}]}});
+    let me = json!({"op": 0, "t": "USER_UPDATE", "d": {"id": "900", "username": "helper", "global_name": "Helper", "bot": true}});
+    for dispatch in [add, chunk, me] {
+        let m = discord::map_dispatch(&dispatch, &bot, received()).unwrap();
+        assert!(m.events.iter().all(|ev| matches!(ev, Event::Person(_))), "{:?}", m.events);
+        apply(&mut e, m);
+    }
+    assert_eq!(
+        texts(&e, "discord", "500", None),
+        ["[Annie](discord:@ann): ask [Bob](discord:@bob_b) and [Helper](discord:@helper)"],
+        "the guild member and the bot, named in what was stored before"
+    );
+    let update = json!({"op": 0, "t": "GUILD_MEMBER_UPDATE", "d": {"guild_id": "77", "roles": [], "nick": "Robert",
+        "user": {"id": "301", "username": "bob_b", "global_name": "Bob"}}});
+    apply(&mut e, discord::map_dispatch(&update, &bot, received()).unwrap());
+    assert_eq!(
+        texts(&e, "discord", "500", None),
+        ["[Annie](discord:@ann): ask [Robert](discord:@bob_b) and [Helper](discord:@helper)"]
+    );
+    let e2 = discord::map_dispatch(&json!({"t": "GUILD_MEMBERS_CHUNK", "d": {"members": []}}), &bot, received())
+        .unwrap_err();
+    assert!(e2.message.contains("`payload.d.guild_id`"), "{}", e2.message);
+}

@@ -411,8 +411,16 @@ impl Shared {
     /// Forgets a chat: a tombstone, so that every instance forgets it; compaction then drops everything
     /// before it.
     pub(super) fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
-        // The workspace's people go with its last chat: a tombstone for the directory first.
+        // The workspace's people go with its last chat: a tombstone for the directory first. Chats other instances
+        // made since this one started are loaded first, so that none of the workspace is missed.
         self.catch_up_with_people(channel, chat_id)?;
+        let held: std::collections::HashSet<String> =
+            self.read(|e| e.chat_keys().into_iter().filter(|(ch, _)| ch == channel).map(|(_, c)| c).collect())?;
+        for other in self.store.chat_ids(channel).map_err(|e| internal(format!("the store cannot be read: {e}")))? {
+            if !held.contains(&other) && directory_of_log_key(&other).is_none() {
+                self.catch_up(channel, &other)?;
+            }
+        }
         if let Some(workspace) = self.read(|e| e.orphaned_workspace(channel, chat_id))? {
             self.write_chat(channel, &directory_log_key(&workspace), true, |engine| {
                 let held = engine.remove_directory(channel, &workspace);

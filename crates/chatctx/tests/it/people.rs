@@ -93,6 +93,14 @@ fn every_instance_of_a_shared_store_shows_a_name_learned_by_another() {
         crate::call(&a, "get_chat_history_context", &json!({"channel": "slack", "chat_id": "C1"}), now()).unwrap();
     let rendered = serde_json::to_string(&answer).unwrap();
     assert!(rendered.contains("[Priya](slack:@U1)"), "{rendered}");
+    // A chat of the workspace made through `a` after `b` started: deleting C1 through `b` keeps the people.
+    a.ingest(&[message("C2", "T1", 3, "U1", "elsewhere")], now()).unwrap();
+    assert!(b.delete_chat("slack", "C1").unwrap());
+    let c = open(&Opened::Shared(memory.clone()), 100);
+    assert_eq!(speakers(&c, "C2"), ["[Priya](slack:@U1)"], "C2 still reads T1's people");
+    assert!(b.delete_chat("slack", "C2").unwrap());
+    let d = open(&Opened::Shared(memory), 100);
+    assert!(d.read(|e| e.directories().is_empty()).unwrap(), "the last chat took the directory along");
 }
 
 #[test]
