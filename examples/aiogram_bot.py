@@ -80,10 +80,10 @@ def build(context: chatctx.AsyncClient, http: httpx.AsyncClient) -> tuple[Bot, D
                 raw_user_text=message.text or message.caption,
                 topic_id=topic,
             )
+            # A note only when something was resolved: a message that refers to nothing comes back not_found
+            # (why: no_reference), and an ambiguous one is left to the model and the history.
             if (line := chatctx.describe_resolution(ref)) is not None:
                 notes.append(line)
-            elif ref.status == "ambiguous":
-                notes.append("The user's reference is ambiguous: ask which one they mean.")
             messages = chatctx.openai_messages(ctx, system=SYSTEM, notes=notes)
         except chatctx.ChatctxError as e:  # no context: answer the message alone rather than not at all
             log.warning("chatctx: %s", e)

@@ -280,7 +280,8 @@ pub struct ResolveView {
     /// Every candidate scored, best first (those a kind hint excluded last).
     pub candidates: Vec<CandidateView>,
     /// Why the answer is what it is: `resolved` (the winner leads by at least `ambiguity_gap`),
-    /// `ambiguous` (the runner-up is within it), `below_min_score`, `no_candidates`, `no_candidate_of_kind`.
+    /// `ambiguous` (the runner-up is within it), `below_min_score`, `no_candidates`, `no_candidate_of_kind`,
+    /// `no_reference` (the message refers to nothing; nothing was scored).
     pub why: &'static str,
     /// `resolver.min_score`.
     pub min_score: f64,

@@ -354,6 +354,9 @@ pub struct ResolverSettings {
     pub scope_window: usize,
     /// Newest messages of the topic offered as `message` candidates.
     pub message_window: usize,
+    /// Resolve only where something refers: a reply target, a hint, objects of the current message, or a
+    /// referring expression in its words (docs/resolver.md); otherwise `not_found` with `why: no_reference`.
+    pub require_reference: bool,
 }
 
 impl Default for ResolverSettings {
@@ -381,6 +384,7 @@ impl Default for ResolverSettings {
             reply_chain_depth: 3,
             scope_window: 32,
             message_window: 12,
+            require_reference: true,
         }
     }
 }

@@ -6,6 +6,13 @@
 //! `get_chat_history_context` is asked for its context with lookback 50, and we count how often a gold parent
 //! is in it.
 //!
+//! Then reference resolution (docs/resolver.md, "Only where something refers"): each log is replayed with
+//! `resolve_reference_target` asked for every annotated message as it arrives, once with
+//! `resolver.require_reference` off (every message resolved, as before issue 30) and once on; the answers are
+//! split by whether the message holds a referring expression, and the resolved ones checked against the gold
+//! parent (a winner carried by a gold parent message). `resolver.min_score` is 10 there: IRC has no objects but
+//! links and no replies, so with the default 40 no bare message ever wins, before or after.
+//!
 //! Run: `bench/irc_eval.sh` (or `cargo run --release -p chatctx --example irc_eval -- FILE`).
 
 // `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
@@ -152,6 +159,64 @@ fn settings(recent: usize, keep: Option<usize>) -> Settings {
     s
 }
 
+/// Per kind of message (without / with a referring expression): how many, how many came back `resolved` or
+/// `ambiguous`, and how many resolved to a gold parent's object.
+#[derive(Default, Clone, Copy)]
+struct Outcomes {
+    asked: usize,
+    answered: usize,
+    gold: usize,
+}
+
+/// Each answer of a message with a referring expression: (log, line) → (status, winner).
+type Answers = BTreeMap<(String, u64), (String, Option<String>)>;
+
+/// Resolution of every annotated message as it arrives, with `require_reference` as given.
+fn resolutions(files: &BTreeMap<String, Vec<Line>>, require: bool) -> ([Outcomes; 2], Answers) {
+    let mut s = settings(5, Some(5));
+    s.resolver.require_reference = require;
+    // IRC lines carry no objects but links, and no replies: only bare messages are candidates, and with the
+    // default min_score (40) none ever wins, before or after. A lower bar lets them, as objects would.
+    s.resolver.min_score = 10.0;
+    let mut out = [Outcomes::default(); 2];
+    let mut answers = Answers::new();
+    for (file, lines) in files {
+        let mut engine = Engine::new(s.clone());
+        let (mut known, mut lower) = (HashSet::new(), HashSet::new());
+        for line in lines {
+            let ev = event(file, line, &known, &lower, true);
+            let now = ev.time();
+            let _ = engine.apply(ev);
+            known.insert(line.speaker.clone());
+            lower.insert(line.speaker.to_lowercase());
+            if line.gold.is_empty() {
+                continue;
+            }
+            let args = json!({"channel": "irc", "chat_id": file, "current_message_id": line.idx.to_string(),
+                "sender_user_id": line.speaker});
+            let r = match engine.call("resolve_reference_target", &args, now) {
+                Ok(chatctx_core::tools::ToolResponse::Resolve(r)) => r,
+                other => panic!("{file} line {}: {other:?}", line.idx),
+            };
+            let refers = chatctx_core::tools::resolve::refers::refers(&line.text);
+            if refers {
+                let winner = r.best_match.as_ref().map(|b| b.object_id.clone());
+                answers.insert((file.clone(), line.idx), (format!("{:?}", r.status), winner));
+            }
+            let o = &mut out[usize::from(refers)];
+            o.asked += 1;
+            if r.status != chatctx_core::kinds::Status::NotFound {
+                o.answered += 1;
+            }
+            let source = r.best_match.as_ref().and_then(|b| b.source_message_id.as_deref());
+            if source.is_some_and(|s| line.gold.iter().any(|g| g.to_string() == s)) {
+                o.gold += 1;
+            }
+        }
+    }
+    (out, answers)
+}
+
 fn main() {
     let path =
         std::env::args().nth(1).unwrap_or_else(|| "../shared/datasets/irc-disentanglement/dev.events.jsonl".to_owned());
@@ -177,4 +242,26 @@ fn main() {
             );
         }
     }
+    println!(
+        "\nresolve_reference_target for every annotated message (resolved or ambiguous / resolved to a gold parent):"
+    );
+    let ((before, answered_before), (after, answered_after)) = (resolutions(&files, false), resolutions(&files, true));
+    for (i, what) in ["without a referring expression", "with a referring expression   "].iter().enumerate() {
+        let (b, a) = (before[i], after[i]);
+        println!(
+            "  {what} ({:5} messages): before {:5} answered ({:5.1} %), {:4} to a gold parent   after {:5} answered ({:5.1} %), {:4} to a gold parent",
+            b.asked,
+            b.answered,
+            100.0 * b.answered as f64 / b.asked.max(1) as f64,
+            b.gold,
+            a.answered,
+            100.0 * a.answered as f64 / a.asked.max(1) as f64,
+            a.gold
+        );
+    }
+    let same = answered_before.iter().filter(|(k, v)| answered_after.get(*k) == Some(*v)).count();
+    println!(
+        "  messages with a referring expression answered the same before and after: {same} of {}",
+        answered_before.len()
+    );
 }

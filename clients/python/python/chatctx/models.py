@@ -384,6 +384,7 @@ class Resolution(Model):
     reasons: list[str] = Field(description="The reasons of the best (or top) candidate.")
     scope_used: Tier = Field(description="Where the answer was found.")
     status: Status = Field(description="Outcome.")
+    why: Optional[str] = Field(None, description="Why nothing was resolved, when the message refers to nothing: `no_reference` (docs/resolver.md).")
 
 
 class ResolveView(Model):
@@ -394,7 +395,7 @@ class ResolveView(Model):
     min_score: float = Field(description="`resolver.min_score`.")
     status: Status = Field(description="The answer's status.")
     top_score_gap: float = Field(description="The lead of the best over the runner-up.")
-    why: str = Field(description="Why the answer is what it is: `resolved` (the winner leads by at least `ambiguity_gap`), `ambiguous` (the runner-up is within it), `below_min_score`, `no_candidates`, `no_candidate_of_kind`.")
+    why: str = Field(description="Why the answer is what it is: `resolved` (the winner leads by at least `ambiguity_gap`), `ambiguous` (the runner-up is within it), `below_min_score`, `no_candidates`, `no_candidate_of_kind`, `no_reference` (the message refers to nothing; nothing was scored).")
 
 
 class RevisionInfo(Model):

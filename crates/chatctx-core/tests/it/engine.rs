@@ -260,3 +260,46 @@ fn topics_per_chat_are_capped_least_recently_active_first() {
     let overview = e.chat_overview("telegram", "-1").unwrap();
     assert_eq!(overview.topics, ["a", "c", "d"]);
 }
+
+/// Issue 30, point 3: a message that refers to nothing is `not_found` with `why: no_reference` and records
+/// nothing; its words can come from `raw_user_text`; `resolver.require_reference = false` scores it as before.
+#[test]
+fn only_a_message_that_refers_is_resolved() {
+    use chatctx_core::tools::ToolResponse;
+    let events = || {
+        vec![
+            super::ev(serde_json::json!({"type": "message", "chat_id": "7", "message_id": "1", "kind": "inbound_user",
+                "sent_at": super::T0, "sender": super::user("1", "Ann"), "text": "draft",
+                "attachments": [{"kind": "media.image", "label": "draft.png"}]})),
+            super::msg("7", None, 2, super::user("2", "Bob"), "is prod back?", true, 60),
+        ]
+    };
+    let ask = |e: &mut Engine, extra: serde_json::Value| {
+        let mut args = serde_json::json!({"chat_id": "7", "current_message_id": "2", "sender_user_id": "2"});
+        args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let now = chatctx_core::Timestamp::from_unix(super::T0 + 61).unwrap();
+        match e.call("resolve_reference_target", &args, now).unwrap() {
+            ToolResponse::Resolve(r) => serde_json::to_value(&r).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let mut e = super::engine(Settings::default(), events());
+    let r = ask(&mut e, serde_json::json!({}));
+    assert_eq!(
+        (r["status"].as_str(), r["why"].as_str(), r["confidence"].as_f64()),
+        (Some("not_found"), Some("no_reference"), Some(0.0))
+    );
+    assert_eq!(r, ask(&mut e, serde_json::json!({})), "the same answer again, byte for byte");
+    let r = ask(&mut e, serde_json::json!({"raw_user_text": "is the photo above the final one?"}));
+    assert_eq!((r["status"].as_str(), r["why"].as_str()), (Some("not_found"), None), "scored: nothing over min_score");
+    let r = ask(
+        &mut e,
+        serde_json::json!({"raw_user_text": "это фото?", "normalized_reference_hints": {"target_kind_hint": "image"}}),
+    );
+    assert_eq!(r["best_match"]["object_id"], "1:media.image");
+    let mut off = Settings::default();
+    off.resolver.require_reference = false;
+    let mut e = super::engine(off, events());
+    let r = ask(&mut e, serde_json::json!({}));
+    assert!(r.get("why").is_none(), "scored as before issue 30: {r}");
+}

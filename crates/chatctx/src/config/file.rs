@@ -182,6 +182,7 @@ struct Resolver {
     reply_chain_depth: Option<usize>,
     scope_window: Option<usize>,
     message_window: Option<usize>,
+    require_reference: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -440,7 +441,7 @@ impl Resolver {
             exact_reply_target, in_reply_chain, same_topic, currently_active, kind_match, bot_created,
             owned_by_sender, not_owned, recency, touched_in_interaction, weak_scope_fallback, stale_penalty,
             positional_hint, ordinal_hint, typed_object, carrier_message, min_score, ambiguity_gap,
-            recency_half_life, reply_chain_depth, scope_window, message_window);
+            recency_half_life, reply_chain_depth, scope_window, message_window, require_reference);
         Ok(())
     }
 }

@@ -54,6 +54,11 @@ fn check(expect: &Value, got: &Value) -> Result<(), String> {
             return Err(format!("candidates {have:?} != expected {want:?}"));
         }
     }
+    if let Some(why) = expect.get("why")
+        && r["why"] != *why
+    {
+        return Err(format!("why {} != expected {why}", r["why"]));
+    }
     if let Some(scope) = expect.get("scope_used")
         && r["scope_used"] != *scope
     {

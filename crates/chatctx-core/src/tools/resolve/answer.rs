@@ -91,6 +91,9 @@ pub struct Resolution {
     pub scope_used: Tier,
     /// For logs.
     pub diagnostics: Diagnostics,
+    /// Why nothing was resolved, when the message refers to nothing: `no_reference` (docs/resolver.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<&'static str>,
     /// Whether recording this answer's `resolved` activation changed the state (not part of the answer).
     #[serde(skip)]
     pub recorded: bool,
@@ -123,6 +126,7 @@ pub(super) fn decide(
             reasons: Vec::new(),
             scope_used: widest,
             diagnostics,
+            why: None,
             recorded: false,
             explain: None,
         };
@@ -164,6 +168,7 @@ pub(super) fn decide(
             reasons,
             scope_used: first.tier,
             diagnostics,
+            why: None,
             recorded: false,
             explain: None,
         };
@@ -181,6 +186,7 @@ pub(super) fn decide(
         reasons,
         scope_used: first.tier,
         diagnostics,
+        why: None,
         recorded: false,
         explain: None,
     };

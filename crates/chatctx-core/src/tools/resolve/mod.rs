@@ -5,7 +5,8 @@
 //! The candidate pool is bounded whatever the chat's size: the reply chain (a few messages up from the reply
 //! target), the newest objects of the request's scope (overall and per hinted kind), the scope's activations
 //! within the TTL horizon, the scope's newest messages, and in a forum the newest objects of the rest of the
-//! chat (penalized). `raw_user_text` is never read: hints are the only language input.
+//! chat (penalized). A message that refers to nothing is not resolved (`refers`); hints are the only input on
+//! *what* is meant.
 //!
 //! Here: the request and the engine's entry points; `answer` holds the response types and the decision between
 //! resolved, ambiguous and not_found, `pool` gathers the candidates and `score` scores them.
@@ -27,6 +28,7 @@ use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
 mod answer;
 mod pool;
 mod reasons;
+pub mod refers;
 mod score;
 
 pub use crate::kinds::{Status, Tier};
@@ -157,11 +159,10 @@ pub struct ResolveReferenceTarget {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Id>")]
     pub reply_to_message_id: Option<String>,
-    /// The user's words: accepted and never read, so they never change the outcome (hints are the only
-    /// language input).
-    #[serde(skip_serializing)]
-    #[schemars(with = "Option<String>")]
-    pub raw_user_text: (),
+    /// The user's words, when they are not the stored current message's (the bot rewrote them, say): read
+    /// only for whether they refer to anything (docs/resolver.md); hints stay the only way to say what.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_user_text: Option<String>,
     /// Hints read from the user's words.
     #[serde(rename = "normalized_reference_hints", default, skip_serializing_if = "Hints::is_empty")]
     pub hints: Hints,
@@ -191,7 +192,6 @@ impl Request for ResolveReferenceTarget {
 
     fn decode_with(v: &Value, defaults: Option<&Scope>) -> Result<Self, Error> {
         let f = Fields::new(object(v, "the request", RQ)?, "", RQ);
-        let _ = f.str("raw_user_text")?; // accepted, never interpreted
         let hints = match f.obj("normalized_reference_hints")? {
             None => Hints::default(),
             Some(m) => Hints::decode(&Fields::new(m, "normalized_reference_hints", RQ))?,
@@ -199,7 +199,7 @@ impl Request for ResolveReferenceTarget {
         Ok(Self {
             scope: Scope::decode(&f, Self::SCOPE, defaults)?,
             reply_to_message_id: f.id("reply_to_message_id")?,
-            raw_user_text: (),
+            raw_user_text: f.str("raw_user_text")?.map(str::to_owned),
             hints,
             allowed_kinds: kinds_field(&f, "allowed_kinds")?,
             max_candidates: f.count_in("max_candidates", default_candidates(), MAX_CANDIDATES)?,
@@ -300,8 +300,22 @@ fn resolve(
     req: &ResolveReferenceTarget,
     now: Timestamp,
 ) -> (Resolution, Option<String>) {
-    let Gathered { ctx, mut pool, reply_target, fallback } = gather(chat, settings, req, now);
     let cfg = &settings.resolver;
+    if cfg.require_reference && !refers_to_something(chat, req) {
+        let mut resolution = no_reference(req, cfg);
+        if req.scope.explain || settings.decisions.keep > 0 {
+            resolution.explain = Some(Box::new(crate::decision::ResolveDecision {
+                status: resolution.status,
+                candidates: Vec::new(),
+                why: "no_reference",
+                top_score_gap: 0.0,
+                now,
+                weights: cfg.clone(),
+            }));
+        }
+        return (resolution, None);
+    }
+    let Gathered { ctx, mut pool, reply_target, fallback } = gather(chat, settings, req, now);
     score(&mut pool, &ctx, req, reply_target, cfg);
     let rank = |a: &Cand<'_>, b: &Cand<'_>| {
         b.score
@@ -328,6 +342,33 @@ fn resolve(
         resolution.explain = Some(Box::new(record(&pool, &ctx, req, cfg, &resolution)));
     }
     (resolution, winner)
+}
+
+/// Whether the request has anything to resolve: a reply target, a hint or a kind filter (the caller read a
+/// reference), objects the current message carries, or a referring expression in its words (`raw_user_text`,
+/// else the stored message's text).
+fn refers_to_something(chat: &Chat, req: &ResolveReferenceTarget) -> bool {
+    if req.reply_to_message_id.is_some() || !req.hints.is_empty() || req.allowed_kinds.is_some() {
+        return true;
+    }
+    let current = chat.message(req.current()).map(|(_, item)| item);
+    if current.is_some_and(|i| i.reply_to.is_some()) || !chat.objects.sourced_from(req.current()).is_empty() {
+        return true;
+    }
+    match (&req.raw_user_text, current) {
+        (Some(text), _) => refers::refers(text),
+        (None, Some(item)) => refers::refers(&item.text),
+        // A message chatctx does not hold: nothing says it refers to nothing.
+        (None, None) => true,
+    }
+}
+
+/// `not_found` for a message that refers to nothing (nothing scored, nothing recorded).
+fn no_reference(req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolution {
+    let mut r = decide(&[], 0, req, cfg, false).0;
+    r.confidence = 0.0;
+    r.why = Some("no_reference");
+    r
 }
 
 /// The decision record of a resolution: every scored candidate, compact (see [`crate::decision::CandidateVerdict`]).
