@@ -19,6 +19,10 @@ pub struct ChatHistoryItem {
     pub kind: ItemKind,
     /// The chat.
     pub chat_id: String,
+    /// The forum topic (thread) the item belongs to: given by range reads (`get_chat_history_range`,
+    /// `GET /v1/chats/{chat_id}/history`), so a reader sees which conversation, and so which prompt, it is in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic_id: Option<String>,
     /// `private`, `group`, …
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_type: Option<String>,
@@ -151,6 +155,7 @@ impl ChatHistoryItem {
             channel: req_str(&f, "channel")?,
             kind,
             chat_id: f.req_id("chat_id")?,
+            topic_id: f.id("topic_id")?,
             chat_type: f.str("chat_type")?.map(str::to_owned),
             message_id: f.id("message_id")?,
             reply_to_message_id: f.id("reply_to_message_id")?,

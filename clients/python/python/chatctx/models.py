@@ -123,6 +123,7 @@ class ChatHistoryItem(Model):
     sender: Sender = Field(description="The speaker.")
     sent_at: datetime = Field(description="When, UTC.")
     text: str = Field(description="The text, mentions normalized.")
+    topic_id: Optional[str] = Field(None, description="The forum topic (thread) the item belongs to: given by range reads (`get_chat_history_range`, `GET /v1/chats/{chat_id}/history`), so a reader sees which conversation, and so which prompt, it is in.")
 
 
 class ChatOverview(Model):

@@ -468,6 +468,7 @@ impl Chat {
             channel: channel.to_owned(),
             kind: item.kind,
             chat_id: chat_id.to_owned(),
+            topic_id: None,
             chat_type: self.chat_type.as_deref().map(str::to_owned),
             message_id: item.message_id.as_deref().map(str::to_owned),
             reply_to_message_id: item.reply_to.as_deref().map(str::to_owned),

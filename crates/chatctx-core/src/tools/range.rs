@@ -140,16 +140,21 @@ impl Engine {
             None => chat.convs.iter().collect(),
         };
         // Each conversation is in key order: take from each the first `limit + 1` of the range, then merge.
-        let mut picked: Vec<&Item> = Vec::new();
+        // Each item with its topic, so that a reader sees which conversation (and prompt) it belongs to.
+        let mut picked: Vec<(&Item, Option<&str>)> = Vec::new();
         for conv in &convs {
             let start = conv.items.partition_point(|i| !from(i));
-            picked.extend(conv.items.range(start..).take_while(|i| to(i)).take(req.limit + 1));
+            let items = conv.items.range(start..).take_while(|i| to(i)).take(req.limit + 1);
+            picked.extend(items.map(|i| (i, conv.topic.as_deref())));
         }
-        picked.sort_unstable_by_key(|i| i.key());
+        picked.sort_unstable_by_key(|(i, _)| i.key());
         let more = picked.len() > req.limit;
         picked.truncate(req.limit);
-        let next = if more { picked.last().map(|i| cursor_of(i.key())) } else { None };
-        let items = picked.iter().map(|i| chat.view(channel, chat_id, i)).collect();
+        let next = if more { picked.last().map(|(i, _)| cursor_of(i.key())) } else { None };
+        let items = picked
+            .iter()
+            .map(|(i, topic)| ChatHistoryItem { topic_id: topic.map(str::to_owned), ..chat.view(channel, chat_id, i) })
+            .collect();
         Ok(HistoryPage { items, next, truncated: truncation(&convs, after, req.since) })
     }
 }

@@ -104,3 +104,24 @@ fn a_range_past_what_left_the_store_says_so() {
     assert_eq!(p.items.first().and_then(|i| i.message_id.as_deref()), Some("20"));
     assert_eq!(p.truncated.map(|t| t.by), Some("max_age"));
 }
+
+/// Issue 30, point 6: a range read says each item's topic, so a reader sees which conversation (and prompt)
+/// it belongs to; the general conversation's items carry none.
+#[test]
+fn range_items_carry_their_topic() {
+    let e = engine(talkative(), forum());
+    let p = range(&e, json!({"limit": 6}));
+    let topics: Vec<Option<&str>> = p.items.iter().map(|i| i.topic_id.as_deref()).collect();
+    assert_eq!(topics, [Some("8"), None, Some("7"), Some("8"), None, Some("7")]);
+    let v = serde_json::to_value(&p.items[1]).unwrap();
+    assert!(v.get("topic_id").is_none(), "absent, not null, for the general conversation");
+    let ctx = e
+        .get_chat_history_context(
+            &chatctx_core::tools::GetChatHistoryContext::decode(&json!({"chat_id": "-1", "topic_id": 7})).unwrap(),
+        )
+        .unwrap();
+    assert!(
+        ctx.items.iter().all(|i| i.topic_id.is_none()),
+        "the context answer is unchanged: its items are its topic's"
+    );
+}

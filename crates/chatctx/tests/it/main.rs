@@ -204,3 +204,33 @@ fn export_import_export_gives_the_same_document() {
     assert_eq!(v["format"], "chatctx.conversation.v1");
     assert!(v["history"].as_array().unwrap().len() >= 9 && !v["objects"].as_array().unwrap().is_empty());
 }
+
+/// Issue 30, point 6: `chatctx serve` says at start what decides its answers.
+#[test]
+fn serve_says_which_preset_mode_and_selector_answer() {
+    use std::io::BufRead;
+    let mut child = bin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", "memory", "--preset", "group-bot"])
+        .env("CHATCTX_LOG", "info")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines: Vec<String> = std::io::BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|l| !l.contains("listening on"))
+        .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    let said = lines.iter().find(|l| l.contains("answering with")).unwrap_or_else(|| panic!("{lines:?}"));
+    for part in [
+        "preset group-bot",
+        "history.mode talkative",
+        "history.policy selection",
+        "conversation.selector lexical",
+        "resolver.require_reference true",
+    ] {
+        assert!(said.contains(part), "{part}: {said}");
+    }
+}
