@@ -359,27 +359,9 @@ fn repair_store(a: StoreArgs, drop_damaged: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What decides the answers, said once at start: which preset, history mode and policy, selector and scope,
-/// and whether resolution needs a reference.
-fn log_behaviour(preset: &PresetArg, cfg: &config::Config) {
-    use chatctx_core::tools::serde_plain as plain;
-    let core = &cfg.core;
-    tracing::info!(
-        "answering with preset {}, history.mode {}, history.policy {}, history.scope {}, conversation.selector {} \
-         (lookback {}), resolver.require_reference {}",
-        preset.preset.as_deref().unwrap_or("none"),
-        plain(&core.history.mode),
-        plain(&core.history.policy),
-        plain(&core.history.scope),
-        plain(&core.conversation.selector),
-        core.conversation.lookback_count,
-        core.resolver.require_reference
-    );
-}
-
 fn run_serve(a: ServeArgs) -> Result<ExitCode> {
     let cfg = load_config(&a.preset, a.config.as_deref())?;
-    log_behaviour(&a.preset, &cfg);
+    tracing::info!("answering with {}", cfg.behaviour(a.preset.preset.as_deref()));
     let listen = a.listen.unwrap_or(cfg.server.listen.clone());
     let tokens = cfg.server.tokens.clone();
     let store_url = a.store.clone().unwrap_or(cfg.store.url.clone());

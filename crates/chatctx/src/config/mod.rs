@@ -56,6 +56,26 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// What decides the answers, for the start of a server's log: the preset, history mode, policy and scope,
+    /// the selector and its lookback, and whether resolution needs a reference.
+    pub fn behaviour(&self, preset: Option<&str>) -> String {
+        use chatctx_core::tools::serde_plain as plain;
+        let c = &self.core;
+        format!(
+            "preset {}, history.mode {}, history.policy {}, history.scope {}, conversation.selector {} (lookback {}), \
+             resolver.require_reference {}",
+            preset.unwrap_or("none"),
+            plain(&c.history.mode),
+            plain(&c.history.policy),
+            plain(&c.history.scope),
+            plain(&c.conversation.selector),
+            c.conversation.lookback_count,
+            c.resolver.require_reference
+        )
+    }
+}
+
 /// `[summary]`: the optional background summarizer, on the `[llm]` endpoint (docs/protocol.md §6.6).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SummarizerSettings {
