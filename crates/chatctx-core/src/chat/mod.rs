@@ -210,22 +210,46 @@ impl Chat {
         let mut swaps = Vec::new();
         swaps.extend(self.people.learn(channel, known));
         if !self.people.has_own_name(&known.user_id) {
-            let keys = [
-                Some(format!("#{}", known.user_id)),
-                known.username.as_ref().map(|u| format!("@{}", u.to_lowercase())),
-            ];
             let nick = crate::people::nickname(known);
-            for key in keys.into_iter().flatten() {
-                let Some(old) = self.mentions.get_mut(key.as_str()) else { continue };
-                let username = known.username.as_deref().or_else(|| key.strip_prefix('@'));
-                let new: Box<str> = crate::people::display_ref(channel, &nick, username, &known.user_id).into();
-                if *old != new {
-                    swaps.push((std::mem::replace(old, new.clone()), new));
-                }
-            }
+            let user = (known.user_id.as_str(), known.username.as_deref());
+            let new_ref = |username: Option<&str>| crate::people::display_ref(channel, &nick, username, user.0);
+            self.retarget_mentions(user, new_ref, &mut swaps);
         }
         for (old, new) in swaps {
             self.rewrite(&old, &new, tokens);
+        }
+    }
+
+    /// When a message names its speaker (profile `named`) for the first time, what showed them by id (their
+    /// earlier speaker profiles without names, the mentions of them) takes that name, so a prompt shows each
+    /// person one way.
+    pub(crate) fn adopt(&mut self, channel: &str, named: u32, tokens: fn(&Item) -> u32) {
+        let mut swaps = self.people.adopt(channel, named);
+        if let Some(user_id) = self.people.user_id(named).map(str::to_owned) {
+            let username = self.people.username(named).map(str::to_owned);
+            let shown: String = self.people.display_ref(named).to_owned();
+            self.retarget_mentions((&user_id, username.as_deref()), |_| shown.clone(), &mut swaps);
+        }
+        for (old, new) in swaps {
+            self.rewrite(&old, &new, tokens);
+        }
+    }
+
+    /// The tracked mentions of a person (`#user_id`, `@username`) take the reference `new_ref` makes (given the
+    /// username the mention was typed with); each change is added to `swaps`.
+    fn retarget_mentions(
+        &mut self,
+        (user_id, username): (&str, Option<&str>),
+        new_ref: impl Fn(Option<&str>) -> String,
+        swaps: &mut Vec<(Box<str>, Box<str>)>,
+    ) {
+        let keys = [Some(format!("#{user_id}")), username.map(|u| format!("@{}", u.to_lowercase()))];
+        for key in keys.into_iter().flatten() {
+            let Some(old) = self.mentions.get_mut(key.as_str()) else { continue };
+            let new: Box<str> = new_ref(username.or_else(|| key.strip_prefix('@'))).into();
+            if *old != new {
+                swaps.push((std::mem::replace(old, new.clone()), new));
+            }
         }
     }
 

@@ -129,24 +129,52 @@ impl People {
             is_bot: old.is_bot,
         };
         let nick = nickname(&shown);
-        let new_ref: Box<str> = display_ref(channel, &nick, shown.username.as_deref(), &shown.user_id).into();
-        if new_ref == old.display_ref {
+        self.rename(channel, i, nick, shown.username)
+    }
+
+    /// Gives profile `i` another nickname (and username): the old and new reference when that changed it.
+    fn rename(
+        &mut self,
+        channel: &str,
+        i: u32,
+        nick: String,
+        username: Option<String>,
+    ) -> Option<(Box<str>, Box<str>)> {
+        let p = &self.profiles[i as usize];
+        let new_ref: Box<str> = display_ref(channel, &nick, username.as_deref(), &p.user_id).into();
+        if new_ref == p.display_ref {
             return None;
         }
-        let p = &mut self.profiles[i as usize];
         if !p.nickname.contains(char::is_whitespace) {
             let key = p.nickname.to_lowercase();
             if self.by_nick.get(key.as_str()) == Some(&i) {
                 self.by_nick.remove(key.as_str());
             }
         }
-        if !nick.contains(char::is_whitespace) {
+        if !nick.contains(char::is_whitespace) && !p.user_id.is_empty() {
             self.by_nick.insert(nick.to_lowercase().into(), i);
         }
-        p.username = shown.username.map(Into::into);
+        let p = &mut self.profiles[i as usize];
+        p.username = username.map(Into::into);
         p.nickname = nick.into();
         let old_ref = std::mem::replace(&mut p.display_ref, new_ref.clone());
         Some((old_ref, new_ref))
+    }
+
+    /// When a message names its speaker for the first time (profile `named`, with names of their own), the same
+    /// person's profiles without names (speakers known only by id, before) take that name: every reference to the
+    /// person then reads the same. The references that changed, old and new.
+    pub(crate) fn adopt(&mut self, channel: &str, named: u32) -> Vec<(Box<str>, Box<str>)> {
+        let Some(n) = self.profiles.get(named as usize).filter(|p| p.own_name && !p.user_id.is_empty()) else {
+            return Vec::new();
+        };
+        let (user, nick, username) =
+            (n.user_id.clone(), n.nickname.to_string(), n.username.as_deref().map(str::to_owned));
+        let unnamed: Vec<u32> = (0..self.profiles.len())
+            .filter(|&j| j != named as usize && self.profiles[j].user_id == user && !self.profiles[j].own_name)
+            .filter_map(|j| u32::try_from(j).ok())
+            .collect();
+        unnamed.into_iter().filter_map(|j| self.rename(channel, j, nick.clone(), username.clone())).collect()
     }
 
     /// Whether the person's latest profile carries names of their own (the directory does not rename them).

@@ -137,7 +137,7 @@ impl Engine {
         chat.set_workspace(workspace_id);
         let dir = dirs.view(&channel, chat.workspace());
         let sender_idx = match &sender {
-            Some(p) => chat.people.intern(&channel, p, dir),
+            Some(p) => intern_sender(chat, &channel, p, dir),
             None => chat.people.anonymous(Anonymous::System),
         };
         // What an object of this message records of it: the first words (its caption) and who posted it. Only
@@ -214,9 +214,9 @@ impl Engine {
             None => chat.message(&r.message_id).and_then(|(c, _)| c.topic.as_deref().map(str::to_owned)),
         };
         let (kind, sender) = match (r.direction, &r.sender) {
-            (Direction::Inbound, Some(p)) => (ItemKind::InboundReaction, chat.people.intern(&r.channel, p, dir)),
+            (Direction::Inbound, Some(p)) => (ItemKind::InboundReaction, intern_sender(chat, &r.channel, p, dir)),
             (Direction::Inbound, None) => (ItemKind::InboundReaction, chat.people.anonymous(Anonymous::System)),
-            (Direction::Outbound, Some(p)) => (ItemKind::OutboundReaction, chat.people.intern(&r.channel, p, dir)),
+            (Direction::Outbound, Some(p)) => (ItemKind::OutboundReaction, intern_sender(chat, &r.channel, p, dir)),
             (Direction::Outbound, None) => (ItemKind::OutboundReaction, chat.people.anonymous(Anonymous::Bot)),
         };
         // The target as the model can use it: its author and a short excerpt (a bare id names nothing the
@@ -364,6 +364,17 @@ fn store_objects(
             chat.objects.activate(&id, Activation::RepliedTo, sent_at, None);
         }
     }
+}
+
+/// The speaker's profile; when it is new and the message names them, what showed them by id takes the name
+/// ([`Chat::adopt`]).
+fn intern_sender(chat: &mut Chat, channel: &str, p: &crate::event::Person, dir: crate::directory::View<'_>) -> u32 {
+    let before = chat.people.len();
+    let idx = chat.people.intern(channel, p, dir);
+    if chat.people.len() > before && crate::directory::has_name(p) {
+        chat.adopt(channel, idx, stored_tokens);
+    }
+    idx
 }
 
 /// [`item_tokens`] of a stored item.

@@ -147,3 +147,33 @@ fn person_events_are_checked_like_every_event() {
     );
     assert_eq!(Event::decode(&back).unwrap(), p, "a person event round-trips through its log line");
 }
+
+/// Issue 30, point 4: the bot mentioned before it first spoke, and a Slack speaker known only by id before a
+/// message of theirs carried a profile, each appear one way in the prompt once their name is known.
+#[test]
+fn one_name_per_person_in_a_prompt() {
+    let mention = json!({"type": "message", "chat_id": "-100", "message_id": "1", "kind": "inbound_user",
+        "sent_at": T0, "sender": {"user_id": "42", "username": "alice", "first_name": "Alice"},
+        "text": "@helper_bot hi", "entities": [{"type": "mention", "offset": 0, "length": 11}], "triggered_agent": true});
+    let reply = json!({"type": "message", "chat_id": "-100", "message_id": "2", "kind": "outbound_agent", "sent_at": T0 + 5,
+        "sender": {"user_id": "999", "username": "helper_bot", "first_name": "Helper", "is_bot": true}, "text": "hello"});
+    let again = json!({"type": "message", "chat_id": "-100", "message_id": "3", "kind": "inbound_user", "sent_at": T0 + 9,
+        "sender": {"user_id": "42", "username": "alice", "first_name": "Alice"}, "text": "thanks", "triggered_agent": true});
+    let e = applied(vec![ev(mention), ev(reply), ev(again)]);
+    use chatctx_core::tools::Request as _;
+    let call =
+        chatctx_core::tools::GetChatHistoryContext::decode(&json!({"chat_id": "-100", "current_message_id": "3"}));
+    let prompt = serde_json::to_string(&e.get_chat_history_context(&call.unwrap()).unwrap().prompt).unwrap();
+    assert!(prompt.contains("[Helper](tg:@helper_bot) hi"), "{prompt}");
+    assert!(!prompt.contains("[@helper_bot]"), "one name for the bot: {prompt}");
+
+    // Slack: first known by id, then a message with its own profile names the speaker everywhere.
+    let mut e = applied(vec![slack_msg("C1", "T1", 1, "U1", "first", None)]);
+    let mut named = slack_msg("C1", "T1", 2, "U1", "second", None);
+    if let Event::Message(m) = &mut named {
+        m.sender.as_mut().unwrap().display_name = Some("Priya".into());
+    }
+    e.apply(named).unwrap();
+    let speakers: Vec<String> = history(&e, "C1").into_iter().map(|(who, _)| who).collect();
+    assert_eq!(speakers, ["[Priya](slack:@U1)", "[Priya](slack:@U1)"]);
+}

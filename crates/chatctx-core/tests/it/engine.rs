@@ -88,7 +88,10 @@ fn mentions_use_the_nickname_of_a_known_member() {
         [mention(1, "hi @bob", 3), msg("-1", None, 2, bob, "hello", false, 2), mention(3, "👋🏽 @bob again", 5)],
     );
     let h = history(&e, "-1", None, None);
-    assert_eq!(h.items[0].text, "hi [@bob](tg:@bob)", "not seen yet: the username");
+    assert_eq!(
+        h.items[0].text, "hi [Bob the Builder](tg:@Bob)",
+        "mentioned before he spoke: the reference took his name when his first message named him (issue 30, point 4)"
+    );
     assert_eq!(h.items[1].sender.display_ref, "[Bob the Builder](tg:@Bob)", "display_name first");
     assert_eq!(
         h.items[2].text, "👋🏽 [Bob the Builder](tg:@Bob) again",
