@@ -4,7 +4,7 @@ When someone mentions the bot or replies to it, it asks chatctx for the conversa
 the reply parent, the room's chatter) and for what the user's "this" refers to, sends both to the model, and
 answers. Everything the bot sends is recorded by chatctx as its own messages.
 
-    pip install "chatctx[aiogram]"            # the chatctx command and this package
+    pip install "./clients/python[aiogram]"  # from the repository root: the chatctx command and this package
     chatctx serve --preset group-bot &        # talkative history, deterministic selection
     BOT_TOKEN=123:ABC LLM_BASE_URL=http://127.0.0.1:11434/v1 LLM_MODEL=qwen2.5:7b python examples/aiogram_bot.py
 

@@ -22,7 +22,7 @@ from aiogram.client.session.middlewares.base import BaseRequestMiddleware
 from ._client import AsyncClient
 from ._forward import Forwarder
 
-__all__ = ["setup"]
+__all__ = ["addressed", "setup"]
 
 
 def setup(dispatcher: Dispatcher, bot: Bot, client: AsyncClient, *, timeout: float = 2.0) -> None:
@@ -56,3 +56,31 @@ def setup(dispatcher: Dispatcher, bot: Bot, client: AsyncClient, *, timeout: flo
 
     dispatcher.update.outer_middleware(inbound)
     bot.session.middleware(Outbound())
+
+
+async def addressed(message: Any, report: Any, bot: Bot) -> bool:
+    """Whether `message` addresses the bot: chatctx's own decision when it has one (`report`, the handler's
+    `chatctx_report`), else the bot's own check, so that with chatctx down or slow a direct mention is still
+    answered: a private chat, a reply to one of the bot's messages, or a mention of the bot (`@username` or a
+    text mention of its id)."""
+    decisions = getattr(report, "decisions", None)
+    if decisions:
+        return bool(decisions[0].triggered_agent)
+    if message.chat.type == "private":
+        return True
+    replied = message.reply_to_message
+    if replied is not None and replied.from_user is not None and replied.from_user.id == bot.id:
+        return True
+    try:
+        username = (await bot.me()).username or ""
+    except Exception:  # noqa: BLE001 - no getMe: the id alone still finds replies and text mentions
+        username = ""
+    text = message.text or message.caption or ""
+    for e in (message.entities or []) + (message.caption_entities or []):
+        if e.type == "text_mention" and e.user is not None and e.user.id == bot.id:
+            return True
+        if e.type == "mention" and username:
+            shown = e.extract_from(text) if hasattr(e, "extract_from") else text[e.offset : e.offset + e.length]
+            if shown.lstrip("@").lower() == username.lower():
+                return True
+    return False
