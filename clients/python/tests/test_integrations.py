@@ -89,7 +89,8 @@ async def test_aiogram_setup_forwards_updates_first_and_records_what_the_bot_sen
     assert [p["text"] for _, p in api.sent] == ["all green"]
     assert await recorded(server, chat) == [
         ("inbound_user", "42", "morning all"),
-        ("inbound_user", "42", "[@helper_bot](tg:@helper_bot) status?"),
+        # The bot's first reply named it: the mention before it shows the same name (one name per person).
+        ("inbound_user", "42", "[Helper](tg:@helper_bot) status?"),
         ("outbound_agent", str(BOT["id"]), "all green"),
     ]
 
