@@ -107,3 +107,15 @@ async def test_the_readme_handler_answers_a_mention_when_chatctx_never_answers()
         await runner.cleanup()
     assert sent["text"] == "Prod is back."
     assert took < 20, f"the bot waited {took:.1f} s: the timeouts bound it"
+
+
+def test_every_python_block_of_the_readmes_is_valid_python() -> None:
+    """The examples people copy compile (top-level `await` allowed, as in a handler's body)."""
+    import ast
+    import textwrap
+
+    for readme in ["clients/python/README.md", "README.md"]:
+        blocks = re.findall(r"```python\n(.*?)```", (REPO / readme).read_text(), re.S)
+        assert blocks, readme
+        for block in blocks:
+            compile(textwrap.dedent(block), readme, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
