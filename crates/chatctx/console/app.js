@@ -234,7 +234,7 @@ async function historyDetail(r) {
     h("tbody", {}, rows));
   const prompt = h("div", { class: "prompt" }, ...d.prompt.map((p) => h("div", { class: "msg" }, h("div", { class: "role" }, p.role), h("pre", {}, p.content))));
   return [chips, h("h4", {}, "Every message considered, oldest first"), h("div", { class: "scroll-x" }, table),
-    h("h4", {}, "The exact prompt the model was given"), prompt];
+    h("h4", {}, "chatctx's part of the prompt (the bot adds its own system prompt and notes)"), prompt];
 }
 
 function resolveDetail(d) {

@@ -131,6 +131,14 @@ def test_the_console_shows_what_the_model_saw_and_why(server, browser):
     assert "Is the Zawrat descent OK" in prompt, "the current message closes the prompt"
     time.sleep(0.3)
     browser.save_screenshot(str(shots() / "desktop-history-call.png"))
+    # The prompt panel says it is chatctx's part of what the model sees (the bot adds its own system prompt).
+    heading = browser.find_element(By.XPATH, "//h4[contains(., 'part of the prompt')]")
+    assert "the bot adds its own system prompt" in heading.text.lower(), heading.text
+    browser.execute_script("arguments[0].scrollIntoView()", heading)
+    time.sleep(0.2)
+    browser.save_screenshot(str(shots() / "desktop-history-prompt.png"))
+    browser.execute_script("window.scrollTo(0, 0)")
+    time.sleep(0.2)
 
     # The resolver's candidate table.
     browser.find_element(By.CSS_SELECTOR, '#call-list li[data-request="which-poll"]').click()
