@@ -103,17 +103,57 @@ function pickChat(c) {
   $("chat").hidden = false;
   $("chat-title").textContent = c.chat_id;
   renderChats();
-  refresh(true);
+  link();
+  return refresh(true);
+}
+
+function showTab(tab) {
+  state.tab = tab;
+  document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t.dataset.tab === tab));
+  for (const t of ["calls", "history", "objects", "state"]) $(`tab-${t}`).hidden = t !== state.tab;
 }
 
 document.querySelectorAll(".tab").forEach((b) =>
   b.addEventListener("click", () => {
-    state.tab = b.dataset.tab;
-    document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === b));
-    for (const t of ["calls", "history", "objects", "state"]) $(`tab-${t}`).hidden = t !== state.tab;
+    showTab(b.dataset.tab);
+    link();
     refresh(true);
   }),
 );
+
+// ---------- deep links: /console#chat=ID&channel=telegram&tab=calls&call=REQUEST ----------
+// What is on screen is in the address, so a bookmark or a plain headless screenshot opens the same view. A
+// `token=` in it (for a screenshot of a server with tokens) is moved to this tab's session storage and dropped
+// from the address at once; the hash never reaches the server.
+function link() {
+  const p = new URLSearchParams();
+  if (state.chat) {
+    p.set("chat", state.chat.chat_id);
+    p.set("channel", state.chat.channel);
+    p.set("tab", state.tab);
+    if (state.call && state.tab === "calls") p.set("call", state.call);
+  }
+  const hash = p.toString();
+  if (location.hash.slice(1) !== hash) history.replaceState(null, "", hash ? `#${hash}` : location.pathname);
+}
+
+function linked() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  if (p.get("token")) {
+    sessionStorage.setItem("chatctx-token", p.get("token"));
+    p.delete("token");
+    history.replaceState(null, "", p.toString() ? `#${p}` : location.pathname);
+  }
+  return { chat: p.get("chat"), channel: p.get("channel") || "telegram", tab: p.get("tab"), call: p.get("call") };
+}
+
+async function openLinked(want) {
+  const c = state.chats.find((x) => x.chat_id === want.chat && x.channel === want.channel);
+  if (!c) return;
+  if (want.tab && ["calls", "history", "objects", "state"].includes(want.tab)) showTab(want.tab);
+  await pickChat(c);
+  if (want.call && state.tab === "calls" && state.calls.some((r) => r.request_id === want.call)) pickCall(want.call);
+}
 
 // ---------- tool calls ----------
 function callSummary(r) {
@@ -143,6 +183,7 @@ function renderCalls() {
 
 function pickCall(id) {
   state.call = id;
+  link();
   renderCalls();
   renderDetail();
 }
@@ -388,4 +429,7 @@ async function poll() {
   pollMs = ok && took < POLL_MS / 2 ? POLL_MS : Math.min(MAX_POLL_MS, pollMs * 2);
   state.timer = setTimeout(poll, pollMs);
 }
-refresh(true).then(() => { state.timer = setTimeout(poll, POLL_MS); });
+const wanted = linked();
+refresh(true)
+  .then(() => (wanted.chat ? openLinked(wanted) : null))
+  .then(() => { state.timer = setTimeout(poll, POLL_MS); });

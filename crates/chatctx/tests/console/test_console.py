@@ -227,3 +227,23 @@ def test_a_chat_with_many_topics_is_read_once_per_refresh(server, browser):
     wait(browser, '.hist-item[data-message="40"]', timeout=10)
     reads = history_reads(server) - before
     assert reads <= 4, f"{reads} history reads for two refreshes of a chat with 40 topics"
+
+
+def test_a_deep_link_opens_the_chat_and_the_call(server, browser):
+    """Issue 30, point 5: what is on screen is in the address; a link (token included, for a plain screenshot of a
+    server with tokens) opens that chat and that call, and the token leaves the address at once."""
+    set_size(browser, 1280, 900)
+    browser.get(server + "/console")
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(f"{server}/console#chat={CHAT}&channel=telegram&tab=calls&call=which-poll&token={TOKEN}")
+    browser.refresh()
+    first = wait(browser, "table.candidates tbody tr").text
+    assert "513:poll" in first, first
+    assert not browser.find_elements(By.CSS_SELECTOR, "dialog[open]"), "the token came with the link"
+    assert TOKEN not in browser.current_url, browser.current_url
+    assert "call=which-poll" in browser.current_url and f"chat={CHAT}" in browser.current_url
+    time.sleep(0.3)
+    browser.save_screenshot(str(shots() / "desktop-deep-link.png"))
+    # Picking another call puts it in the address.
+    browser.find_element(By.CSS_SELECTOR, '#call-list li[data-request="live-objects"]').click()
+    assert "call=live-objects" in browser.current_url
