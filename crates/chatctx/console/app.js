@@ -1,5 +1,5 @@
 // chatctx console: plain JavaScript, no build step. Reads the HTTP API the bot uses (GET routes only) and
-// polls it every 2 seconds. Message text is always inserted as text, never as HTML.
+// polls it every 2 seconds, redrawing only what changed. Message text is always inserted as text, never as HTML.
 "use strict";
 
 const POLL_MS = 2000;
@@ -80,8 +80,15 @@ $("token-button").addEventListener("click", () => askToken());
 $("menu").addEventListener("click", () => $("chats").classList.toggle("open"));
 
 // ---------- chats ----------
+// What each list last drew: a refresh that finds the same redraws nothing (a click never lands on a list that was
+// replaced under it, and nothing flickers).
+const drawn = { chats: "", calls: "" };
+
 function renderChats() {
   const list = $("chat-list");
+  const sig = JSON.stringify([state.chats, state.chat && [state.chat.channel, state.chat.chat_id]]);
+  if (sig === drawn.chats) return;
+  drawn.chats = sig;
   list.replaceChildren(
     ...state.chats.map((c) => {
       const active = state.chat && c.chat_id === state.chat.chat_id && c.channel === state.chat.channel;
@@ -166,6 +173,9 @@ function callSummary(r) {
 
 function renderCalls() {
   const list = $("call-list");
+  const sig = JSON.stringify([state.chat && [state.chat.channel, state.chat.chat_id], state.calls.map((c) => c.request_id), state.call]);
+  if (sig === drawn.calls) return;
+  drawn.calls = sig;
   if (!state.calls.length) {
     list.replaceChildren(h("li", { class: "empty" }, "No tool calls yet. Records appear as the bot calls tools."));
     return;

@@ -171,8 +171,9 @@ def test_the_console_shows_what_the_model_saw_and_why(server, browser):
     post(server, "/v1/tools/get_chat_history_context", {"chat_id": CHAT, "current_message_id": "525", "now": NOW + 125}, "carol-live")
     wait(browser, '#call-list li[data-request="carol-live"]', timeout=10)
 
-    # The token stays for the session: a reload asks for nothing.
-    browser.refresh()
+    # The token stays for the session: loading the console again asks for nothing. (The address without its
+    # `#…`: a reload of the linked view reopens the chat and call by itself, tested below.)
+    browser.get(server + "/console")
     wait(browser, f'#chat-list li[data-chat="{CHAT}"]')
     assert not browser.find_elements(By.CSS_SELECTOR, "dialog[open]")
 
