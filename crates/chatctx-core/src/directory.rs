@@ -22,6 +22,18 @@ pub(crate) fn has_name(p: &Person) -> bool {
     p.display_name.is_some() || p.first_name.is_some() || p.last_name.is_some()
 }
 
+/// `base` (its id, username and bot flag) with the names of `names`; the username falls back to `names`'s.
+pub(crate) fn with_names(base: &Person, names: &Person) -> Person {
+    Person {
+        user_id: base.user_id.clone(),
+        username: base.username.clone().or_else(|| names.username.clone()),
+        display_name: names.display_name.clone(),
+        first_name: names.first_name.clone(),
+        last_name: names.last_name.clone(),
+        is_bot: base.is_bot,
+    }
+}
+
 /// One workspace's people.
 #[derive(Debug, Default)]
 pub(crate) struct Directory {
@@ -52,20 +64,23 @@ impl Directory {
     }
 
     /// `p` merged over what is known of them: a later event's names replace the earlier ones; an event without
-    /// names (only an id and a username) keeps them.
-    fn merged(&self, p: &Person) -> Person {
-        match self.people.get(p.user_id.as_str()) {
-            Some((old, _)) if !has_name(p) => Person {
-                user_id: p.user_id.clone(),
-                username: p.username.clone().or_else(|| old.username.clone()),
-                display_name: old.display_name.clone(),
-                first_name: old.first_name.clone(),
-                last_name: old.last_name.clone(),
-                is_bot: p.is_bot,
-            },
-            Some((old, _)) => Person { username: p.username.clone().or_else(|| old.username.clone()), ..p.clone() },
-            None => p.clone(),
+    /// names (only an id and a username) keeps them. `None` when that changes nothing.
+    fn merged(&self, p: &Person) -> Option<Person> {
+        let Some((old, _)) = self.people.get(p.user_id.as_str()) else { return Some(p.clone()) };
+        let names = if has_name(p) { p } else { old };
+        let same = old.is_bot == p.is_bot
+            && p.username.as_ref().is_none_or(|u| old.username.as_ref() == Some(u))
+            && names.display_name == old.display_name
+            && names.first_name == old.first_name
+            && names.last_name == old.last_name;
+        if same {
+            return None;
         }
+        let mut m = with_names(p, names);
+        if m.username.is_none() {
+            m.username.clone_from(&old.username);
+        }
+        Some(m)
     }
 
     fn insert(&mut self, p: Person, stamp: u64, max_people: usize) {
@@ -95,10 +110,6 @@ impl Directory {
 
     /// Everyone, in learn order.
     pub(crate) fn everyone(&self) -> impl Iterator<Item = &Person> {
-        self.in_order()
-    }
-
-    fn in_order(&self) -> impl Iterator<Item = &Person> {
         self.order.values().filter_map(|id| self.by_id(id))
     }
 }
@@ -137,10 +148,10 @@ impl<'a> View<'a> {
     }
 }
 
-/// Every directory, by `(channel, workspace)`.
+/// Every directory, by channel and workspace (nested, so that a lookup by `&str` allocates nothing).
 #[derive(Debug, Default)]
 pub(crate) struct Directories {
-    dirs: HashMap<(Box<str>, Box<str>), Directory>,
+    dirs: HashMap<Box<str>, HashMap<Box<str>, Directory>>,
     clock: u64,
 }
 
@@ -187,34 +198,19 @@ impl DirectoryDoc {
 impl Directories {
     /// The directory of `(channel, workspace)`, if any.
     pub(crate) fn get(&self, channel: &str, workspace: &str) -> Option<&Directory> {
-        if self.dirs.is_empty() {
-            return None;
-        }
-        self.dirs.get(&(Box::from(channel), Box::from(workspace)))
+        self.dirs.get(channel)?.get(workspace)
     }
 
     /// What a chat of `(channel, workspace)` reads.
     pub(crate) fn view(&self, channel: &str, workspace: &str) -> View<'_> {
-        if self.dirs.is_empty() {
-            return View::default();
-        }
-        let own = self.get(channel, workspace);
-        View { channel: if workspace.is_empty() { None } else { self.get(channel, "") }, own }
+        let Some(of_channel) = self.dirs.get(channel) else { return View::default() };
+        let fallback = if workspace.is_empty() { None } else { of_channel.get("") };
+        View { own: of_channel.get(workspace), channel: fallback }
     }
 
-    /// What `p` would make of its entry, when that differs from what is held.
-    pub(crate) fn would_change(&self, channel: &str, workspace: &str, p: &Person) -> Option<Person> {
-        let merged = match self.get(channel, workspace) {
-            Some(d) => {
-                let m = d.merged(p);
-                if d.by_id(&p.user_id) == Some(&m) {
-                    return None;
-                }
-                m
-            }
-            None => p.clone(),
-        };
-        Some(merged)
+    /// Whether `p` would change their entry in `(channel, workspace)`.
+    pub(crate) fn would_change(&self, channel: &str, workspace: &str, p: &Person) -> bool {
+        self.get(channel, workspace).is_none_or(|d| d.merged(p).is_some())
     }
 
     /// Learns `p` in `(channel, workspace)`; the entry as it now stands when it changed.
@@ -224,24 +220,40 @@ impl Directories {
         p: &Person,
         (max_people, max_workspaces): (usize, usize),
     ) -> Option<Person> {
-        let merged = self.would_change(channel, workspace, p)?;
+        let merged = match self.get(channel, workspace) {
+            Some(d) => d.merged(p)?,
+            None => p.clone(),
+        };
         self.clock += 1;
         let stamp = self.clock;
-        let key = (Box::from(channel), Box::from(workspace));
-        if !self.dirs.contains_key(&key) && self.dirs.len() >= max_workspaces.max(1) {
-            // The directory written longest ago leaves.
-            if let Some(gone) = self.dirs.iter().min_by_key(|(k, d)| (d.touched, (*k).clone())).map(|(k, _)| k.clone())
-            {
-                self.dirs.remove(&gone);
+        if self.get(channel, workspace).is_none() && self.count() >= max_workspaces.max(1) {
+            // The directory written longest ago leaves (stamps are unique: no tie to break).
+            let oldest = self
+                .dirs
+                .iter()
+                .flat_map(|(c, ws)| ws.iter().map(move |(w, d)| (d.touched, c.clone(), w.clone())))
+                .min();
+            if let Some((_, c, w)) = oldest {
+                self.remove(&c, &w);
             }
         }
-        self.dirs.entry(key).or_default().insert(merged.clone(), stamp, max_people);
+        let dir = self.dirs.entry(Box::from(channel)).or_default().entry(Box::from(workspace)).or_default();
+        dir.insert(merged.clone(), stamp, max_people);
         Some(merged)
+    }
+
+    fn count(&self) -> usize {
+        self.dirs.values().map(HashMap::len).sum()
     }
 
     /// Forgets a directory; whether it was held.
     pub(crate) fn remove(&mut self, channel: &str, workspace: &str) -> bool {
-        self.dirs.remove(&(Box::from(channel), Box::from(workspace))).is_some()
+        let Some(of_channel) = self.dirs.get_mut(channel) else { return false };
+        let held = of_channel.remove(workspace).is_some();
+        if of_channel.is_empty() {
+            self.dirs.remove(channel);
+        }
+        held
     }
 
     /// The directory as a document.
@@ -251,7 +263,7 @@ impl Directories {
             format: DIRECTORY_FORMAT.to_owned(),
             channel: channel.to_owned(),
             workspace_id: workspace.to_owned(),
-            people: d.in_order().cloned().collect(),
+            people: d.everyone().cloned().collect(),
         })
     }
 
@@ -262,12 +274,16 @@ impl Directories {
             self.clock += 1;
             d.insert(p.clone(), self.clock, max_people.max(doc.people.len()));
         }
-        self.dirs.insert((doc.channel.as_str().into(), doc.workspace_id.as_str().into()), d);
+        self.dirs.entry(Box::from(doc.channel.as_str())).or_default().insert(doc.workspace_id.as_str().into(), d);
     }
 
     /// Every directory held, as `(channel, workspace, people)`, sorted.
     pub(crate) fn list(&self) -> Vec<(String, String, usize)> {
-        let mut v: Vec<_> = self.dirs.iter().map(|((c, w), d)| (c.to_string(), w.to_string(), d.len())).collect();
+        let mut v: Vec<_> = self
+            .dirs
+            .iter()
+            .flat_map(|(c, ws)| ws.iter().map(move |(w, d)| (c.to_string(), w.to_string(), d.len())))
+            .collect();
         v.sort();
         v
     }

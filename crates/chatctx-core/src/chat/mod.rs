@@ -215,9 +215,7 @@ impl Chat {
             let new_ref = |username: Option<&str>| crate::people::display_ref(channel, &nick, username, user.0);
             self.retarget_mentions(user, new_ref, &mut swaps);
         }
-        for (old, new) in swaps {
-            self.rewrite(&old, &new, tokens);
-        }
+        self.rewrite(swaps, tokens);
     }
 
     /// When a message names its speaker (profile `named`) for the first time, what showed them by id (their
@@ -230,9 +228,7 @@ impl Chat {
             let shown: String = self.people.display_ref(named).to_owned();
             self.retarget_mentions((&user_id, username.as_deref()), |_| shown.clone(), &mut swaps);
         }
-        for (old, new) in swaps {
-            self.rewrite(&old, &new, tokens);
-        }
+        self.rewrite(swaps, tokens);
     }
 
     /// The tracked mentions of a person (`#user_id`, `@username`) take the reference `new_ref` makes (given the
@@ -253,24 +249,27 @@ impl Chat {
         }
     }
 
-    /// Replaces reference `old` by `new` in every stored text, quote and object author.
-    fn rewrite(&mut self, old: &str, new: &str, tokens: fn(&Item) -> u32) {
-        for item in self.convs.iter_mut().flat_map(|c| c.items.iter_mut()) {
-            let mut changed = false;
-            if item.text.contains(old) {
-                item.text = item.text.replace(old, new).into();
-                changed = true;
+    /// Replaces each reference `old` by its `new` in every stored text, quote and object author.
+    fn rewrite(&mut self, swaps: Vec<(Box<str>, Box<str>)>, tokens: fn(&Item) -> u32) {
+        for (old, new) in &swaps {
+            let (old, new) = (&**old, &**new);
+            for item in self.convs.iter_mut().flat_map(|c| c.items.iter_mut()) {
+                let mut changed = false;
+                if item.text.contains(old) {
+                    item.text = item.text.replace(old, new).into();
+                    changed = true;
+                }
+                if let Some(q) = item.extra.as_mut().and_then(|x| x.quote.as_mut()).filter(|q| &*q.0 == old) {
+                    q.0 = new.into();
+                    changed = true;
+                }
+                if changed {
+                    item.tokens = tokens(item);
+                }
             }
-            if let Some(q) = item.extra.as_mut().and_then(|x| x.quote.as_mut()).filter(|q| &*q.0 == old) {
-                q.0 = new.into();
-                changed = true;
+            for o in self.objects.each_mut().filter(|o| o.author.as_deref() == Some(old)) {
+                o.author = Some(new.to_owned());
             }
-            if changed {
-                item.tokens = tokens(item);
-            }
-        }
-        for o in self.objects.each_mut().filter(|o| o.author.as_deref() == Some(old)) {
-            o.author = Some(new.to_owned());
         }
     }
 

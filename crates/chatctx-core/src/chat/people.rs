@@ -3,7 +3,7 @@
 
 use hashbrown::HashMap;
 
-use crate::directory::{View, has_name};
+use crate::directory::{View, has_name, with_names};
 use crate::event::Person;
 use crate::history::Sender;
 use crate::people::{display_ref, nickname};
@@ -11,14 +11,7 @@ use crate::people::{display_ref, nickname};
 /// `p` as a chat shows them: with their own names when they carry any, else with the directory's.
 fn as_shown(p: &Person, dir: View<'_>) -> Person {
     match Some(dir).filter(|_| !has_name(p)).and_then(|d| d.by_id(&p.user_id)) {
-        Some(known) => Person {
-            user_id: p.user_id.clone(),
-            username: p.username.clone().or_else(|| known.username.clone()),
-            display_name: known.display_name.clone(),
-            first_name: known.first_name.clone(),
-            last_name: known.last_name.clone(),
-            is_bot: p.is_bot,
-        },
+        Some(known) => with_names(p, known),
         None => p.clone(),
     }
 }
@@ -120,14 +113,13 @@ impl People {
         if old.own_name {
             return None;
         }
-        let shown = Person {
+        let base = Person {
             user_id: known.user_id.clone(),
-            username: old.username.as_deref().map(str::to_owned).or_else(|| known.username.clone()),
-            display_name: known.display_name.clone(),
-            first_name: known.first_name.clone(),
-            last_name: known.last_name.clone(),
+            username: old.username.as_deref().map(str::to_owned),
             is_bot: old.is_bot,
+            ..Person::default()
         };
+        let shown = with_names(&base, known);
         let nick = nickname(&shown);
         self.rename(channel, i, nick, shown.username)
     }

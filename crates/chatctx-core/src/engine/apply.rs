@@ -252,19 +252,8 @@ impl Engine {
         let workspace = self.person_workspace(&p).to_owned();
         let c = &self.settings.conversation;
         let bounds = (c.max_people, c.max_workspaces);
-        let Some(known) = self.directories.learn((&p.channel, &workspace), &p.person, bounds) else { return };
-        let Some(chats) = self.chats.get_mut(&p.channel) else { return };
-        // The channel's own directory (workspace "") is every chat's fallback, below its workspace's.
-        for chat in chats.values_mut() {
-            let shown = chat.workspace() == workspace
-                || (workspace.is_empty()
-                    && self
-                        .directories
-                        .get(&p.channel, chat.workspace())
-                        .is_none_or(|d| d.by_id(&known.user_id).is_none()));
-            if shown {
-                chat.learn(&p.channel, &known, stored_tokens);
-            }
+        if self.directories.learn((&p.channel, &workspace), &p.person, bounds).is_some() {
+            self.show_people(&p.channel, &workspace, Some(&p.person.user_id));
         }
     }
 

@@ -22,7 +22,7 @@ pub fn directory_of_log_key(chat_id: &str) -> Option<&str> {
 impl Engine {
     /// Whether a `person` event would change its directory (an unchanged one need not be logged).
     pub fn person_changes(&self, p: &PersonEvent) -> bool {
-        self.directories.would_change(&p.channel, self.person_workspace(p), &p.person).is_some()
+        self.directories.would_change(&p.channel, self.person_workspace(p), &p.person)
     }
 
     /// The workspace a chat belongs to (`""`: the channel's own directory), if the chat is held.
@@ -52,17 +52,7 @@ impl Engine {
     /// Replaces a workspace's directory with a document's, and shows its names in the workspace's chats.
     pub fn import_directory(&mut self, doc: &DirectoryDoc) {
         self.directories.import(doc, self.settings.conversation.max_people);
-        let keys: Vec<String> = match self.chats.get(&doc.channel) {
-            Some(chats) => chats
-                .iter()
-                .filter(|(_, c)| c.workspace() == doc.workspace_id || doc.workspace_id.is_empty())
-                .map(|(k, _)| k.clone())
-                .collect(),
-            None => return,
-        };
-        for chat_id in keys {
-            self.sync_chat(&doc.channel, &chat_id);
-        }
+        self.show_people(&doc.channel, &doc.workspace_id, None);
     }
 
     /// Forgets a workspace's directory; whether it was held. Names already shown in stored texts stay.
@@ -70,11 +60,34 @@ impl Engine {
         self.directories.remove(channel, workspace)
     }
 
-    /// Shows the directory's names in one chat (after the chat was loaded from a document).
+    /// Shows in every chat that reads `(channel, workspace)`'s directory (the channel's own, `""`, is every chat's
+    /// fallback) the names it holds now: of `user` only, or of everyone. Each chat sees the person as its own view
+    /// of the directories gives them (its workspace's entry before the channel's).
+    pub(crate) fn show_people(&mut self, channel: &str, workspace: &str, user: Option<&str>) {
+        let Some(chats) = self.chats.get_mut(channel) else { return };
+        for chat in chats.values_mut().filter(|c| workspace.is_empty() || c.workspace() == workspace) {
+            show(chat, channel, self.directories.view(channel, chat.workspace()), user);
+        }
+    }
+
+    /// [`Engine::show_people`] for one chat, everyone (after the chat was loaded from a document).
     pub(crate) fn sync_chat(&mut self, channel: &str, chat_id: &str) {
         let Some(chat) = self.chats.get_mut(channel).and_then(|c| c.get_mut(chat_id)) else { return };
-        for p in self.directories.view(channel, chat.workspace()).everyone() {
-            chat.learn(channel, p, super::apply::stored_tokens);
+        show(chat, channel, self.directories.view(channel, chat.workspace()), None);
+    }
+}
+
+fn show(chat: &mut Chat, channel: &str, view: crate::directory::View<'_>, user: Option<&str>) {
+    match user {
+        Some(u) => {
+            if let Some(p) = view.by_id(u) {
+                chat.learn(channel, p, super::apply::stored_tokens);
+            }
+        }
+        None => {
+            for p in view.everyone() {
+                chat.learn(channel, p, super::apply::stored_tokens);
+            }
         }
     }
 }

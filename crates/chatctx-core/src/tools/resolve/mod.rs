@@ -352,7 +352,7 @@ fn refers_to_something(chat: &Chat, req: &ResolveReferenceTarget) -> bool {
         return true;
     }
     let current = chat.message(req.current()).map(|(_, item)| item);
-    if current.is_some_and(|i| i.reply_to.is_some()) || !chat.objects.sourced_from(req.current()).is_empty() {
+    if current.is_some_and(|i| i.reply_to.is_some()) || chat.objects.of_source(req.current()).next().is_some() {
         return true;
     }
     match (&req.raw_user_text, current) {
