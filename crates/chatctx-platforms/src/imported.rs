@@ -1,7 +1,7 @@
 //! What reading an export (a Telegram Desktop `result.json`, a Slack workspace export, a DiscordChatExporter
 //! file) makes: the events, in the order a replay applies them, and what was left out and why.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chatctx_core::Event;
 
@@ -44,6 +44,18 @@ impl Imported {
     /// large deletions split, and each event checked as a restart reads it back (one that would not load is
     /// left out and counted).
     pub(crate) fn checked(mut self) -> Self {
+        // An export names a person on every message of theirs (a Slack profile, a Discord author): keep a
+        // `person` only where it differs from the last one kept for that person, so that a rename back to an
+        // earlier name is kept too.
+        let mut last: HashMap<(String, String, String), chatctx_core::event::Person> = HashMap::new();
+        self.events.retain(|e| match e {
+            Event::Person(p) => {
+                let scope = p.workspace_id.clone().or_else(|| p.chat_id.clone()).unwrap_or_default();
+                let key = (p.channel.clone(), scope, p.person.user_id.clone());
+                last.insert(key, p.person.clone()).is_none_or(|before| before != p.person)
+            }
+            _ => true,
+        });
         let (events, warnings) = Event::fit(std::mem::take(&mut self.events));
         self.warnings.extend(warnings);
         for ev in events {
@@ -56,5 +68,37 @@ impl Imported {
             }
         }
         self
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use chatctx_core::event::{Person, PersonEvent};
+
+    use super::*;
+
+    fn named(name: &str, chat: &str) -> Event {
+        Event::Person(PersonEvent {
+            channel: "slack".into(),
+            workspace_id: Some("T1".into()),
+            chat_id: Some(chat.into()),
+            person: Person { user_id: "U1".into(), display_name: Some(name.into()), ..Person::default() },
+        })
+    }
+
+    #[test]
+    fn a_person_repeated_unchanged_is_kept_once_and_a_rename_back_is_kept() {
+        let events = vec![named("Ann", "C1"), named("Ann", "C2"), named("Anna", "C1"), named("Ann", "C1")];
+        let kept: Vec<String> = Imported { events, ..Imported::default() }
+            .checked()
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Person(p) => p.person.display_name.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kept, ["Ann", "Anna", "Ann"]);
     }
 }

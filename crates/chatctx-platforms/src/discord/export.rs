@@ -9,8 +9,6 @@
 //! objects; system messages (`GuildMemberJoin`, `ThreadCreated`, `ChannelPinnedMessage`, …) are notes;
 //! `reactions` with their `users` become reactions dated with the message.
 
-use std::collections::HashSet;
-
 use chatctx_core::event::{
     Attachment, Direction, Event, MessageEvent, Person, PersonEvent, ReactionEvent, ThreadEvent,
 };
@@ -77,16 +75,11 @@ pub fn import(v: &Value, bot: &Bot) -> Result<Imported, Error> {
         }));
     }
     let chat_type = if guild.is_some() { "guild" } else { "dm" };
-    let mut seen = HashSet::new();
     for (i, m) in f.array("messages")?.iter().enumerate() {
         let path = format!("messages[{i}]");
         match message(m, &path, (&chat, chat_type, guild.as_deref()), bot, &mut out) {
             Ok(Some((message, people))) => {
-                for p in people {
-                    if seen.insert(serde_json::to_string(&p).unwrap_or_default()) {
-                        out.events.push(Event::Person(p));
-                    }
-                }
+                out.events.extend(people.into_iter().map(Event::Person));
                 let reactions = reactions(m, &message, bot);
                 out.events.push(Event::Message(message));
                 out.events.extend(reactions);

@@ -9,7 +9,7 @@
 //! bot's own messages read the same. Reactions (`reactions[].users`) become one reaction per user, dated with
 //! the message. Subtypes the mapping does not use are counted, never fatal.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use chatctx_core::event::Event;
 use chatctx_core::{Error, Timestamp};
@@ -87,9 +87,8 @@ pub fn import(files: &BTreeMap<String, Value>, bot: &Bot) -> Result<Imported, Er
         }
     }
     convs.sort_by(|a, b| a.id.cmp(&b.id));
-    let mut seen_people = HashSet::new();
     for conv in &convs {
-        conversation(files, conv, (team.as_deref(), bot), &mut seen_people, &mut out);
+        conversation(files, conv, (team.as_deref(), bot), &mut out);
     }
     Ok(out.checked())
 }
@@ -116,7 +115,6 @@ fn conversation(
     files: &BTreeMap<String, Value>,
     conv: &Conversation<'_>,
     (team, bot): (Option<&str>, &Bot),
-    seen_people: &mut HashSet<String>,
     out: &mut Imported,
 ) {
     let prefix = format!("{}/", conv.folder);
@@ -150,15 +148,7 @@ fn conversation(
                 for reason in mapped.ignored {
                     out.skip(reason);
                 }
-                for e in mapped.events {
-                    // A profile repeats on every message of its person: one `person` line each time it changes.
-                    if let Event::Person(p) = &e
-                        && !seen_people.insert(serde_json::to_string(p).unwrap_or_default())
-                    {
-                        continue;
-                    }
-                    out.events.push(e);
-                }
+                out.events.extend(mapped.events);
                 reactions(m, (&conv.id, ts), (team, bot), out);
             }
             Err(e) => {

@@ -183,7 +183,7 @@ fn message(
         channel: CHANNEL.to_owned(),
         chat_id: channel.to_owned(),
         workspace_id: team.map(str::to_owned),
-        chat_type: event.str("channel_type")?.or(f.str("channel_type")?).map(str::to_owned),
+        chat_type: event.str("channel_type")?.or(f.str("channel_type")?).filter(|t| !t.is_empty()).map(str::to_owned),
         topic_id: thread.clone(),
         message_id: ts,
         reply_to_message_id: thread,

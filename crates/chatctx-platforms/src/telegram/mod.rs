@@ -286,7 +286,7 @@ pub fn map_message(
     let chat_path = f.name("chat");
     let chat = Fields::new(chat_obj(&f)?, &chat_path, EV);
     let chat_id = chat.req_id("id")?;
-    let chat_type = chat.str("type")?.map(str::to_owned);
+    let chat_type = chat.str("type")?.filter(|t| !t.is_empty()).map(str::to_owned);
     let message_id = f.req_id("message_id")?;
     let sent_at = f.req_time("date")?;
     let is_topic = f.bool("is_topic_message")? == Some(true);
