@@ -124,6 +124,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// An optional name-like string: trimmed, `None` when absent or blank.
+    pub fn text(&self, key: &str) -> Result<Option<String>, Error> {
+        Ok(self.str(key)?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned))
+    }
+
     /// An optional boolean.
     pub fn bool(&self, key: &str) -> Result<Option<bool>, Error> {
         match self.get(key) {

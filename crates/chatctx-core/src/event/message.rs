@@ -250,7 +250,7 @@ impl MessageEvent {
             origin,
             triggered_agent,
             actions: f.strings("actions")?,
-            forwarded_from: f.str("forwarded_from")?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned),
+            forwarded_from: f.text("forwarded_from")?,
         })
     }
 }
@@ -259,15 +259,12 @@ impl Person {
     /// Decodes a person; `user_id` is required when `need_id`.
     pub fn decode(f: Fields<'_>, need_id: bool) -> Result<Self, Error> {
         let user_id = if need_id { f.req_id("user_id")? } else { f.id("user_id")?.unwrap_or_default() };
-        let text = |k: &str| -> Result<Option<String>, Error> {
-            Ok(f.str(k)?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned))
-        };
         Ok(Self {
             user_id,
-            username: text("username")?.map(|u| u.trim_start_matches('@').to_owned()).filter(|u| !u.is_empty()),
-            display_name: text("display_name")?,
-            first_name: text("first_name")?,
-            last_name: text("last_name")?,
+            username: f.text("username")?.map(|u| u.trim_start_matches('@').to_owned()).filter(|u| !u.is_empty()),
+            display_name: f.text("display_name")?,
+            first_name: f.text("first_name")?,
+            last_name: f.text("last_name")?,
             is_bot: f.bool("is_bot")?.unwrap_or(false),
         })
     }

@@ -96,13 +96,10 @@ pub fn import(v: &Value, bot: &Bot) -> Result<Imported, Error> {
 
 /// An exported user (`author`, a `mentions` entry) as a person: nickname, else name.
 fn person(u: &Fields<'_>) -> Result<Person, Error> {
-    let text = |k: &str| -> Result<Option<String>, Error> {
-        Ok(u.str(k)?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned))
-    };
-    let name = text("name")?;
+    let name = u.text("name")?;
     Ok(Person {
         user_id: u.req_id("id")?,
-        display_name: text("nickname")?,
+        display_name: u.text("nickname")?,
         username: name,
         is_bot: u.bool("isBot")? == Some(true),
         ..Person::default()

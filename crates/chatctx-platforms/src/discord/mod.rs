@@ -178,17 +178,14 @@ fn member(m: &Map<String, Value>, path: &str, guild: Option<String>) -> Result<E
 
 /// A Discord user (with their guild member record, if given) as a person.
 fn person(u: &Fields<'_>, member: Option<&Map<String, Value>>) -> Result<Person, Error> {
-    let text = |f: &Fields<'_>, k: &str| -> Result<Option<String>, Error> {
-        Ok(f.str(k)?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned))
-    };
     let nick = match member {
-        Some(m) => text(&Fields::new(m, "member", EV), "nick")?,
+        Some(m) => Fields::new(m, "member", EV).text("nick")?,
         None => None,
     };
     Ok(Person {
         user_id: u.req_id("id")?,
-        username: text(u, "username")?,
-        display_name: nick.or(text(u, "global_name")?),
+        username: u.text("username")?,
+        display_name: nick.or(u.text("global_name")?),
         first_name: None,
         last_name: None,
         is_bot: u.bool("bot")? == Some(true),

@@ -19,11 +19,6 @@ const EV: ErrorCode = ErrorCode::InvalidEvent;
 pub(super) const USER_EVENTS: &[&str] =
     &["user_change", "team_join", "user_profile_changed", "user_status_changed", "user_huddle_changed"];
 
-/// A Slack name field: trimmed, `None` when empty.
-fn name(f: &Fields<'_>, key: &str) -> Result<Option<String>, Error> {
-    Ok(f.str(key)?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned))
-}
-
 /// A Slack user object (`users.list` member, `user_change`'s `user`) as a person of `team` (else the user's own
 /// `team_id`).
 pub(super) fn user(m: &Map<String, Value>, path: &str, team: Option<&str>) -> Result<PersonEvent, Error> {
@@ -33,14 +28,14 @@ pub(super) fn user(m: &Map<String, Value>, path: &str, team: Option<&str>) -> Re
     let profile = f.obj("profile")?.map(|p| Fields::new(p, &profile_path, EV));
     let (display, first, last) = match &profile {
         Some(p) => (
-            name(p, "display_name")?.or(name(p, "real_name")?).or(name(&f, "real_name")?),
-            name(p, "first_name")?,
-            name(p, "last_name")?,
+            p.text("display_name")?.or(p.text("real_name")?).or(f.text("real_name")?),
+            p.text("first_name")?,
+            p.text("last_name")?,
         ),
-        None => (name(&f, "real_name")?, None, None),
+        None => (f.text("real_name")?, None, None),
     };
     // A user with no name at all (a new account) is still known by their handle.
-    let display = display.or(name(&f, "name")?);
+    let display = display.or(f.text("name")?);
     Ok(PersonEvent {
         channel: CHANNEL.to_owned(),
         workspace_id: team.map(str::to_owned).or(f.id("team_id")?),
@@ -65,9 +60,9 @@ pub(super) fn of_message(
 ) -> Result<Option<PersonEvent>, Error> {
     let (display, is_bot) = if let Some(p) = m.obj("user_profile")? {
         let p = Fields::new(p, "user_profile", EV);
-        (name(&p, "display_name")?.or(name(&p, "real_name")?).or(name(&p, "name")?), false)
+        (p.text("display_name")?.or(p.text("real_name")?).or(p.text("name")?), false)
     } else if let Some(b) = m.obj("bot_profile")? {
-        (name(&Fields::new(b, "bot_profile", EV), "name")?, true)
+        (Fields::new(b, "bot_profile", EV).text("name")?, true)
     } else {
         return Ok(None);
     };

@@ -168,15 +168,12 @@ pub fn map_update(update: &Value, bot: &Bot, received_at: Timestamp) -> Result<M
 
 fn person_from_user(u: &Map<String, Value>, path: &str) -> Result<Person, Error> {
     let f = Fields::new(u, path, EV);
-    let text = |k: &str| -> Result<Option<String>, Error> {
-        Ok(f.str(k)?.map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned))
-    };
     Ok(Person {
         user_id: f.req_id("id")?,
-        username: text("username")?,
+        username: f.text("username")?,
         display_name: None,
-        first_name: text("first_name")?,
-        last_name: text("last_name")?,
+        first_name: f.text("first_name")?,
+        last_name: f.text("last_name")?,
         is_bot: f.bool("is_bot")?.unwrap_or(false),
     })
 }
