@@ -49,18 +49,28 @@ impl Format {
 pub struct Loaded {
     /// What the input was.
     pub format: Format,
-    /// The replay lines, in order, without newlines.
+    /// The lines to write, in order, without newlines: replay lines, or bare events when read `bare`.
     pub lines: Vec<String>,
     /// People, messages, what was left out and the warnings.
     pub imported: Imported,
 }
 
 /// Reads `path` (a file, a directory or a ZIP file), reading at most `max_bytes` of JSON from a directory or ZIP.
-pub fn read(path: &Path, bot: &Bot, max_bytes: u64) -> Result<Loaded> {
+/// Its events become replay lines, or bare events (for a server's `POST /v1/events`) when `bare`; a conversation
+/// document is not events, and is refused `bare`.
+pub fn read(path: &Path, bot: &Bot, max_bytes: u64, bare: bool) -> Result<Loaded> {
+    let loaded = read_any(path, bot, max_bytes, bare)?;
+    if bare && loaded.format == Format::Conversation {
+        bail!("{} is a conversation document, not events: replay it, or import it into a server", path.display());
+    }
+    Ok(loaded)
+}
+
+fn read_any(path: &Path, bot: &Bot, max_bytes: u64, bare: bool) -> Result<Loaded> {
     let shown = path.display();
     if path.is_dir() {
         let files = dir_files(path, max_bytes)?;
-        return slack(files, bot).with_context(|| format!("{shown} is a directory but not a Slack export"));
+        return slack(files, bot, bare).with_context(|| format!("{shown} is a directory but not a Slack export"));
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -72,16 +82,16 @@ pub fn read(path: &Path, bot: &Bot, max_bytes: u64) -> Result<Loaded> {
     if bytes.starts_with(b"PK\x03\x04") {
         let files =
             zip_files(&bytes, max_bytes).with_context(|| format!("{shown} is a ZIP file that cannot be read"))?;
-        return slack(files, bot).with_context(|| format!("{shown} is a ZIP file but not a Slack export"));
+        return slack(files, bot, bare).with_context(|| format!("{shown} is a ZIP file but not a Slack export"));
     }
     let text =
         std::str::from_utf8(&bytes).map_err(|_| anyhow!("{shown} is neither JSON, a ZIP file nor a directory"))?;
     let root = crate::logline::read_json(text).map_err(|why| anyhow!("{shown} {why}"))?;
-    json_file(&root, bot).with_context(|| format!("{shown} could not be imported"))
+    json_file(&root, bot, bare).with_context(|| format!("{shown} could not be imported"))
 }
 
 /// A JSON file, by what it holds.
-fn json_file(root: &Value, bot: &Bot) -> Result<Loaded> {
+fn json_file(root: &Value, bot: &Bot, bare: bool) -> Result<Loaded> {
     if root.get("format").and_then(Value::as_str) == Some(chatctx_core::transfer::FORMAT) {
         // Checked by loading it, then handed to replay as one line.
         chatctx_core::Engine::new(Default::default())
@@ -95,13 +105,13 @@ fn json_file(root: &Value, bot: &Bot) -> Result<Loaded> {
     }
     if chatctx_platforms::discord::export::is_export(root) {
         let imported = chatctx_platforms::discord::export::import(root, bot).map_err(|e| anyhow!("{}", e.message))?;
-        return lines(Format::Discord, imported);
+        return lines(Format::Discord, imported, bare);
     }
     let telegram = root.get("messages").is_some_and(Value::is_array)
         || root.get("chats").and_then(|c| c.get("list")).is_some_and(Value::is_array);
     if telegram {
         let imported = chatctx_platforms::telegram::export::import(root, bot).map_err(|e| anyhow!("{}", e.message))?;
-        return lines(Format::Telegram, imported);
+        return lines(Format::Telegram, imported, bare);
     }
     bail!(
         "not a format chatctx imports: expected a Telegram Desktop export (`messages` or `chats.list`), a \
@@ -111,19 +121,21 @@ fn json_file(root: &Value, bot: &Bot) -> Result<Loaded> {
     )
 }
 
-fn slack(files: BTreeMap<String, Value>, bot: &Bot) -> Result<Loaded> {
+fn slack(files: BTreeMap<String, Value>, bot: &Bot, bare: bool) -> Result<Loaded> {
     let imported = chatctx_platforms::slack::export::import(&files, bot).map_err(|e| anyhow!("{}", e.message))?;
-    lines(Format::Slack, imported)
+    lines(Format::Slack, imported, bare)
 }
 
-/// The replay line of every event.
-fn lines(format: Format, imported: Imported) -> Result<Loaded> {
-    let lines = imported
-        .events
-        .iter()
-        .map(|e: &Event| crate::logline::LogLine::Event(crate::logline::EventLine::Decoded(e)).to_line())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| anyhow!("{}", e.message))?;
+/// The line of every event: its replay line, or the bare event.
+fn lines(format: Format, imported: Imported, bare: bool) -> Result<Loaded> {
+    let line = |e: &Event| -> Result<String> {
+        if bare {
+            return Ok(serde_json::to_string(e)?);
+        }
+        let line = crate::logline::LogLine::Event(crate::logline::EventLine::Decoded(e)).to_line();
+        line.map_err(|e| anyhow!("{}", e.message))
+    };
+    let lines = imported.events.iter().map(line).collect::<Result<Vec<_>>>()?;
     Ok(Loaded { format, lines, imported })
 }
 

@@ -531,27 +531,14 @@ fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
 
 fn run_import(a: ImportArgs) -> Result<ExitCode> {
     let bot = chatctx_platforms::Bot::new(a.bot_user_id, a.bot_username, None);
-    let read = chatctx::import::read(&a.file, &bot, a.max_bytes)?;
+    let read = chatctx::import::read(&a.file, &bot, a.max_bytes, a.events)?;
     for w in &read.imported.warnings {
         tracing::warn!("{w}");
     }
-    if a.events && read.format == chatctx::import::Format::Conversation {
-        anyhow::bail!(
-            "{} is a conversation document, not events: replay it, or import it into a server",
-            a.file.display()
-        );
-    }
     let mut out = BufWriter::new(io::stdout().lock());
-    if a.events {
-        for e in &read.imported.events {
-            serde_json::to_writer(&mut out, e)?;
-            out.write_all(b"\n")?;
-        }
-    } else {
-        for line in &read.lines {
-            out.write_all(line.as_bytes())?;
-            out.write_all(b"\n")?;
-        }
+    for line in &read.lines {
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")?;
     }
     out.flush()?;
     eprintln!("chatctx import: {}", chatctx::import::summary(&read));

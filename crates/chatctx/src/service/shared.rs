@@ -224,8 +224,7 @@ impl Shared {
             return Ok(None);
         }
         // The chat's log, and its workspace's people directory (whose names its answers show).
-        let dir =
-            directory_log_key(self.read(|e| e.workspace_of(channel, chat).unwrap_or_default().to_owned())?.as_str());
+        let dir = self.people_of(channel, chat)?;
         for key in [chat, dir.as_str()] {
             let head = self.head(channel, key)?;
             let Some(news) = self.store.since_async(channel, key, head) else { return Ok(None) };
@@ -275,8 +274,12 @@ impl Shared {
     /// show.
     fn catch_up_with_people(&self, channel: &str, chat: &str) -> Result<(), Error> {
         self.catch_up(channel, chat)?;
-        let workspace = self.read(|e| e.workspace_of(channel, chat).unwrap_or_default().to_owned())?;
-        self.catch_up(channel, &directory_log_key(&workspace))
+        self.catch_up(channel, &self.people_of(channel, chat)?)
+    }
+
+    /// The log key of the people directory of the chat's workspace.
+    fn people_of(&self, channel: &str, chat: &str) -> Result<String, Error> {
+        self.read(|e| directory_log_key(e.workspace_of(channel, chat).unwrap_or_default()))
     }
 
     /// Applies logged operations of a chat past its head, with the chat's write lock held.

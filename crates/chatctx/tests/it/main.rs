@@ -192,6 +192,14 @@ fn export_import_export_gives_the_same_document() {
     let line = bin().args(["import", doc.to_str().unwrap()]).output().unwrap();
     assert!(line.status.success(), "{}", String::from_utf8_lossy(&line.stderr));
     assert!(line.stdout.starts_with(b"{\"import\":"));
+    let bare = bin().args(["import", doc.to_str().unwrap(), "--events"]).output().unwrap();
+    assert!(
+        !bare.status.success()
+            && bare.stdout.is_empty()
+            && String::from_utf8_lossy(&bare.stderr).contains("is a conversation document, not events"),
+        "a conversation document is not events: {}",
+        String::from_utf8_lossy(&bare.stderr)
+    );
     let replay = dir.file("doc.jsonl");
     std::fs::write(&replay, &line.stdout).unwrap();
     let second = bin()
