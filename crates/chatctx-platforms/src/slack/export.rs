@@ -59,16 +59,14 @@ pub fn import(files: &BTreeMap<String, Value>, bot: &Bot) -> Result<Imported, Er
         .map(str::to_owned);
     for (i, u) in users.iter().enumerate() {
         let path = format!("users.json[{i}]");
-        match u.as_object().ok_or_else(|| Error::invalid_event(format!("{path}: expected a user object"))) {
-            Ok(m) => match people::user(m, &path, team.as_deref()) {
-                Ok(p) => out.events.push(Event::Person(p)),
-                Err(e) => {
-                    out.warnings.push(format!("{path} skipped: {}", e.message));
-                    out.skip("a malformed user");
-                }
-            },
+        let person = match u.as_object() {
+            Some(m) => people::user(m, &path, team.as_deref()),
+            None => Err(Error::invalid_event("expected a user object")),
+        };
+        match person {
+            Ok(p) => out.events.push(Event::Person(p)),
             Err(e) => {
-                out.warnings.push(e.message);
+                out.warnings.push(format!("{path} skipped: {}", e.message));
                 out.skip("a malformed user");
             }
         }

@@ -183,6 +183,14 @@ fn what_is_not_an_export_is_refused_clearly() {
     let mut bad = slack_files();
     bad.insert("channels.json".into(), serde_json::json!({"not": "a list"}));
     assert!(slack::export::import(&bad, &Bot::default()).unwrap_err().message.contains("channels.json"));
+    let whole = slack::export::import(&slack_files(), &Bot::default()).unwrap();
+    let mut odd = slack_files();
+    let Some(Value::Array(users)) = odd.get_mut("users.json") else { panic!("users.json is a list") };
+    users.extend([serde_json::json!("not a user"), serde_json::json!({"name": "no id"})]);
+    let read = slack::export::import(&odd, &Bot::default()).unwrap();
+    assert_eq!(read.skipped.get("a malformed user"), Some(&2), "{:?}", read.skipped);
+    assert_eq!(read.people(), whole.people(), "the well-formed users still read");
+    assert!(read.warnings.iter().any(|w| w.ends_with("skipped: expected a user object")), "{:?}", read.warnings);
     let e = discord::export::import(&serde_json::json!({"messages": []}), &Bot::default()).unwrap_err();
     assert!(e.message.contains("guild"), "{}", e.message);
     assert!(!discord::export::is_export(&serde_json::json!({"guild": {}, "channel": {}, "messages": {}})));
