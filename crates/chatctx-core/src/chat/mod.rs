@@ -220,9 +220,10 @@ impl Chat {
 
     /// When a message names its speaker (profile `named`) for the first time, what showed them by id (their
     /// earlier speaker profiles without names, the mentions of them) takes that name, so a prompt shows each
-    /// person one way.
-    pub(crate) fn adopt(&mut self, channel: &str, named: u32, tokens: fn(&Item) -> u32) {
-        let mut swaps = self.people.adopt(channel, named);
+    /// person one way. Only a person `seen` before (with an earlier profile) has earlier profiles to rename: the check of every
+    /// profile is skipped for someone new.
+    pub(crate) fn adopt(&mut self, channel: &str, named: u32, seen: bool, tokens: fn(&Item) -> u32) {
+        let mut swaps = if seen { self.people.adopt(channel, named) } else { Vec::new() };
         if let Some(user_id) = self.people.user_id(named).map(str::to_owned) {
             let username = self.people.username(named).map(str::to_owned);
             let shown: String = self.people.display_ref(named).to_owned();

@@ -169,6 +169,11 @@ impl People {
         unnamed.into_iter().filter_map(|j| self.rename(channel, j, nick.clone(), username.clone())).collect()
     }
 
+    /// Whether the person has a profile.
+    pub(crate) fn knows(&self, user_id: &str) -> bool {
+        !user_id.is_empty() && self.by_user.contains_key(user_id)
+    }
+
     /// Whether the person's latest profile carries names of their own (the directory does not rename them).
     pub(crate) fn has_own_name(&self, user_id: &str) -> bool {
         self.by_user.get(user_id).is_some_and(|&i| self.profiles[i as usize].own_name)
