@@ -220,8 +220,8 @@ impl Chat {
 
     /// When a message names its speaker (profile `named`) for the first time, what showed them by id (their
     /// earlier speaker profiles without names, the mentions of them) takes that name, so a prompt shows each
-    /// person one way. Only a person `seen` before (with an earlier profile) has earlier profiles to rename: the check of every
-    /// profile is skipped for someone new.
+    /// person one way. Only a person `seen` before (with an earlier profile) has earlier profiles to rename: for
+    /// someone new, the check of every profile is skipped.
     pub(crate) fn adopt(&mut self, channel: &str, named: u32, seen: bool, tokens: fn(&Item) -> u32) {
         let mut swaps = if seen { self.people.adopt(channel, named) } else { Vec::new() };
         if let Some(user_id) = self.people.user_id(named).map(str::to_owned) {
