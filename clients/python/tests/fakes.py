@@ -151,3 +151,21 @@ class FakeModel:
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             }
         )
+
+
+async def never_answering() -> tuple[web.AppRunner, str]:
+    """A server that takes the request and never answers: a chatctx that hangs."""
+
+    async def hang(_: web.Request) -> web.Response:
+        await asyncio.sleep(3600)
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", hang)
+    # Cleanup drops the hanging requests at once instead of waiting for them.
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, f"http://127.0.0.1:{port}"

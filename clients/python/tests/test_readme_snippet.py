@@ -14,9 +14,8 @@ import pytest
 from aiogram import Bot, Dispatcher
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
-from aiohttp import web
 from conftest import REPO, free_port
-from fakes import FakeBotApi, FakeModel
+from fakes import FakeBotApi, FakeModel, never_answering
 
 MARKER = "<!-- run as written"
 GROUP = {"id": -1001234500077, "type": "supergroup", "title": "Ops"}
@@ -30,24 +29,6 @@ def snippet(readme: str) -> str:
     match = re.search(r"```python\n(.*?)```", after, re.S)
     assert match, f"no code block after the marker in {readme}"
     return match.group(1)
-
-
-async def never_answering() -> tuple[web.AppRunner, str]:
-    """A server that takes the request and never answers: a chatctx that hangs."""
-
-    async def hang(_: web.Request) -> web.Response:
-        await asyncio.sleep(3600)
-        return web.Response()
-
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", hang)
-    # Cleanup drops the hanging requests at once instead of waiting for them.
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return runner, f"http://127.0.0.1:{port}"
 
 
 async def answer_with(readme: str, chatctx_url: str) -> tuple[dict[str, Any], float]:

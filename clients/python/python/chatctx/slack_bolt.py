@@ -1,6 +1,7 @@
-"""Slack Bolt for Python integration (`AsyncApp`): `chatctx.slack_bolt.setup(app, client)`.
+"""Slack Bolt for Python integration: `chatctx.slack_bolt.setup(app, client)`.
 
-Two hooks, set up in one line:
+`app` is an `AsyncApp` with a `chatctx.AsyncClient`, or a synchronous `App` with a `chatctx.Client`. Two hooks, set
+up in one line:
 
 - a global middleware that forwards every event's `body` (an Events API envelope) to chatctx before the
   listeners run, with the bot's user id from Bolt's context; the ingest report is in `context["chatctx_report"]`
@@ -11,15 +12,22 @@ Two hooks, set up in one line:
   bot's replies.
 
 chatctx failing (down, slow, refusing) is logged and never breaks the app; each call waits at most `timeout`.
+With the synchronous `App`, a call runs on one of a few worker threads so the wait is bounded even when chatctx
+accepts the connection and never answers; when all of them are still waiting, an event is not forwarded (logged)
+rather than queued, so a stuck chatctx cannot pile up threads or memory in the app.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
-from typing import Any, Awaitable, Callable, Optional
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Awaitable, Callable, Optional, Union
 
-from ._client import AsyncClient
+from ._client import AsyncClient, Client
 
 __all__ = ["setup"]
 
@@ -49,9 +57,25 @@ def _envelope(method: str, answer: Any, team_id: Optional[str]) -> Optional[dict
     return envelope
 
 
-def setup(app: Any, client: AsyncClient, *, timeout: float = 2.0) -> None:
-    """Forwards `app`'s events and the bot's own messages to chatctx through `client` (an `AsyncApp`)."""
+# Worker threads a synchronous `App` forwards through: calls waiting on chatctx at once, at most.
+SYNC_WORKERS = 4
 
+
+def setup(app: Any, client: Union[AsyncClient, Client], *, timeout: float = 2.0) -> None:
+    """Forwards `app`'s events and the bot's own messages to chatctx through `client`: an `AsyncApp` with an
+    `AsyncClient`, or a synchronous `App` with a `Client`."""
+    asynchronous = inspect.iscoroutinefunction(getattr(app, "async_dispatch", None))
+    if asynchronous and not isinstance(client, AsyncClient):
+        raise TypeError("an AsyncApp forwards through a chatctx.AsyncClient")
+    if not asynchronous and not isinstance(client, Client):
+        raise TypeError("a synchronous App forwards through a chatctx.Client (an AsyncApp through an AsyncClient)")
+    if asynchronous:
+        _setup_async(app, client, timeout)
+    else:
+        _setup_sync(app, client, timeout)
+
+
+def _setup_async(app: Any, client: Any, timeout: float) -> None:
     async def send(envelope: Any, bot_user_id: Optional[str]) -> Any:
         try:
             return await asyncio.wait_for(client.slack_event(envelope, bot_user_id=bot_user_id), timeout)
@@ -83,5 +107,52 @@ def setup(app: Any, client: AsyncClient, *, timeout: float = 2.0) -> None:
             report = await send(body, bot_user_id)
         context["chatctx_report"] = report
         await next()
+
+    app.use(forward)
+
+
+def _setup_sync(app: Any, client: Client, timeout: float) -> None:
+    workers = ThreadPoolExecutor(max_workers=SYNC_WORKERS, thread_name_prefix="chatctx")
+    free = threading.BoundedSemaphore(SYNC_WORKERS)
+
+    def call(envelope: Any, bot_user_id: Optional[str]) -> Any:
+        try:
+            return client.slack_event(envelope, bot_user_id=bot_user_id)
+        finally:
+            free.release()
+
+    def send(envelope: Any, bot_user_id: Optional[str]) -> Any:
+        if not free.acquire(blocking=False):
+            log.warning("chatctx: a Slack event was not forwarded: %d calls are still waiting on chatctx", SYNC_WORKERS)
+            return None
+        future = workers.submit(call, envelope, bot_user_id)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout:
+            log.warning("chatctx: could not forward a Slack event: no answer within %ss", timeout)
+        except Exception as e:  # noqa: BLE001 - fail open: the app goes on without context
+            log.warning("chatctx: could not forward a Slack event: %s", e)
+        return None
+
+    def record(web: Any, team_id: Optional[str], bot_user_id: Optional[str]) -> None:
+        if web is None or getattr(web, "_chatctx_recording", False):
+            return
+        call_api: Callable[..., Any] = web.api_call
+
+        def api_call(api_method: str, *args: Any, **kwargs: Any) -> Any:
+            answer = call_api(api_method, *args, **kwargs)
+            envelope = _envelope(api_method, answer, team_id)
+            if envelope is not None:
+                send(envelope, bot_user_id)
+            return answer
+
+        web.api_call = api_call
+        web._chatctx_recording = True
+
+    def forward(body: dict[str, Any], context: Any, next: Callable[[], Any]) -> Any:  # noqa: A002
+        bot_user_id = context.get("bot_user_id")
+        record(context.get("client"), context.get("team_id"), bot_user_id)
+        context["chatctx_report"] = send(body, bot_user_id) if body.get("type") == "event_callback" else None
+        return next()
 
     app.use(forward)
