@@ -134,6 +134,9 @@ pub struct HistoryDecision {
     /// Older items the conversation's summary covers, which selection does not look at.
     #[serde(skip_serializing_if = "is_zero")]
     pub covered_by_summary: usize,
+    /// Items of the chat's other topics, which a per-topic history (`history.scope = "topic"`) does not look at.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub in_other_topics: usize,
     /// The budget and its use.
     pub budget: Budget,
     /// The model triage, when a model was asked.

@@ -27,6 +27,12 @@ pub struct ConversationDoc {
     /// `private`, `group`, …
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_type: Option<String>,
+    /// The chat's title (docs/protocol.md §3.12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The titles of its topics, by topic id.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub topic_titles: std::collections::BTreeMap<String, String>,
     /// The workspace whose people directory names the chat's people (docs/protocol.md §3.11).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,

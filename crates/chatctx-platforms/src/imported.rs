@@ -47,12 +47,18 @@ impl Imported {
         // An export names a person on every message of theirs (a Slack profile, a Discord author): keep a
         // `person` only where it differs from the last one kept for that person, so that a rename back to an
         // earlier name is kept too.
+        // Likewise a chat's title (Telegram's comes with every message): kept where it changes.
         let mut last: HashMap<(String, String, String), chatctx_core::event::Person> = HashMap::new();
+        let mut titles: HashMap<(String, String, Option<String>), String> = HashMap::new();
         self.events.retain(|e| match e {
             Event::Person(p) => {
                 let scope = p.workspace_id.clone().or_else(|| p.chat_id.clone()).unwrap_or_default();
                 let key = (p.channel.clone(), scope, p.person.user_id.clone());
                 last.insert(key, p.person.clone()).is_none_or(|before| before != p.person)
+            }
+            Event::Title(t) => {
+                let key = (t.channel.clone(), t.chat_id.clone(), t.topic_id.clone());
+                titles.insert(key, t.title.clone()).is_none_or(|before| before != t.title)
             }
             _ => true,
         });
@@ -85,6 +91,31 @@ mod tests {
             chat_id: Some(chat.into()),
             person: Person { user_id: "U1".into(), display_name: Some(name.into()), ..Person::default() },
         })
+    }
+
+    fn titled(title: &str, topic: Option<&str>) -> Event {
+        Event::Title(chatctx_core::event::TitleEvent {
+            channel: "telegram".into(),
+            chat_id: "-100".into(),
+            topic_id: topic.map(Into::into),
+            title: title.into(),
+        })
+    }
+
+    #[test]
+    fn a_title_repeated_unchanged_is_kept_once_per_chat_and_topic() {
+        let events =
+            vec![titled("Design", None), titled("Logo", Some("4")), titled("Design", None), titled("Brand", None)];
+        let kept: Vec<String> = Imported { events, ..Imported::default() }
+            .checked()
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Title(t) => Some(t.title.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kept, ["Design", "Logo", "Brand"]);
     }
 
     #[test]

@@ -158,3 +158,17 @@ fn file_kind(mime: &str, voice: bool) -> ObjectKind {
 fn attachment(kind: ObjectKind, label: Option<String>) -> Attachment {
     Attachment { kind, label, object_id: None, external_id: None, activation: None, file: None }
 }
+
+/// A `title` event of `channel`'s chat (or its `topic`) when `title` is a non-blank string (a platform's name of a
+/// chat, trimmed); `None` otherwise: a title is best effort, never a reason to refuse a payload.
+fn title(channel: &str, chat_id: String, topic_id: Option<String>, title: Option<&Value>) -> Option<Event> {
+    let t = title?.as_str()?.trim();
+    (!t.is_empty()).then(|| {
+        Event::Title(chatctx_core::event::TitleEvent {
+            channel: channel.to_owned(),
+            chat_id,
+            topic_id,
+            title: t.to_owned(),
+        })
+    })
+}

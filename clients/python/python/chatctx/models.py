@@ -136,6 +136,8 @@ class ChatOverview(Model):
     last_at: Optional[datetime] = Field(None, description="When the newest item was sent.")
     objects: int = Field(description="Objects held.")
     people: int = Field(description="People known.")
+    title: Optional[str] = Field(None, description="The chat's title (a group's title, a channel's name), when the platform told it (docs/protocol.md §3.12).")
+    topic_titles: Optional[dict[str, Any]] = Field(None, description="The titles of its topics that the platform told, by topic id.")
     topics: list[str] = Field(description="The forum topics (threads) with history, sorted (the general thread is not listed).")
 
 
@@ -213,6 +215,14 @@ class FileRef(Model):
     file_unique_id: Optional[str] = Field(None, description="The same for every copy of the file.")
 
 
+class Glance(Model):
+    """Who and a few words."""
+
+    text: str = Field(description="The first words (at most 120 characters, `…` when cut).")
+    topic_id: Optional[str] = Field(None, description="The topic it is in, if any.")
+    who: Optional[str] = Field(None, description="The author's name, when known.")
+
+
 class HistoryContext(Model):
     """`get_chat_history_context` response (docs/protocol.md §6.3)."""
 
@@ -229,6 +239,7 @@ class HistoryDecision(Model):
 
     budget: Budget = Field(description="The budget and its use.")
     covered_by_summary: Optional[int] = Field(None, description="Older items the conversation's summary covers, which selection does not look at.")
+    in_other_topics: Optional[int] = Field(None, description="Items of the chat's other topics, which a per-topic history (`history.scope = \"topic\"`) does not look at.")
     items: list[ItemVerdict] = Field(description="Every item looked at, oldest first, with its verdict.")
     method: SelectionMethod = Field(description="The method that ran.")
     outside_lookback: int = Field(description="Older items of the scope that selection did not look at (beyond `lookback_count` or the mode's cap).")
@@ -265,6 +276,7 @@ class HistoryRecord(Model):
 
     budget: Budget = Field(description="The budget and its use.")
     covered_by_summary: Optional[int] = Field(None, description="Older items the conversation's summary covers, which selection does not look at.")
+    in_other_topics: Optional[int] = Field(None, description="Items of the chat's other topics, which a per-topic history (`history.scope = \"topic\"`) does not look at.")
     items: list[ItemVerdict] = Field(description="Every item looked at, oldest first, with its verdict.")
     kept_items: list[ChatHistoryItem] = Field(description="The answer's items (the kept ones), oldest first.")
     method: SelectionMethod = Field(description="The method that ran.")
@@ -355,13 +367,14 @@ class PromptMessage(Model):
 
 
 class Record(Model):
-    """One tool answer's record."""
+    """One tool answer's record, as the routes show it: with a glance at what it names, as the store holds it now."""
 
     channel: str = Field(description="Where it applied.")
     chat_id: str = Field(description="The chat.")
     current_message_id: Optional[str] = Field(None, description="The message being handled, if any.")
     now: datetime = Field(description="The time the answer was for.")
     request_id: str = Field(description="The request id the call was logged under (`x-request-id`).")
+    stored: Stored = Field(description="What the record names, as the store holds it when the record is read (absent what is no longer stored): for the people reading records (the console), never part of the answer the record is of.")
     tool: str = Field(description="The tool.")
     topic_id: Optional[str] = Field(None, description="The topic the request named, if any.")
 
@@ -473,6 +486,15 @@ class Sender(Model):
     username: Optional[str] = Field(None, description="Username without `@`.")
 
 
+class Stored(Model):
+    """What a record names, as the store holds it when the record is read."""
+
+    candidates: Optional[dict[str, Any]] = Field(None, description="Each resolver candidate still held, by object id: who posted it and its first words.")
+    chat_title: Optional[str] = Field(None, description="The chat's title (docs/protocol.md §3.12).")
+    message: Optional[Glance] = Field(None, description="The message being handled: who wrote it, its first words, its topic.")
+    topic_title: Optional[str] = Field(None, description="The title of the topic the call was for.")
+
+
 class Summary(Model):
     """A conversation's summary and where it stands."""
 
@@ -530,6 +552,7 @@ Diagnostics.model_rebuild()
 Error.model_rebuild()
 Event.model_rebuild()
 FileRef.model_rebuild()
+Glance.model_rebuild()
 HistoryContext.model_rebuild()
 HistoryDecision.model_rebuild()
 HistoryPage.model_rebuild()
@@ -555,6 +578,7 @@ Scope.model_rebuild()
 ScorePart.model_rebuild()
 SelectionReport.model_rebuild()
 Sender.model_rebuild()
+Stored.model_rebuild()
 Summary.model_rebuild()
 SummaryWritten.model_rebuild()
 TriageRecord.model_rebuild()

@@ -3,9 +3,11 @@
 //!
 //! - [`people`]: the speakers of a chat, each as they looked when they spoke.
 //! - [`summaries`]: where a conversation's summary sits and what it covers.
+//! - [`titles`]: the names people see for the chat and its topics.
 
 mod people;
 mod summaries;
+mod titles;
 
 pub use people::PersonDoc;
 pub(crate) use people::{Anonymous, People};
@@ -88,6 +90,8 @@ impl Item {
 #[derive(Debug, Default)]
 pub(crate) struct Conv {
     pub(crate) topic: Option<Box<str>>,
+    /// The topic's title (a forum topic's name, a thread's), when the platform said it.
+    pub(crate) title: Option<Box<str>>,
     pub(crate) items: VecDeque<Item>,
     /// The newest item that left this conversation's store (not by an edit), and what made it leave: range
     /// reads that reach back past it say they were truncated.
@@ -157,6 +161,8 @@ pub(crate) struct Loc {
 #[derive(Debug, Default)]
 pub(crate) struct Chat {
     pub(crate) chat_type: Option<Box<str>>,
+    /// The chat's title (a group's title, a channel's name), when the platform said it.
+    pub(crate) title: Option<Box<str>>,
     /// The workspace (Slack team, Discord guild) whose people directory names this chat's people; `None`: the
     /// channel's own directory.
     pub(crate) workspace: Option<Box<str>>,
@@ -308,7 +314,7 @@ impl Chat {
             return idx;
         }
         let idx = u32::try_from(self.convs.len()).unwrap_or(u32::MAX);
-        self.convs.push(Conv { topic: topic.map(Into::into), items: VecDeque::new(), lost: None });
+        self.convs.push(Conv { topic: topic.map(Into::into), title: None, items: VecDeque::new(), lost: None });
         match topic {
             Some(t) => {
                 self.topics.insert(t.into(), idx);
@@ -335,6 +341,7 @@ impl Chat {
             }
         }
         conv.lost = None;
+        conv.title = None;
         if let Some(old) = old {
             self.topics.remove(&old);
             self.scenarios.remove(&Some(old.to_string()));
@@ -533,7 +540,7 @@ mod tests {
             text: "".into(),
             extra: None,
         };
-        let mut conv = Conv { topic: None, items: VecDeque::with_capacity(8), lost: None };
+        let mut conv = Conv { topic: None, title: None, items: VecDeque::with_capacity(8), lost: None };
         for seq in 0..8 {
             conv.items.push_back(item(seq));
         }

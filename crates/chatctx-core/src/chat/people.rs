@@ -315,6 +315,11 @@ impl People {
         self.profiles.get(idx as usize).map(|p| &*p.user_id).filter(|u| !u.is_empty())
     }
 
+    /// The name a profile shows (`unknown` for none).
+    pub(crate) fn nickname(&self, idx: u32) -> &str {
+        self.profiles.get(idx as usize).map_or("unknown", |p| &p.nickname)
+    }
+
     /// The display reference of a profile.
     pub(crate) fn display_ref(&self, idx: u32) -> &str {
         self.profiles.get(idx as usize).map_or("unknown", |p| &p.display_ref)

@@ -65,6 +65,7 @@ impl Engine {
             Event::Activation(a) => self.apply_activation(a, &mut out),
             Event::Delete(d) => self.apply_delete(d, &mut out),
             Event::Person(p) => self.apply_person(p),
+            Event::Title(t) => self.apply_title(t),
             Event::Thread(t) => match self.thread_conflict(&t.channel, &t.chat_id, &t.topic_id) {
                 Some(why) => out.warnings.push(format!("thread event not applied: {why}")),
                 None => {

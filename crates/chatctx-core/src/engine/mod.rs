@@ -10,6 +10,8 @@
 mod apply;
 mod carry;
 mod directory;
+pub mod glance;
+mod titles;
 mod transfer;
 
 pub(crate) use apply::item_tokens;
@@ -46,6 +48,12 @@ pub struct ChatOverview {
     /// The chat's type as the platform names it (`supergroup`, …), when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_type: Option<String>,
+    /// The chat's title (a group's title, a channel's name), when the platform told it (docs/protocol.md §3.12).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The titles of its topics that the platform told, by topic id.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub topic_titles: std::collections::BTreeMap<String, String>,
     /// History items held.
     pub items: usize,
     /// The forum topics (threads) with history, sorted (the general thread is not listed).
@@ -207,6 +215,8 @@ impl Engine {
             channel: channel.to_owned(),
             chat_id: chat_id.to_owned(),
             chat_type: c.chat_type.as_deref().map(str::to_owned),
+            title: c.title.as_deref().map(str::to_owned),
+            topic_titles: c.topic_titles(),
             items: c.convs.iter().map(|v| v.items.len()).sum(),
             topics,
             objects: c.objects.len(),
@@ -295,6 +305,7 @@ impl Engine {
                 }
                 return;
             }
+            Event::Title(t) => (&t.channel, &mut t.chat_id, Some(&mut t.topic_id)),
             Event::Object(_) | Event::Thread(_) => return,
         };
         if let Some(parent) = self.thread_parent(channel, chat) {

@@ -59,6 +59,8 @@ impl Engine {
             channel: channel.to_owned(),
             chat_id: chat_id.to_owned(),
             chat_type: chat.chat_type.as_deref().map(str::to_owned),
+            title: chat.title.as_deref().map(str::to_owned),
+            topic_titles: chat.topic_titles(),
             workspace_id: chat.workspace.as_deref().map(str::to_owned),
             people: chat.people.export(),
             history,
@@ -99,6 +101,14 @@ impl Engine {
                 it.sender
             )));
         }
+        let titles = doc.title.iter().map(|t| ("title".to_owned(), t));
+        let topics = doc.topic_titles.iter().map(|(k, t)| (format!("topic_titles.{k}"), t));
+        if let Some((field, _)) = titles.chain(topics).find(|(_, t)| !crate::event::TitleEvent::fits(t)) {
+            return Err(Error::invalid_request(format!(
+                "field `{field}`: a title is a non-blank string of at most {} bytes",
+                crate::event::MAX_NAME_BYTES
+            )));
+        }
         let settings = self.settings().clone();
         let mut chat = Chat::default();
         chat.chat_type = doc.chat_type.as_deref().map(Into::into);
@@ -127,6 +137,10 @@ impl Engine {
             chat.insert(conv, item, settings.conversation.cache_max_per_conversation.max(doc.history.len()));
         }
         chat.next_seq = doc.history.len() as u64;
+        chat.title = doc.title.as_deref().map(Into::into);
+        for (topic, title) in &doc.topic_titles {
+            chat.set_title(Some(topic), title, usize::MAX);
+        }
         for o in &doc.objects {
             chat.objects.upsert(
                 Object {

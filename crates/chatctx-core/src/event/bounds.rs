@@ -54,6 +54,7 @@ fn bounded(e: &mut Event, mut each: impl FnMut(&mut String, usize)) {
             }
         }
         Event::Person(p) => person(&mut p.person, &mut each),
+        Event::Title(t) => each(&mut t.title, MAX_NAME_BYTES),
         _ => {}
     }
 }
@@ -88,7 +89,7 @@ impl Event {
 /// The bound of a string under `key` in an event's JSON, if it has one.
 fn bound_of(key: &str) -> Option<usize> {
     match key {
-        "username" | "display_name" | "first_name" | "last_name" | "chat_type" | "forwarded_from" => {
+        "username" | "display_name" | "first_name" | "last_name" | "chat_type" | "forwarded_from" | "title" => {
             Some(MAX_NAME_BYTES)
         }
         "label" => Some(MAX_LABEL_BYTES),

@@ -23,6 +23,7 @@ mod object;
 mod person;
 mod reaction;
 mod thread;
+mod title;
 
 pub use bounds::{MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, check_fresh};
 pub use delete::{DeleteEvent, MAX_DELETED};
@@ -32,6 +33,7 @@ pub use object::{ActivationEvent, ObjectEvent, ObjectOp, ObjectRef, ObjectSpec};
 pub use person::PersonEvent;
 pub use reaction::{Direction, ReactionEvent};
 pub use thread::ThreadEvent;
+pub use title::TitleEvent;
 
 /// The default `channel`.
 pub use crate::kinds::DEFAULT_CHANNEL;
@@ -56,6 +58,8 @@ pub enum Event {
     Thread(ThreadEvent),
     /// A person of a workspace, for its people directory (docs/protocol.md §3.11).
     Person(PersonEvent),
+    /// The title of a chat or of one of its topics (docs/protocol.md §3.12).
+    Title(TitleEvent),
 }
 
 impl Event {
@@ -78,11 +82,12 @@ impl Event {
             "delete" => DeleteEvent::decode(f).map(Event::Delete),
             "thread" => ThreadEvent::decode(f).map(Event::Thread),
             "person" => PersonEvent::decode(f).map(Event::Person),
+            "title" => TitleEvent::decode(f).map(Event::Title),
             other => Err(Error::new(
                 ErrorCode::UnsupportedEvent,
                 format!(
                     "unsupported event type {other:?}; expected message, reaction, object, activation, delete, \
-                     thread, person, telegram_update, discord_event, slack_event or slack_users"
+                     thread, person, title, telegram_update, discord_event, slack_event or slack_users"
                 ),
             )),
         }
@@ -96,7 +101,7 @@ impl Event {
             Event::Object(o) => o.at,
             Event::Activation(a) => a.at,
             Event::Delete(d) => d.at.unwrap_or_default(),
-            Event::Thread(_) | Event::Person(_) => Timestamp::default(),
+            Event::Thread(_) | Event::Person(_) | Event::Title(_) => Timestamp::default(),
         }
     }
 
@@ -129,6 +134,7 @@ impl Event {
             },
             Event::Delete(d) => Some((&d.channel, &d.chat_id)),
             Event::Thread(t) => Some((&t.channel, &t.chat_id)),
+            Event::Title(t) => Some((&t.channel, &t.chat_id)),
             // A person belongs to a workspace's directory, not to a chat (see [`Event::directory`]).
             Event::Person(_) => None,
         }

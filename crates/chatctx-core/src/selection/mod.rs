@@ -144,6 +144,7 @@ impl<'c> Notes<'c> {
                 .collect(),
             outside_lookback,
             covered_by_summary: self.covered.saturating_sub(total_before),
+            in_other_topics: 0,
             budget: Budget { max_tokens, used_tokens: used, summary_tokens: self.summary_tokens },
             triage: self.triage,
         }

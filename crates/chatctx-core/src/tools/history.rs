@@ -188,7 +188,13 @@ impl Engine {
             });
         let covered = summary.as_ref().map(|s| s.2);
         let place = crate::selection::Place { topic, current, covered };
-        let selected = crate::selection::select(chat, settings, place, triage, &line, record);
+        let mut selected = crate::selection::select(chat, settings, place, triage, &line, record);
+        if let Some(d) = selected.decision.as_mut()
+            && settings.history.scope == crate::settings::Scope::Topic
+        {
+            let all: usize = chat.convs.iter().map(|c| c.items.len()).sum();
+            d.in_other_topics = all - chat.conv_of(topic).map_or(0, |c| c.items.len());
+        }
         let summary = summary.map(|(s, block, _)| (s, block));
         Ok(HistorySelection { chat, topic, current, selected, summary })
     }

@@ -64,10 +64,14 @@ pub fn import(v: &Value, bot: &Bot) -> Result<Imported, Error> {
     let chat = c.req_id("id")?;
     let kind = c.str("type")?.unwrap_or_default();
     let mut out = Imported::default();
-    // A thread's export: its messages are a topic of the parent channel (its `categoryId`).
-    if kind.contains("Thread")
-        && let Some(parent) = c.id("categoryId")?.filter(|p| *p != chat && p != "0")
-    {
+    // A thread's export: its messages are a topic of the parent channel (its `categoryId`); its name is the
+    // topic's title. A channel's name is its chat's title.
+    let parent = c.id("categoryId")?.filter(|p| kind.contains("Thread") && *p != chat && p != "0");
+    let title = match &parent {
+        Some(p) => crate::title(CHANNEL, p.clone(), Some(chat.clone()), c.get("name")),
+        None => crate::title(CHANNEL, chat.clone(), None, c.get("name")),
+    };
+    if let Some(parent) = parent {
         out.events.push(Event::Thread(ThreadEvent {
             channel: CHANNEL.to_owned(),
             chat_id: parent,
@@ -91,6 +95,7 @@ pub fn import(v: &Value, bot: &Bot) -> Result<Imported, Error> {
             }
         }
     }
+    out.events.extend(title);
     Ok(out.checked())
 }
 

@@ -36,6 +36,8 @@ pub const KNOWN: &[&str] = &[
     "THREAD_CREATE",
     "THREAD_UPDATE",
     "THREAD_LIST_SYNC",
+    "CHANNEL_CREATE",
+    "CHANNEL_UPDATE",
     "GUILD_MEMBER_ADD",
     "GUILD_MEMBER_UPDATE",
     "GUILD_MEMBERS_CHUNK",
@@ -134,6 +136,14 @@ pub fn map_dispatch(payload: &Value, bot: &Bot, received_at: Timestamp) -> Resul
             out.events.push(reaction(&d, bot, t == "MESSAGE_REACTION_ADD", received_at)?);
         }
         "THREAD_CREATE" | "THREAD_UPDATE" => thread_event(&d, &mut out)?,
+        // A channel's name is its chat's title (a thread's, its topic's). GUILD_CREATE's channel list is not
+        // read: joining a guild would make a chat of every channel, messages or not.
+        "CHANNEL_CREATE" | "CHANNEL_UPDATE" if d.id("parent_id")?.is_some() && is_thread(&d) => {
+            thread_event(&d, &mut out)?;
+        }
+        "CHANNEL_CREATE" | "CHANNEL_UPDATE" => {
+            out.events.extend(crate::title(CHANNEL, d.req_id("id")?, None, d.get("name")))
+        }
         _ => {
             // THREAD_LIST_SYNC: the threads of the channels the bot gained access to.
             for (i, th) in d.array("threads")?.iter().enumerate() {
@@ -154,11 +164,19 @@ fn delete(d: &Fields<'_>, message_ids: Vec<String>, at: Timestamp) -> Result<Eve
     }))
 }
 
-/// A thread channel (`type` 10, 11, 12 with a `parent_id`) as a `thread` event; other channels are not.
+/// Whether a channel is a thread (`type` 10, 11, 12; a thread payload without a type is taken as one).
+fn is_thread(c: &Fields<'_>) -> bool {
+    matches!(c.get("type").and_then(Value::as_u64), Some(10..=12) | None)
+}
+
+/// A thread channel (with a `parent_id`) as a `thread` event, and its name as its topic's title; other channels
+/// are not.
 fn thread_event(c: &Fields<'_>, out: &mut Mapped) -> Result<(), Error> {
     let (Some(id), Some(parent)) = (c.id("id")?, c.id("parent_id")?) else { return Ok(()) };
-    if matches!(c.get("type").and_then(Value::as_u64), Some(10..=12) | None) && id != parent {
+    if is_thread(c) && id != parent {
+        let name = crate::title(CHANNEL, parent.clone(), Some(id.clone()), c.get("name"));
         out.events.push(Event::Thread(ThreadEvent { channel: CHANNEL.to_owned(), chat_id: parent, topic_id: id }));
+        out.events.extend(name);
     }
     Ok(())
 }

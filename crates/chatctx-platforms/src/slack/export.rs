@@ -86,7 +86,12 @@ pub fn import(files: &BTreeMap<String, Value>, bot: &Bot) -> Result<Imported, Er
     }
     convs.sort_by(|a, b| a.id.cmp(&b.id));
     for conv in &convs {
+        let before = out.events.len();
         conversation(files, conv, (team.as_deref(), bot), &mut out);
+        // A channel's name is its chat's title (a DM has none), told once its messages made the chat.
+        if out.events.len() > before && conv.folder != conv.id {
+            out.events.extend(crate::title(super::CHANNEL, conv.id.clone(), None, Some(&Value::from(conv.folder))));
+        }
     }
     Ok(out.checked())
 }

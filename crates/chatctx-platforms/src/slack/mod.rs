@@ -108,6 +108,12 @@ pub fn map_envelope(envelope: &Value, bot: &Bot, received_at: Timestamp) -> Resu
             }
         }
         "app_mention" => spoken(e, "payload.event", &ef.req_id("channel")?, true)?,
+        // A channel's name is its chat's title.
+        "channel_created" | "channel_rename" | "group_rename" => {
+            let c = ef.obj("channel")?.ok_or_else(|| ef.err("channel", "is required"))?;
+            let c = Fields::new(c, "payload.event.channel", EV);
+            out.events.extend(crate::title(CHANNEL, c.req_id("id")?, None, c.get("name")));
+        }
         t if people::USER_EVENTS.contains(&t) => {
             let user = ef.obj("user")?.ok_or_else(|| ef.err("user", "is required"))?;
             out.events.push(Event::Person(people::user(user, "payload.event.user", team)?));

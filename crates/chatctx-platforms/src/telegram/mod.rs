@@ -16,6 +16,7 @@ use crate::{Bot, Mapped};
 mod content;
 pub mod export;
 pub mod fields;
+mod titles;
 
 use content::{attachments, forward_name, placeholder, service_text};
 
@@ -155,6 +156,8 @@ pub fn map_update(update: &Value, bot: &Bot, received_at: Timestamp) -> Result<M
                     .as_object()
                     .ok_or_else(|| Error::invalid_event(format!("field `{path}`: expected an object")))?;
                 out.events.push(Event::Message(map_message(m, &path, bot, triggered, &mut out.warnings)?));
+                // After the message, so that the service logs the titles after it (only those that are new).
+                out.events.extend(titles::of(m));
             }
         }
     }

@@ -364,3 +364,32 @@ fn discord_members_name_the_people_of_the_guild() {
         .unwrap_err();
     assert!(e2.message.contains("`payload.d.guild_id`"), "{}", e2.message);
 }
+
+#[test]
+fn channel_and_thread_names_are_titles() {
+    let bot = Bot::default();
+    let dispatch =
+        |t: &str, d: Value| discord::map_dispatch(&json!({"op": 0, "t": t, "d": d}), &bot, received()).unwrap();
+    let mut e = talkative();
+    apply(&mut e, dispatch("CHANNEL_CREATE", json!({"id": "100", "type": 0, "parent_id": "50", "name": "general"})));
+    apply(&mut e, dispatch("CHANNEL_UPDATE", json!({"id": "100", "type": 0, "parent_id": "50", "name": " releases "})));
+    apply(
+        &mut e,
+        dispatch("THREAD_CREATE", json!({"id": "300", "type": 11, "parent_id": "100", "name": "4.2 rollout"})),
+    );
+    apply(&mut e, dispatch("CHANNEL_UPDATE", json!({"id": "300", "type": 11, "parent_id": "100", "name": "4.2 done"})));
+    assert_eq!(e.title_of("discord", "100", None), Some("releases"), "a category is not a thread");
+    assert_eq!(e.title_of("discord", "100", Some("300")), Some("4.2 done"), "a thread's name is its topic's");
+    assert_eq!(e.title_of("discord", "300", None), None, "a thread is not a chat of its own");
+    let unnamed = dispatch("CHANNEL_CREATE", json!({"id": "101", "type": 0, "name": 7}));
+    assert!(unnamed.events.is_empty(), "a name of another type is skipped: {:?}", unnamed.events);
+
+    let envelope = |event: Value| json!({"type": "event_callback", "team_id": "T0ACME", "event": event});
+    let renamed =
+        envelope(json!({"type": "channel_rename", "channel": {"id": "C0GENERAL", "name": "ops", "created": 1}}));
+    apply(&mut e, slack::map_envelope(&renamed, &bot, received()).unwrap());
+    assert_eq!(e.title_of("slack", "C0GENERAL", None), Some("ops"));
+    let broken = envelope(json!({"type": "channel_created"}));
+    let err = slack::map_envelope(&broken, &bot, received()).unwrap_err();
+    assert!(err.message.contains("payload.event.channel"), "{}", err.message);
+}

@@ -83,6 +83,7 @@ fn a_slack_export_reads_whole() {
         })
         .collect();
     assert_eq!(bot_replies, ["1770886900.000300", "1770887400.000500"], "--bot-user-id marks the bot's own");
+    let titles = imported.events.iter().filter(|e| matches!(e, Event::Title(_))).count();
     let e = engine_with(imported.events);
     assert_eq!(
         texts(&e, "slack", "C0GENERAL", None),
@@ -117,6 +118,11 @@ fn a_slack_export_reads_whole() {
             "[bob](slack:@U0BOB): is prod back? [Helper](slack:@U0HELPER) can you check the error rate"
         ]
     );
+    // Channel names are the chats' titles (told once each); a DM has none.
+    assert_eq!(titles, 3, "general, deploy, leads");
+    assert_eq!(e.title_of("slack", "C0GENERAL", None), Some("general"));
+    assert_eq!(e.title_of("slack", "G0LEADS", None), Some("leads"));
+    assert_eq!(e.title_of("slack", "D0PRIYABOB", None), None);
     let dm = e.history("slack", "D0PRIYABOB", None).unwrap();
     assert_eq!((dm.len(), dm[0].chat_type.as_deref()), (3, Some("im")), "the DM, with its reaction");
     assert_eq!(e.history("slack", "G0LEADS", None).unwrap()[0].chat_type.as_deref(), Some("group"));
@@ -173,6 +179,8 @@ fn a_discord_chat_exporter_export_reads_whole() {
         ],
         "the thread's export is a topic of its parent channel"
     );
+    assert_eq!(e.title_of("discord", chat, None), Some("general"), "the channel's name");
+    assert_eq!(e.title_of("discord", chat, Some("880000000000000300")), Some("4.2 rollout"), "the thread's name");
 }
 
 #[test]

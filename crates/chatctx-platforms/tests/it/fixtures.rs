@@ -46,7 +46,8 @@ fn text_mention_without_username_and_a_url() {
 fn synthetic_multi_kind_update_maps_what_it_can() {
     let m = map(&fixture("rubenlagus__update_multi_kind_synthetic.json"));
     assert_eq!(m.ignored, ["callback_query", "chosen_inline_result", "inline_query"]);
-    assert_eq!(m.events.len(), 2, "message and edited_message");
+    let titles = m.events.iter().filter(|e| matches!(e, Event::Title(_))).count();
+    assert_eq!(m.events.len() - titles, 2, "message and edited_message");
     let Event::Message(msg) = &m.events[0] else { panic!() };
     let msg_id = msg.message_id.clone();
     assert_eq!(msg.reply_to_message_id.as_deref(), Some("1334"));
@@ -113,6 +114,30 @@ fn forum_topic_service_messages() {
     assert_eq!(closed.kind, MessageKind::System);
     assert_eq!(closed.text, "closed the topic");
     assert_eq!(closed.topic_id, None, "no is_topic_message: not in a topic");
+}
+
+#[test]
+fn chat_titles_and_topic_names_come_with_messages() {
+    let chat = "-1001847508954";
+    let t = |topic: Option<&str>, title: &str| (chat.to_owned(), topic.map(str::to_owned), title.to_owned());
+    // The topic's creation names it; every later message of the topic carries that creation as its reply.
+    let created = titles(&as_update(fixture("teloxide__message_forum_topic_created.json")));
+    assert_eq!(created, [t(None, "twest"), t(Some("4"), "???")]);
+    let reply = titles(&as_update(fixture("teloxide__message_forum_topic_message_reply.json")));
+    assert_eq!(reply, [t(None, "twest"), t(Some("4"), "???")]);
+    // A rename in the topic wins over the creation it replies to.
+    let mut renamed = fixture("teloxide__message_forum_topic_message_reply.json");
+    renamed["forum_topic_edited"] = json!({"name": "  Logo drafts "});
+    assert_eq!(titles(&as_update(renamed)), [t(None, "twest"), t(Some("4"), "Logo drafts")]);
+    // No topic without is_topic_message; no title of a private chat; a blank or odd title is skipped.
+    let closed = titles(&as_update(fixture("teloxide__message_forum_topic_closed.json")));
+    assert!(closed.iter().all(|(_, topic, _)| topic.is_none()), "{closed:?}");
+    let from = json!({"id": 7, "is_bot": false, "first_name": "A"});
+    let private = json!({"message_id": 1, "date": 0, "text": "hi", "from": from, "chat": {"id": 7, "type": "private", "first_name": "A"}});
+    assert!(titles(&as_update(private)).is_empty());
+    let odd =
+        json!({"message_id": 1, "date": 0, "text": "hi", "from": from, "chat": {"id": 7, "type": "group", "title": 5}});
+    assert!(titles(&as_update(odd)).is_empty());
 }
 
 #[test]

@@ -39,14 +39,26 @@ pub fn map(update: &Value) -> Mapped {
     map_update(update, &bot(), received()).unwrap_or_else(|e| panic!("mapping failed: {e}"))
 }
 
-/// The one message event an update maps to.
+/// The one message event an update maps to (beside the titles it tells, which [`titles`] reads).
 pub fn message(update: &Value) -> MessageEvent {
     let m = map(update);
-    assert_eq!(m.events.len(), 1, "{m:?}");
-    match m.events.into_iter().next() {
-        Some(Event::Message(msg)) => msg,
-        other => panic!("expected a message, got {other:?}"),
+    let mut events = m.events.into_iter().filter(|e| !matches!(e, Event::Title(_)));
+    match (events.next(), events.next()) {
+        (Some(Event::Message(msg)), None) => msg,
+        other => panic!("expected one message, got {other:?}"),
     }
+}
+
+/// The titles an update tells, as `(chat_id, topic_id, title)`.
+pub fn titles(update: &Value) -> Vec<(String, Option<String>, String)> {
+    map(update)
+        .events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Title(t) => Some((t.chat_id, t.topic_id, t.title)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// An engine in talkative mode (so every item is visible) after applying `events`.

@@ -1,17 +1,88 @@
 //! `GET /v1/chats/{chat_id}/decisions` and `…/decisions/{request_id}`: the decision records kept of the chat's
 //! tool calls (docs/protocol.md §6.7), with the same access as the chat's reads.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
-use chatctx_core::ErrorCode;
+use chatctx_core::engine::glance::Glance;
+use chatctx_core::{Engine, ErrorCode};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::ChatRoute;
-use super::{ApiError, AppState, json_body};
+use super::{ApiError, AppState, blocking, json_body};
 use crate::auth::{Access, Bound};
-use crate::decisions::Record;
+use crate::decisions::{Detail, Record};
+
+/// One tool answer's record, as the routes show it: with a glance at what it names, as the store holds it now.
+#[derive(Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire", rename = "Record")]
+pub struct Shown {
+    #[serde(flatten)]
+    #[schemars(with = "Record")]
+    record: Arc<Record>,
+    /// What the record names, as the store holds it when the record is read (absent what is no longer stored):
+    /// for the people reading records (the console), never part of the answer the record is of.
+    stored: Stored,
+}
+
+/// What a record names, as the store holds it when the record is read.
+#[derive(Default, Serialize, JsonSchema)]
+#[schemars(crate = "chatctx_core::wire")]
+pub struct Stored {
+    /// The chat's title (docs/protocol.md §3.12).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat_title: Option<String>,
+    /// The title of the topic the call was for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topic_title: Option<String>,
+    /// The message being handled: who wrote it, its first words, its topic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<Glance>,
+    /// Each resolver candidate still held, by object id: who posted it and its first words.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    candidates: BTreeMap<String, Glance>,
+}
+
+impl Shown {
+    fn new(e: &Engine, record: Arc<Record>) -> Self {
+        let (channel, chat) = (record.channel.as_str(), record.chat_id.as_str());
+        let message = record.current_message_id.as_deref().and_then(|m| e.glance_message(channel, chat, m));
+        let topic = record.topic_id.clone().or_else(|| message.as_ref().and_then(|m| m.topic_id.clone()));
+        let candidates = match &record.detail {
+            Detail::Resolve(r) => r
+                .candidates
+                .iter()
+                .filter_map(|c| {
+                    let id = c.object_id();
+                    e.glance_object(channel, chat, &id).map(|g| (id, g))
+                })
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        let stored = Stored {
+            chat_title: e.title_of(channel, chat, None).map(str::to_owned),
+            topic_title: topic.and_then(|t| e.title_of(channel, chat, Some(&t)).map(str::to_owned)),
+            message,
+            candidates,
+        };
+        Self { record, stored }
+    }
+}
+
+/// The records, shown: one read of the chat for all of them.
+async fn shown(
+    app: &AppState,
+    channel: String,
+    chat_id: String,
+    records: Vec<Arc<Record>>,
+) -> Result<Vec<Shown>, ApiError> {
+    let svc = app.svc.clone();
+    blocking(move || svc.read_chat(&channel, &chat_id, |e| records.into_iter().map(|r| Shown::new(e, r)).collect()))
+        .await
+}
 
 /// Records `GET /v1/chats/{chat_id}/decisions` answers without a `limit`.
 const DEFAULT_DECISIONS: usize = 20;
@@ -55,10 +126,11 @@ pub async fn get_decisions(
         .collect();
     #[derive(Serialize)]
     struct Records {
-        decisions: Vec<Arc<Record>>,
+        decisions: Vec<Shown>,
         keep: usize,
     }
-    Ok(json_body(&Records { decisions: records, keep }))
+    let decisions = shown(&app, channel, chat_id, records).await?;
+    Ok(json_body(&Records { decisions, keep }))
 }
 
 /// `{request_id}` of `GET /v1/chats/{chat_id}/decisions/{request_id}`.
@@ -75,7 +147,10 @@ pub async fn get_decision(
 ) -> Result<Response, ApiError> {
     let ChatRoute { access, channel, chat_id, topic } = chat;
     match app.svc.decisions().find(&channel, &chat_id, &request_id).filter(|r| visible(&access, topic.as_deref(), r)) {
-        Some(r) => Ok(json_body(&*r)),
+        Some(r) => {
+            let mut one = shown(&app, channel, chat_id, vec![r]).await?;
+            Ok(json_body(&one.pop()))
+        }
         None => Err(ApiError::new(
             ErrorCode::UnknownDecision,
             format!(

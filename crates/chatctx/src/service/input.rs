@@ -33,12 +33,20 @@ pub(super) fn route(engine: &Engine, input: Staged, allowed: &dyn Fn(&str, &str)
     }
     // Only an input that names no chat (a poll answer, a person) or a known thread's id needs routing.
     let routed = |e: &Event| e.chat().is_none_or(|(channel, chat)| engine.is_thread(channel, chat));
+    let titled = events.iter().any(|e| matches!(e, Event::Title(_)));
     if events.iter().any(routed) {
         events.iter_mut().for_each(|e| engine.route(e));
         if events.iter().any(|e| matches!(e, Event::Person(_))) {
             people(engine, &mut events, allowed)?;
         }
+        titles(engine, &mut events, allowed)?;
         ops = events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
+    } else if titled {
+        // [`decode_inputs`] left titles out of the log: only those that change something go in.
+        titles(engine, &mut events, allowed)?;
+        for e in events.iter().filter(|e| matches!(e, Event::Title(_))) {
+            ops.extend(event_op(e).transpose()?);
+        }
     }
     // The chat is not named: an input may reach it only through a platform id (a poll answer), and a caller
     // must not learn which chat holds it.
@@ -46,6 +54,17 @@ pub(super) fn route(engine: &Engine, input: Staged, allowed: &dyn Fn(&str, &str)
         return Err(Error::new(ErrorCode::ForbiddenScope, "this credential may not write to the chat of this input"));
     }
     Ok((events, ops))
+}
+
+/// Leaves out the `title` events that change nothing: a Telegram group's title comes with every message, and is
+/// logged only when it is new. A title of a chat the credential may not touch is refused first, changed or not,
+/// so that the answer tells nothing about another chat's title.
+fn titles(engine: &Engine, events: &mut Vec<Event>, allowed: &dyn Fn(&str, &str) -> bool) -> Result<(), Error> {
+    if events.iter().any(|e| matches!(e, Event::Title(t) if !allowed(&t.channel, &t.chat_id))) {
+        return Err(Error::new(ErrorCode::ForbiddenScope, "this credential may not write to the chat of this input"));
+    }
+    events.retain(|e| !matches!(e, Event::Title(t) if !engine.title_changes(t)));
+    Ok(())
 }
 
 /// Readies an input's `person` events for the log: each gets the workspace it is learned in (so that its line
@@ -97,7 +116,13 @@ pub(super) fn decode_inputs<I: Decode>(inputs: &[I], now: Timestamp) -> (Vec<Sta
                         _ => None,
                     })
                     .collect();
-                let logged: Vec<Op> = d.events.iter().filter_map(event_op).collect::<Result<_, _>>()?;
+                // A title is logged once [`route`] saw it changes something.
+                let logged: Vec<Op> = d
+                    .events
+                    .iter()
+                    .filter(|e| !matches!(e, Event::Title(_)))
+                    .filter_map(event_op)
+                    .collect::<Result<_, _>>()?;
                 Ok((d.events, logged))
             });
             (input, note)

@@ -25,6 +25,7 @@ mod shared;
 mod summary;
 mod takeover;
 mod telemetry;
+mod titles;
 mod triage;
 
 /// Decodes and makes a tool call through a service, as the front ends do.

@@ -79,7 +79,7 @@ pub fn document() -> Value {
     schemas.insert(
         "Event".into(),
         json!({"type": "object", "required": ["type"], "properties": {
-            "type": {"enum": ["message", "reaction", "object", "activation", "delete", "thread", "person", "telegram_update", "discord_event", "slack_event", "slack_users"]}},
+            "type": {"enum": ["message", "reaction", "object", "activation", "delete", "thread", "person", "title", "telegram_update", "discord_event", "slack_event", "slack_users"]}},
             "description": "An input event (docs/protocol.md, \"Events\"); the fields depend on its type."}),
     );
     json!({

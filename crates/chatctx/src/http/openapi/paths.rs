@@ -180,7 +180,7 @@ pub(super) fn chats(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
         {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
     ]);
     paths.insert("/v1/chats".into(), json!({"get": chats}));
-    let record = schema_of::<crate::decisions::Record>(g);
+    let record = schema_of::<crate::http::decisions::Shown>(g);
     let mut list = operation(
         "decisions",
         "The chat's newest decision records, newest first: how each tool answer was reached (kept in memory).",
