@@ -43,6 +43,9 @@ function span(secs) {
   return secs < 0 ? `-${t}` : t;
 }
 const chip = (label, value) => h("span", { class: "chip" }, label, " ", h("b", {}, value));
+// Names the platform told (title events), else ids.
+const chatName = (c) => c.title || c.chat_id;
+const topicName = (c, t) => (c && c.topic_titles && c.topic_titles[t]) || `Topic ${t}`;
 
 // ---------- the API ----------
 const token = () => sessionStorage.getItem("chatctx-token") || "";
@@ -82,7 +85,7 @@ $("menu").addEventListener("click", () => $("chats").classList.toggle("open"));
 // ---------- chats ----------
 // What each list last drew: a refresh that finds the same redraws nothing (a click never lands on a list that was
 // replaced under it, and nothing flickers).
-const drawn = { chats: "", calls: "" };
+const drawn = { chats: "", calls: "", history: "" };
 
 function renderChats() {
   const list = $("chat-list");
@@ -93,8 +96,8 @@ function renderChats() {
     ...state.chats.map((c) => {
       const active = state.chat && c.chat_id === state.chat.chat_id && c.channel === state.chat.channel;
       return h("li", { class: active ? "active" : "", "data-chat": c.chat_id, onclick: () => pickChat(c) },
-        h("div", { class: "name" }, c.chat_id),
-        h("div", { class: "sub muted" }, `${c.channel}${c.chat_type ? " · " + c.chat_type : ""} · ${c.items} items`,
+        h("div", { class: "name" }, chatName(c)),
+        h("div", { class: "sub muted" }, `${c.title ? c.chat_id + " · " : ""}${c.channel}${c.chat_type ? " · " + c.chat_type : ""} · ${c.items} items`,
           c.topics.length ? ` · ${c.topics.length} topics` : "", c.last_at ? ` · ${ago(c.last_at)}` : ""));
     }),
   );
@@ -108,7 +111,7 @@ function pickChat(c) {
   $("chats").classList.remove("open");
   $("welcome").hidden = true;
   $("chat").hidden = false;
-  $("chat-title").textContent = c.chat_id;
+  $("chat-title").textContent = chatName(c);
   renderChats();
   link();
   return refresh(true);
@@ -171,9 +174,21 @@ function callSummary(r) {
   return [];
 }
 
+// Where a call was and what it answered: its topic, and the message being handled (author and first words) as the
+// store holds it now.
+function callPlace(r) {
+  const m = r.stored && r.stored.message;
+  const topic = r.topic_id || (m && m.topic_id);
+  return {
+    topic: topic ? (r.stored && r.stored.topic_title) || `Topic ${topic}` : "General",
+    who: m && m.who,
+    text: m ? m.text : r.current_message_id ? `(message ${r.current_message_id} is no longer stored)` : null,
+  };
+}
+
 function renderCalls() {
   const list = $("call-list");
-  const sig = JSON.stringify([state.chat && [state.chat.channel, state.chat.chat_id], state.calls.map((c) => c.request_id), state.call]);
+  const sig = JSON.stringify([state.chat && [state.chat.channel, state.chat.chat_id], state.calls.map((c) => [c.request_id, c.stored]), state.call]);
   if (sig === drawn.calls) return;
   drawn.calls = sig;
   if (!state.calls.length) {
@@ -184,7 +199,8 @@ function renderCalls() {
     ...state.calls.map((r) =>
       h("li", { class: state.call === r.request_id ? "active" : "", "data-request": r.request_id, "data-tool": r.tool, onclick: () => pickCall(r.request_id) },
         h("div", { class: "tool" }, r.tool),
-        h("div", { class: "line2 muted" }, h("span", {}, when(r.now)), r.current_message_id ? h("span", {}, `· msg ${r.current_message_id}`) : null),
+        h("div", { class: "line2 muted" }, h("span", { class: "topic" }, callPlace(r).topic), h("span", {}, `· ${when(r.now)}`)),
+        callPlace(r).text ? h("div", { class: "said" }, callPlace(r).who ? h("b", {}, callPlace(r).who, ": ") : null, callPlace(r).text) : null,
         h("div", { class: "line2" }, ...callSummary(r).map((s) => h("span", { class: "badge plain" }, s))),
       ),
     ),
@@ -220,9 +236,12 @@ async function renderDetail() {
     box.replaceChildren(h("p", { class: "empty" }, "Pick a tool call to see how its answer was reached."));
     return;
   }
-  const head = [h("h3", {}, r.tool), h("div", { class: "muted mono" }, `request ${r.request_id} · ${when(r.now)}`)];
+  const place = callPlace(r);
+  const head = [h("h3", {}, r.tool), h("div", { class: "muted mono" }, `request ${r.request_id} · ${when(r.now)} · ${place.topic}`),
+    place.text ? h("p", { class: "said" }, place.who ? h("b", {}, place.who, ": ") : null, place.text,
+      r.current_message_id ? h("span", { class: "muted mono" }, ` #${r.current_message_id}`) : null) : null];
   if (r.history) box.replaceChildren(...head, ...(await historyDetail(r)));
-  else if (r.resolve) box.replaceChildren(...head, ...resolveDetail(r.resolve));
+  else if (r.resolve) box.replaceChildren(...head, ...resolveDetail(r.resolve, (r.stored && r.stored.candidates) || {}));
   else if (r.list) box.replaceChildren(...head, ...listDetail(r.list));
   else if (r.scenario) box.replaceChildren(...head, h("div", { class: "chips" }, chip("revision", r.scenario.revision), chip("changed", r.scenario.changed ? "yes" : "no"), chip("keys", r.scenario.keys_changed.join(", ") || "none")));
 }
@@ -267,6 +286,7 @@ async function historyDetail(r) {
     chip("method", d.method), chip("kept", `${kept} of ${d.items.length}`),
     chip("tokens", b.max_tokens ? `${b.used_tokens} / ${b.max_tokens}` : `${b.used_tokens}`),
     d.outside_lookback ? chip("older, not looked at", d.outside_lookback) : null,
+    d.in_other_topics ? chip("in other topics, not considered", d.in_other_topics) : null,
     d.triage ? chip("triage", `${d.triage.model}: ${d.triage.outcome}${d.triage.error ? " (" + d.triage.error + ")" : ""}`) : null);
   const rows = d.items.map((i) => {
     const m = keptText.get(i.message_id) || known.get(i.message_id);
@@ -284,16 +304,21 @@ async function historyDetail(r) {
     h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", {}, "Reason"), h("th", {}, "Message"), h("th", { class: "num" }, "Id"), h("th", { class: "num" }, "Tokens"))),
     h("tbody", {}, rows));
   const prompt = h("div", { class: "prompt" }, ...d.prompt.map((p) => h("div", { class: "msg" }, h("div", { class: "role" }, p.role), h("pre", {}, p.content))));
-  return [chips, h("h4", {}, "Every message considered, oldest first"), h("div", { class: "scroll-x" }, table),
+  const others = d.in_other_topics
+    ? h("p", { class: "muted other-topics" }, `${d.in_other_topics} ${d.in_other_topics === 1 ? "item" : "items"} in other topics ${d.in_other_topics === 1 ? "was" : "were"} not considered: history is kept per topic (history.scope = "topic").`)
+    : null;
+  return [chips, h("h4", {}, "Every message considered, oldest first"), h("div", { class: "scroll-x" }, table), others,
     h("h4", {}, "chatctx's part of the prompt (the bot adds its own system prompt and notes)"), prompt];
 }
 
-function resolveDetail(d) {
+function resolveDetail(d, seen) {
   const max = Math.max(1, ...d.candidates.map((c) => Math.abs(c.score)));
   const rows = d.candidates.map((c) =>
     h("tr", { class: c.rank === 1 && d.status === "resolved" ? "kept" : c.rank ? "" : "dropped" },
       h("td", { "data-label": "rank", class: "num" }, c.rank ? `#${c.rank}` : "—"),
-      h("td", { "data-label": "", class: "mono" }, c.object_id, h("div", { class: "muted" }, `${c.kind} · ${c.tier}`)),
+      h("td", { "data-label": "", class: "object" }, h("div", { class: "mono" }, c.object_id),
+        seen[c.object_id] ? h("div", { class: "said" }, seen[c.object_id].who ? h("b", {}, seen[c.object_id].who, ": ") : null, seen[c.object_id].text || "") : h("div", { class: "muted" }, "(no longer stored)"),
+        h("div", { class: "muted" }, `${c.kind} · ${c.tier}`)),
       h("td", { "data-label": "score", class: "num" }, c.score.toFixed(2),
         h("div", { class: "bar-track" }, h("div", { class: "bar-fill", style: `width:${Math.max(0, (c.score / max) * 100)}%` }))),
       h("td", { "data-label": "parts" }, h("div", { class: "parts" }, ...c.parts.map((p) => h("span", { class: `part ${p.points < 0 ? "neg" : ""}` }, `${p.points > 0 ? "+" : ""}${p.points} ${p.part.replaceAll("_", " ")}`))))));
@@ -321,12 +346,16 @@ async function renderHistory() {
   objects.forEach((o) => o.source_message_id && bySource.set(o.source_message_id, [...(bySource.get(o.source_message_id) || []), o]));
   const topics = ["all", "general", ...c.topics];
   const shown = items.filter((m) => state.topic === "all" || (state.topic === "general" ? m.topic === null : m.topic === state.topic)).slice(-300);
+  // A refresh that finds the same redraws nothing (the reader's scroll and selection stay).
+  const sig = JSON.stringify([c.channel, c.chat_id, c.topic_titles, state.topic, shown, objects]);
+  if (sig === drawn.history) return;
+  drawn.history = sig;
   const filters = h("div", { class: "filters" }, ...topics.map((t) =>
-    h("button", { class: state.topic === t ? "" : "ghost", onclick: () => { state.topic = t; renderHistory(); } }, t === "all" ? "All topics" : t === "general" ? "General" : `Topic ${t}`)));
+    h("button", { class: state.topic === t ? "" : "ghost", onclick: () => { state.topic = t; renderHistory(); } }, t === "all" ? "All topics" : t === "general" ? "General" : topicName(c, t))));
   const list = h("div", { class: "hist" }, ...shown.map((m) =>
     h("div", { class: `hist-item ${m.kind === "outbound_agent" ? "out" : ""}`, "data-message": m.message_id },
       h("div", { class: "meta" }, h("span", { class: "speaker" }, m.sender.nickname || m.sender.username || "?"),
-        h("span", { class: "badge plain" }, m.kind.replace("_", " ")), m.topic ? h("span", { class: "badge plain" }, `topic ${m.topic}`) : null,
+        h("span", { class: "badge plain" }, m.kind.replace("_", " ")), m.topic ? h("span", { class: "badge plain" }, topicName(c, m.topic)) : null,
         m.reply_to_message_id ? h("span", { class: "muted" }, `↩ ${m.reply_to_message_id}`) : null,
         ...(bySource.get(m.message_id) || []).map((o) => h("span", { class: "badge kept" }, o.kind)),
         h("span", { class: "spacer" }), h("span", { class: "muted mono" }, `#${m.message_id} · ${clock(m.sent_at)}`)),
@@ -391,7 +420,7 @@ async function renderState() {
       for (const [k, v] of Object.entries(r.patch || {})) v === null ? delete acc[k] : (acc[k] = v);
       return el;
     });
-    blocks.push(h("h4", {}, topics[i] === null ? "General" : `Topic ${topics[i]}`),
+    blocks.push(h("h4", {}, topics[i] === null ? "General" : topicName(c, topics[i])),
       h("div", { class: "msg" }, h("div", { class: "role" }, `current state · revision ${s.revision}`), h("pre", {}, JSON.stringify(s.state, null, 2))),
       h("h4", {}, "Revisions, newest last"), ...rendered);
   });
@@ -409,7 +438,8 @@ async function refresh(force) {
     if (!fresh) return true;
     const changed = JSON.stringify(fresh) !== JSON.stringify(state.chat);
     state.chat = fresh;
-    $("chat-meta").textContent = `${fresh.channel}${fresh.chat_type ? " · " + fresh.chat_type : ""} · ${fresh.items} items · ${fresh.objects} objects · ${fresh.people} people`;
+    $("chat-title").textContent = chatName(fresh);
+    $("chat-meta").textContent = `${fresh.title ? fresh.chat_id + " · " : ""}${fresh.channel}${fresh.chat_type ? " · " + fresh.chat_type : ""} · ${fresh.items} items · ${fresh.objects} objects · ${fresh.people} people`;
     const calls = (await api(chatPath(fresh, "/decisions?limit=1000"))).decisions;
     const callsChanged = JSON.stringify(calls.map((c) => c.request_id)) !== JSON.stringify(state.calls.map((c) => c.request_id));
     state.calls = calls;

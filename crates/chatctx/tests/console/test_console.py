@@ -112,10 +112,17 @@ def test_the_console_shows_what_the_model_saw_and_why(server, browser):
     dialog = wait(browser, "dialog[open]")
     dialog.find_element(By.ID, "token-input").send_keys(TOKEN)
     dialog.find_element(By.ID, "token-save").click()
-    wait(browser, f'#chat-list li[data-chat="{CHAT}"]').click()
+    chat = wait(browser, f'#chat-list li[data-chat="{CHAT}"]')
+    # Chats and topics by the names the platform told (title events), the id beside.
+    assert "Tatra weekend" in chat.text and CHAT in chat.text, chat.text
+    chat.click()
+    assert browser.find_element(By.ID, "chat-title").text == "Tatra weekend"
 
+    # Each call says where it was and what it answered: topic, sender, the message's first words.
+    call = wait(browser, '#call-list li[data-request="bob-asks-about-the-scree"]')
+    assert "Route" in call.text and "Bob: Is the Zawrat descent OK" in call.text, call.text
     # The history call for Bob's reply to the photo: every message considered, with its reason.
-    wait(browser, '#call-list li[data-request="bob-asks-about-the-scree"]').click()
+    call.click()
     wait(browser, "table.verdicts tbody tr")
     rows = {r.get_attribute("data-message"): r for r in browser.find_elements(By.CSS_SELECTOR, "table.verdicts tbody tr")}
     assert "reply parent" in rows["505"].text and "Zawrat descent" in rows["505"].text, rows["505"].text
@@ -126,6 +133,9 @@ def test_the_console_shows_what_the_model_saw_and_why(server, browser):
     dropped = [r for r in rows.values() if "not chosen" in r.text]
     assert all("out" in r.find_element(By.CSS_SELECTOR, ".badge").text for r in dropped)
     assert "501" not in rows and "508" not in rows, "another topic's messages are not in this topic's prompt"
+    # ... and the record says so: the general thread's and Gear's items were not considered.
+    others = browser.find_element(By.CSS_SELECTOR, ".other-topics").text
+    assert others.startswith("8 items in other topics were not considered"), others
     prompt = browser.find_element(By.CSS_SELECTOR, ".prompt").text
     assert "Cash only, bring złoty." in prompt and "Photo from last year" in prompt, prompt
     assert "Is the Zawrat descent OK" in prompt, "the current message closes the prompt"
@@ -145,12 +155,19 @@ def test_the_console_shows_what_the_model_saw_and_why(server, browser):
     wait(browser, "table.candidates tbody tr")
     first = browser.find_element(By.CSS_SELECTOR, "table.candidates tbody tr").text
     assert "513:poll" in first and "#1" in first, first
+    # A candidate shows who posted it and its first words, not only its id.
+    assert "TrailMate: Ridge day" in first, first
     browser.save_screenshot(str(shots() / "desktop-resolver.png"))
 
     # History, objects and state tabs.
     browser.find_element(By.CSS_SELECTOR, '.tab[data-tab="history"]').click()
     item = wait(browser, '.hist-item[data-message="523"]')
     assert "TrailMate" in item.text and "↩ 522" in item.text, item.text
+    assert "Route" in item.text, "the topic by its name"
+    # A refresh that finds nothing new redraws nothing: the element drawn before is still the one on the page.
+    browser.execute_script("arguments[0].dataset.seen = 'yes'", item)
+    time.sleep(2.5)
+    assert browser.find_element(By.CSS_SELECTOR, '.hist-item[data-message="523"]').get_attribute("data-seen") == "yes"
     browser.save_screenshot(str(shots() / "desktop-history.png"))
     browser.find_element(By.CSS_SELECTOR, '.tab[data-tab="objects"]').click()
     wait(browser, ".tl-row")

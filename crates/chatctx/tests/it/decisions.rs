@@ -114,6 +114,11 @@ fn every_answer_has_a_record_that_explains_it() {
     assert_eq!(history["method"], "lexical");
     let used = history["budget"]["used_tokens"].as_u64().unwrap();
     assert!(used > 0 && history["budget"].get("max_tokens").is_none(), "{}", history["budget"]);
+    assert_eq!(history["in_other_topics"], gear_and_general.len(), "the items of Gear and the general thread");
+    // What the record names, as stored: the chat and topic by their titles, the message being handled.
+    let glance = json!({"who": "Bob", "text": "Is the Zawrat descent OK with the loose scree if it's wet on Sunday morning?",
+                        "topic_id": "12"});
+    assert_eq!(h["stored"], json!({"chat_title": "Tatra weekend", "topic_title": "Route", "message": glance}));
 
     // The resolver's candidates: parts that add up, a rank, and why the answer is what it is.
     let res = &records[1]["resolve"];
@@ -123,6 +128,12 @@ fn every_answer_has_a_record_that_explains_it() {
     assert!(cands.len() >= answers[2]["candidates"].as_array().unwrap().len());
     assert_eq!(cands[0]["object_id"], "513:poll");
     assert_eq!(cands[0]["rank"], 1);
+    // Each candidate still held, with who posted it and its first words (a message candidate: the message's).
+    let seen = &records[1]["stored"]["candidates"];
+    assert_eq!(seen.as_object().unwrap().len(), cands.len(), "every candidate is still stored: {seen}");
+    assert_eq!(seen["513:poll"]["who"], "TrailMate");
+    assert!(seen["513:poll"]["text"].as_str().unwrap().starts_with("Ridge day"), "{seen}");
+    assert_eq!(seen["522:message"]["who"], "Carol");
     for c in cands {
         let sum: f64 = c["parts"].as_array().unwrap().iter().map(|p| p["points"].as_f64().unwrap()).sum();
         assert!((sum - c["score"].as_f64().unwrap()).abs() < 0.02, "{c}");
@@ -152,6 +163,8 @@ fn every_answer_has_a_record_that_explains_it() {
     let chats = send_as(c.get(format!("{}/v1/chats", s.base)), Some(ADMIN)).json_value();
     assert_eq!(chats["chats"][0]["chat_id"], CHAT);
     assert_eq!(chats["chats"][0]["topics"], json!(["12", "31"]));
+    assert_eq!(chats["chats"][0]["title"], "Tatra weekend");
+    assert_eq!(chats["chats"][0]["topic_titles"], json!({"12": "Route", "31": "Gear"}));
 
     // `explain: true` puts the record in the answer, over HTTP and over MCP.
     let (tool, mut args) = calls().remove(0);
