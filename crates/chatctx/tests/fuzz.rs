@@ -84,6 +84,11 @@ fn seeds() -> Vec<Value> {
     out.push(json!({"type": "slack_users", "payload": {"ok": true, "members": users}}));
     out.push(json!({"type": "person", "channel": "slack", "workspace_id": "T0ACME", "chat_id": "C0GENERAL",
         "user_id": "U0PRIYA", "username": "U0PRIYA", "display_name": "Priya Raman"}));
+    out.push(
+        json!({"type": "title", "channel": "telegram", "chat_id": "-1001500", "topic_id": "4", "title": "Logo drafts"}),
+    );
+    out.push(json!({"type": "discord_event", "payload": {"op": 0, "t": "THREAD_CREATE",
+        "d": {"id": "300", "type": 11, "parent_id": "100", "name": "4.2 rollout"}}}));
     let mut scenario_files: Vec<_> =
         std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios"))
             .unwrap()

@@ -65,17 +65,17 @@ def setup(app: Any, client: Union[AsyncClient, Client], *, timeout: float = 2.0)
     """Forwards `app`'s events and the bot's own messages to chatctx through `client`: an `AsyncApp` with an
     `AsyncClient`, or a synchronous `App` with a `Client`."""
     asynchronous = inspect.iscoroutinefunction(getattr(app, "async_dispatch", None))
-    if asynchronous and not isinstance(client, AsyncClient):
-        raise TypeError("an AsyncApp forwards through a chatctx.AsyncClient")
-    if not asynchronous and not isinstance(client, Client):
-        raise TypeError("a synchronous App forwards through a chatctx.Client (an AsyncApp through an AsyncClient)")
-    if asynchronous:
+    if asynchronous and isinstance(client, AsyncClient):
         _setup_async(app, client, timeout)
-    else:
+    elif not asynchronous and isinstance(client, Client):
         _setup_sync(app, client, timeout)
+    elif asynchronous:
+        raise TypeError("an AsyncApp forwards through a chatctx.AsyncClient")
+    else:
+        raise TypeError("a synchronous App forwards through a chatctx.Client (an AsyncApp through an AsyncClient)")
 
 
-def _setup_async(app: Any, client: Any, timeout: float) -> None:
+def _setup_async(app: Any, client: AsyncClient, timeout: float) -> None:
     async def send(envelope: Any, bot_user_id: Optional[str]) -> Any:
         try:
             return await asyncio.wait_for(client.slack_event(envelope, bot_user_id=bot_user_id), timeout)

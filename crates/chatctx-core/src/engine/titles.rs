@@ -15,11 +15,6 @@ impl Engine {
         self.chat(channel, chat_id)?.title_of(topic)
     }
 
-    /// The titles of a chat's topics, by topic id, sorted.
-    pub fn topic_titles(&self, channel: &str, chat_id: &str) -> std::collections::BTreeMap<String, String> {
-        self.chat(channel, chat_id).map(|c| c.topic_titles()).unwrap_or_default()
-    }
-
     pub(super) fn apply_title(&mut self, t: TitleEvent) {
         let (settings, chat) = self.with_chat(&t.channel, &t.chat_id);
         let max_topics = settings.conversation.max_topics;

@@ -141,6 +141,8 @@ pub fn map_dispatch(payload: &Value, bot: &Bot, received_at: Timestamp) -> Resul
         "CHANNEL_CREATE" | "CHANNEL_UPDATE" if d.id("parent_id")?.is_some() && is_thread(&d) => {
             thread_event(&d, &mut out)?;
         }
+        // A category (type 4) holds no messages: no chat of it.
+        "CHANNEL_CREATE" | "CHANNEL_UPDATE" if d.get("type").and_then(Value::as_u64) == Some(4) => {}
         "CHANNEL_CREATE" | "CHANNEL_UPDATE" => {
             out.events.extend(crate::title(CHANNEL, d.req_id("id")?, None, d.get("name")))
         }

@@ -383,6 +383,8 @@ fn channel_and_thread_names_are_titles() {
     assert_eq!(e.title_of("discord", "300", None), None, "a thread is not a chat of its own");
     let unnamed = dispatch("CHANNEL_CREATE", json!({"id": "101", "type": 0, "name": 7}));
     assert!(unnamed.events.is_empty(), "a name of another type is skipped: {:?}", unnamed.events);
+    let category = dispatch("CHANNEL_CREATE", json!({"id": "50", "type": 4, "name": "Text Channels"}));
+    assert!(category.events.is_empty(), "a category holds no messages, so no chat: {:?}", category.events);
 
     let envelope = |event: Value| json!({"type": "event_callback", "team_id": "T0ACME", "event": event});
     let renamed =
