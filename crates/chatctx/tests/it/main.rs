@@ -27,6 +27,7 @@ mod takeover;
 mod telemetry;
 mod titles;
 mod triage;
+mod typescript_client;
 
 /// Decodes and makes a tool call through a service, as the front ends do.
 pub fn call(

@@ -26,7 +26,7 @@ pub(super) fn ingest(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let mut discord = operation(
         "discord_event",
         "Ingest one Discord Gateway dispatch ({\"op\": 0, \"t\": \"MESSAGE_CREATE\", \"d\": {…}}), as a bot receives it (docs/protocol.md §3.9).",
-        Some(json!({"type": "object", "description": "A Gateway dispatch payload."})),
+        Some(platform_body("A Gateway dispatch payload.")),
         report.clone(),
         &[BAD, AUTH, FORBIDDEN, TIMEOUT],
     );
@@ -35,7 +35,7 @@ pub(super) fn ingest(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let mut slack = operation(
         "slack_event",
         "Ingest one Slack Events API envelope (docs/protocol.md §3.10); answers url_verification with its challenge. With slack.signing_secret, Slack's signed requests need no bearer token.",
-        Some(json!({"type": "object", "description": "An Events API envelope (event_callback or url_verification)."})),
+        Some(platform_body("An Events API envelope (event_callback or url_verification).")),
         report.clone(),
         &[BAD, AUTH, FORBIDDEN, TIMEOUT],
     );
@@ -44,9 +44,7 @@ pub(super) fn ingest(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let users = operation(
         "slack_users",
         "Ingest a Slack Web API users.list or users.info answer as it came (docs/protocol.md §3.11): each member becomes a person of their team's people directory, whose names every chat of the team shows. Checked like slack_event (Slack's signature or a bearer token).",
-        Some(
-            json!({"type": "object", "description": "A users.list answer (`members`) or a users.info answer (`user`)."}),
-        ),
+        Some(platform_body("A users.list answer (`members`) or a users.info answer (`user`).")),
         report.clone(),
         &[BAD, AUTH, FORBIDDEN, TIMEOUT],
     );
@@ -54,7 +52,7 @@ pub(super) fn ingest(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
     let mut telegram = operation(
         "telegram_update",
         "Ingest one raw Telegram Bot API update, as a webhook delivers it.",
-        Some(json!({"type": "object", "description": "A Bot API Update."})),
+        Some(platform_body("A Bot API Update.")),
         report,
         &[BAD, AUTH, FORBIDDEN, TIMEOUT],
     );
@@ -64,6 +62,14 @@ pub(super) fn ingest(g: &mut SchemaGenerator, paths: &mut Map<String, Value>) {
         {"name": "triggered_agent", "in": "query", "schema": {"type": "boolean"}}
     ]);
     paths.insert("/v1/telegram/updates".into(), json!({"post": telegram}));
+}
+
+/// A platform's own payload, taken as it came: an open object, so that a generated client accepts the platform
+/// library's own type for it (a grammY `Update`, a discord.js packet) rather than an empty one.
+// `json!` on literals and a string: cannot fail.
+#[allow(clippy::disallowed_methods)]
+fn platform_body(what: &str) -> Value {
+    json!({"type": "object", "additionalProperties": true, "description": what})
 }
 
 /// `/v1/tools/{tool}`, one path per tool, and `/v1/scopes`.

@@ -1,0 +1,84 @@
+// chatctx for grammY: a middleware that forwards each update before the bot's handlers, an API transformer that
+// records what the bot sends, and a context flavor. Types only from grammY: nothing of it is loaded at run time.
+//
+//     import { setup, type ChatctxFlavor } from "chatctx/grammy";
+//     const bot = new Bot<Context & ChatctxFlavor>(token);
+//     setup(bot, new Client({ baseUrl, timeoutMs: 2_000 }));
+import type { Bot, Context, MiddlewareFn, Transformer } from "grammy";
+
+import type { Client, Schemas } from "./client.js";
+import { type IntegrationOptions, lazyScope } from "./failopen.js";
+import { TelegramForwarder } from "./telegram.js";
+
+export type { IntegrationOptions } from "./failopen.js";
+
+/** What `ctx.chatctx` holds in a handler. */
+export interface ChatctxContext {
+  /** The ingest report of this update (chatctx's decision whether it triggers the bot, per message), or
+   * `undefined` when chatctx could not be reached in time: decide with your own check then. */
+  report: Schemas["IngestReport"] | undefined;
+  /** The client the plugin forwards through. */
+  client: Client;
+  /** A client holding a scope pinned to this update's chat, topic, message and sender (made on first call), for a
+   * model's tool loop. */
+  scoped(): Promise<Client>;
+}
+
+/** The context flavor: `Bot<Context & ChatctxFlavor>` gives handlers `ctx.chatctx`. */
+export interface ChatctxFlavor {
+  chatctx: ChatctxContext;
+}
+
+const forwarders = new WeakMap<Client, TelegramForwarder>();
+
+/** One forwarder per client (and so one cache of seen messages for `copyMessage`), shared by middleware and
+ * transformer. */
+function forwarderOf(client: Client, options: IntegrationOptions): TelegramForwarder {
+  let f = forwarders.get(client);
+  if (!f) forwarders.set(client, (f = new TelegramForwarder(client, options)));
+  return f;
+}
+
+/** Middleware forwarding each update to chatctx before the bot's handlers (fail-open, bounded by `timeoutMs`), and
+ * putting `ctx.chatctx` in place. Register it first: `bot.use(chatctx(client))`. */
+export function chatctx<C extends Context & ChatctxFlavor>(client: Client, options: IntegrationOptions = {}): MiddlewareFn<C> {
+  const forwarder = forwarderOf(client, options);
+  return async (ctx, next) => {
+    const me = ctx.me;
+    const report = await forwarder.update(ctx.update, { id: me.id, username: me.username });
+    const msg = ctx.msg;
+    const place = ctx.chat
+      ? {
+          chat_id: ctx.chat.id,
+          topic_id: msg?.is_topic_message ? msg.message_thread_id : undefined,
+          current_message_id: msg?.message_id,
+          sender_user_id: ctx.from?.id,
+        }
+      : undefined;
+    ctx.chatctx = { report, client, scoped: lazyScope(client, place) };
+    await next();
+  };
+}
+
+/** An API transformer recording every message the bot sends, edits or copies as its own (Telegram never sends a bot
+ * its own messages): `bot.api.config.use(chatctxRecorder(client))`. `bot` gives the bot's id and username once it
+ * is initialized; without it they are read from what Telegram answers. */
+export function chatctxRecorder(client: Client, options: IntegrationOptions & { bot?: Bot<any> } = {}): Transformer {
+  const forwarder = forwarderOf(client, options);
+  return async (prev, method, payload, signal) => {
+    const res = await prev(method, payload, signal);
+    if (res.ok) {
+      const info = options.bot?.isInited() ? options.bot.botInfo : undefined;
+      const from = (res.result as { from?: { id: number; username?: string } } | undefined)?.from;
+      const bot = info ? { id: info.id, username: info.username } : { id: from?.id, username: from?.username };
+      await forwarder.sent(method, payload as Record<string, unknown>, res.result, bot);
+    }
+    return res;
+  };
+}
+
+/** Everything at once: the middleware first, the recorder on the bot's API. */
+export function setup<C extends Context & ChatctxFlavor>(bot: Bot<C>, client: Client, options: IntegrationOptions = {}): void {
+  bot.use(chatctx<C>(client, options));
+  bot.api.config.use(chatctxRecorder(client, { ...options, bot }));
+}

@@ -1,0 +1,75 @@
+// chatctx for telegraf: a middleware that forwards each update before the bot's handlers (`ctx.chatctx` then
+// holds its report) and wraps the update's `ctx.telegram.callApi`, and the same wrapper on `bot.telegram`, so what
+// the bot sends, edits and copies is recorded as its own.
+// Types only from telegraf: nothing of it is loaded at run time.
+//
+//     import { setup } from "chatctx/telegraf";
+//     setup(bot, new Client({ baseUrl, timeoutMs: 2_000 }));
+import type { Context, MiddlewareFn, Telegraf, Telegram } from "telegraf";
+
+import type { Client } from "./client.js";
+import { type IntegrationOptions, lazyScope } from "./failopen.js";
+import type { ChatctxContext } from "./grammy.js";
+import { TelegramForwarder } from "./telegram.js";
+
+export type { IntegrationOptions } from "./failopen.js";
+export type { ChatctxContext } from "./grammy.js";
+
+/** A telegraf context with `ctx.chatctx`: `new Telegraf<ChatctxTelegrafContext>(token)`. */
+export interface ChatctxTelegrafContext extends Context {
+  chatctx: ChatctxContext;
+}
+
+const forwarders = new WeakMap<Client, TelegramForwarder>();
+
+function forwarderOf(client: Client, options: IntegrationOptions): TelegramForwarder {
+  let f = forwarders.get(client);
+  if (!f) forwarders.set(client, (f = new TelegramForwarder(client, options)));
+  return f;
+}
+
+/** Middleware forwarding each update to chatctx before the bot's handlers (fail-open, bounded by `timeoutMs`), and
+ * putting `ctx.chatctx` in place. Register it first: `bot.use(chatctx(client))`. */
+export function chatctx<C extends Context>(client: Client, options: IntegrationOptions = {}): MiddlewareFn<C> {
+  const forwarder = forwarderOf(client, options);
+  return async (ctx, next) => {
+    // telegraf gives each update a `Telegram` of its own: what the handlers send goes through this one.
+    recordCalls(ctx.telegram, client, { ...options, botInfo: () => ctx.botInfo });
+    const report = await forwarder.update(ctx.update, { id: ctx.botInfo?.id, username: ctx.botInfo?.username });
+    const msg = (ctx as Context).msg as { message_id?: number; message_thread_id?: number; is_topic_message?: boolean } | undefined;
+    const place = ctx.chat
+      ? {
+          chat_id: ctx.chat.id,
+          topic_id: msg?.is_topic_message ? msg.message_thread_id : undefined,
+          current_message_id: msg?.message_id,
+          sender_user_id: ctx.from?.id,
+        }
+      : undefined;
+    (ctx as unknown as { chatctx: ChatctxContext }).chatctx = { report, client, scoped: lazyScope(client, place) };
+    await next();
+  };
+}
+
+/** Wraps `telegram.callApi` (once) so every message the bot sends, edits or copies is recorded as its own. */
+export function recordCalls(telegram: Telegram, client: Client, options: IntegrationOptions & { botInfo?: () => { id: number; username?: string } | undefined } = {}): void {
+  const marked = telegram as Telegram & { chatctxRecording?: boolean };
+  if (marked.chatctxRecording) return;
+  marked.chatctxRecording = true;
+  const forwarder = forwarderOf(client, options);
+  const call = telegram.callApi.bind(telegram) as (method: string, payload: object, opts?: object) => Promise<unknown>;
+  (telegram as unknown as { callApi: typeof call }).callApi = async (method, payload, opts) => {
+    const result = await call(method, payload, opts);
+    const info = options.botInfo?.();
+    const from = (result as { from?: { id: number; username?: string } } | undefined)?.from;
+    const bot = info ? { id: info.id, username: info.username } : { id: from?.id, username: from?.username };
+    await forwarder.sent(method, payload as Record<string, unknown>, result, bot);
+    return result;
+  };
+}
+
+/** Everything at once: the middleware first (which records what handlers send), the recorder on `bot.telegram`
+ * (what the bot sends outside handlers). */
+export function setup<C extends Context>(bot: Telegraf<C>, client: Client, options: IntegrationOptions = {}): void {
+  bot.use(chatctx<C>(client, options));
+  recordCalls(bot.telegram, client, { ...options, botInfo: () => bot.botInfo });
+}
