@@ -49,8 +49,8 @@ export async function startServer({ args = [], env = {} } = {}) {
   };
 }
 
-/** A server that takes requests and answers with `handle(req, body)` → `{ status, body }`, or never when it
- * returns `null`; `{ url, requests, stop }`. */
+/** A server that takes requests and answers with `handle(req, body)` → `{ status, body }` (or a promise of it), or
+ * never when it gives `null`; `{ url, requests, stop }`. */
 export async function fakeServer(handle) {
   const requests = [];
   const open = new Set();
@@ -59,10 +59,11 @@ export async function fakeServer(handle) {
     req.on("data", (d) => (body += d));
     req.on("end", () => {
       requests.push({ method: req.method, url: req.url, headers: req.headers, body });
-      const answer = handle(req, body);
-      if (answer === null) return open.add(res); // never answers
-      res.writeHead(answer.status, { "content-type": answer.type ?? "application/json" });
-      res.end(typeof answer.body === "string" ? answer.body : JSON.stringify(answer.body));
+      void Promise.resolve(handle(req, body)).then((answer) => {
+        if (answer === null) return open.add(res); // never answers
+        res.writeHead(answer.status, { "content-type": answer.type ?? "application/json" });
+        res.end(typeof answer.body === "string" ? answer.body : JSON.stringify(answer.body));
+      });
     });
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
@@ -96,9 +97,17 @@ export async function fakeBotApi() {
   let next = 9000;
   const calls = [];
   const sent = new Map();
-  const api = await fakeServer((req, body) => {
+  const queue = [];
+  let waiting = [];
+  const api = await fakeServer(async (req, body) => {
     const method = req.url.split("/").pop();
     const params = body ? JSON.parse(body) : {};
+    if (method === "getUpdates") {
+      // Long polling: what was pushed after `offset`, else wait (up to the poll's timeout) for a push.
+      const fresh = () => queue.filter((u) => u.update_id >= (params.offset ?? 0));
+      if (!fresh().length) await new Promise((r) => { waiting.push(r); setTimeout(r, (params.timeout ?? 0) * 1000); });
+      return { status: 200, body: { ok: true, result: fresh() } };
+    }
     calls.push([method, params]);
     const chat = { id: Number(params.chat_id), type: "supergroup", title: "Design team", is_forum: true };
     const base = { message_id: ++next, date: Math.floor(Date.now() / 1000), chat, from: BOT_USER };
@@ -118,7 +127,12 @@ export async function fakeBotApi() {
     }
     return { status: 200, body: { ok: true, result: true } };
   });
-  return { ...api, calls };
+  const push = (update) => {
+    queue.push(update);
+    for (const w of waiting) w();
+    waiting = [];
+  };
+  return { ...api, calls, push };
 }
 
 /** A Telegram forum-topic message update of chat `chat`. */
