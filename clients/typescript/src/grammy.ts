@@ -8,7 +8,7 @@ import type { Bot, Context, MiddlewareFn, Transformer } from "grammy";
 
 import type { Client, Schemas } from "./client.js";
 import { type IntegrationOptions, lazyScope } from "./failopen.js";
-import { TelegramForwarder } from "./telegram.js";
+import { forwarderOf, placeOf } from "./telegram.js";
 
 export type { IntegrationOptions } from "./failopen.js";
 
@@ -29,15 +29,6 @@ export interface ChatctxFlavor {
   chatctx: ChatctxContext;
 }
 
-const forwarders = new WeakMap<Client, TelegramForwarder>();
-
-/** One forwarder per client (and so one cache of seen messages for `copyMessage`), shared by middleware and
- * transformer. */
-function forwarderOf(client: Client, options: IntegrationOptions): TelegramForwarder {
-  let f = forwarders.get(client);
-  if (!f) forwarders.set(client, (f = new TelegramForwarder(client, options)));
-  return f;
-}
 
 /** Middleware forwarding each update to chatctx before the bot's handlers (fail-open, bounded by `timeoutMs`), and
  * putting `ctx.chatctx` in place. Register it first: `bot.use(chatctx(client))`. */
@@ -46,16 +37,7 @@ export function chatctx<C extends Context & ChatctxFlavor>(client: Client, optio
   return async (ctx, next) => {
     const me = ctx.me;
     const report = await forwarder.update(ctx.update, { id: me.id, username: me.username });
-    const msg = ctx.msg;
-    const place = ctx.chat
-      ? {
-          chat_id: ctx.chat.id,
-          topic_id: msg?.is_topic_message ? msg.message_thread_id : undefined,
-          current_message_id: msg?.message_id,
-          sender_user_id: ctx.from?.id,
-        }
-      : undefined;
-    ctx.chatctx = { report, client, scoped: lazyScope(client, place) };
+    ctx.chatctx = { report, client, scoped: lazyScope(client, placeOf(ctx.chat, ctx.msg, ctx.from)) };
     await next();
   };
 }

@@ -10,7 +10,7 @@ import type { Context, MiddlewareFn, Telegraf, Telegram } from "telegraf";
 import type { Client } from "./client.js";
 import { type IntegrationOptions, lazyScope } from "./failopen.js";
 import type { ChatctxContext } from "./grammy.js";
-import { TelegramForwarder } from "./telegram.js";
+import { forwarderOf, placeOf } from "./telegram.js";
 
 export type { IntegrationOptions } from "./failopen.js";
 export type { ChatctxContext } from "./grammy.js";
@@ -20,13 +20,6 @@ export interface ChatctxTelegrafContext extends Context {
   chatctx: ChatctxContext;
 }
 
-const forwarders = new WeakMap<Client, TelegramForwarder>();
-
-function forwarderOf(client: Client, options: IntegrationOptions): TelegramForwarder {
-  let f = forwarders.get(client);
-  if (!f) forwarders.set(client, (f = new TelegramForwarder(client, options)));
-  return f;
-}
 
 /** Middleware forwarding each update to chatctx before the bot's handlers (fail-open, bounded by `timeoutMs`), and
  * putting `ctx.chatctx` in place. Register it first: `bot.use(chatctx(client))`. */
@@ -36,16 +29,9 @@ export function chatctx<C extends Context>(client: Client, options: IntegrationO
     // telegraf gives each update a `Telegram` of its own: what the handlers send goes through this one.
     recordCalls(ctx.telegram, client, { ...options, botInfo: () => ctx.botInfo });
     const report = await forwarder.update(ctx.update, { id: ctx.botInfo?.id, username: ctx.botInfo?.username });
-    const msg = (ctx as Context).msg as { message_id?: number; message_thread_id?: number; is_topic_message?: boolean } | undefined;
-    const place = ctx.chat
-      ? {
-          chat_id: ctx.chat.id,
-          topic_id: msg?.is_topic_message ? msg.message_thread_id : undefined,
-          current_message_id: msg?.message_id,
-          sender_user_id: ctx.from?.id,
-        }
-      : undefined;
-    (ctx as unknown as { chatctx: ChatctxContext }).chatctx = { report, client, scoped: lazyScope(client, place) };
+    const msg = (ctx as Context).msg as Parameters<typeof placeOf>[1];
+    const scoped = lazyScope(client, placeOf(ctx.chat, msg, ctx.from));
+    (ctx as unknown as { chatctx: ChatctxContext }).chatctx = { report, client, scoped };
     await next();
   };
 }

@@ -118,3 +118,28 @@ export class TelegramForwarder {
 function isMessage(m: unknown): m is Message {
   return typeof m === "object" && m !== null && typeof (m as Message).message_id === "number" && typeof (m as Message).chat === "object";
 }
+
+const forwarders = new WeakMap<Client, TelegramForwarder>();
+
+/** One forwarder per client (so one cache of seen messages for `copyMessage`), shared by an integration's middleware
+ * and its recorder. */
+export function forwarderOf(client: Client, options: IntegrationOptions): TelegramForwarder {
+  let f = forwarders.get(client);
+  if (!f) forwarders.set(client, (f = new TelegramForwarder(client, options)));
+  return f;
+}
+
+/** The scope of an update's place (its chat, topic, message and sender), for a lazily made scoped client. */
+export function placeOf(
+  chat: { id: number } | undefined,
+  msg: { message_id?: number; message_thread_id?: number; is_topic_message?: boolean } | undefined,
+  from: { id: number } | undefined,
+): Parameters<Client["scoped"]>[0] | undefined {
+  if (!chat) return undefined;
+  return {
+    chat_id: chat.id,
+    topic_id: msg?.is_topic_message ? msg.message_thread_id : undefined,
+    current_message_id: msg?.message_id,
+    sender_user_id: from?.id,
+  };
+}

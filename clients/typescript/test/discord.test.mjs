@@ -65,3 +65,10 @@ test("presence and typing are not sent; a stopped or silent chatctx delays nothi
     await hang.stop();
   }
 });
+
+test("the dispatch types forwarded are the ones the server maps", async () => {
+  const { FORWARDED } = await import("../dist/discord.js");
+  const rust = readFileSync(new URL("../../../crates/chatctx-platforms/src/discord/mod.rs", import.meta.url), "utf8");
+  const known = /pub const KNOWN: &\[&str\] = &\[([^\]]*)\]/.exec(rust)[1].match(/"([A-Z_]+)"/g).map((s) => s.slice(1, -1));
+  assert.deepEqual([...FORWARDED].sort(), known.sort(), "chatctx/discord's FORWARDED and the Discord mapping's KNOWN differ");
+});
