@@ -1,6 +1,15 @@
 // Sample user code, type-checked in strict mode by `tsc -p tsconfig.check.json` (CI and `cargo test`): what a bot
 // author writes must compile, and each mistake marked `@ts-expect-error` must not (an unused marker fails the check).
 import { ChatctxError, Client, describeResolution, openaiMessages, type Schemas } from "chatctx";
+import type { GatewayDispatchPayload } from "discord.js";
+import type { Update } from "grammy/types";
+
+/** A platform library's own types go in as they are: the raw bodies are open objects in the contract. */
+export async function forward(client: Client, update: Update, packet: GatewayDispatchPayload): Promise<number> {
+  const report = await client.telegramUpdate(update, { bot_username: "helper_bot", bot_user_id: 999 });
+  await client.discordEvent(packet, { bot_user_id: "700000000000000999" });
+  return report.accepted;
+}
 
 export async function answer(client: Client, chatId: bigint, messageId: number): Promise<string | undefined> {
   const ctx = await client.getChatHistoryContext({ chat_id: chatId, current_message_id: messageId, topic_id: "7" });
