@@ -225,8 +225,12 @@ const MAX_TYPED_NAME: usize = 64;
 /// Where a leading `name:` / `name,` ends (the name's byte length): a word without spaces, then `:` or `,`,
 /// then a space or the end (so `http://…` and `10:30` do not count).
 fn leading_name(text: &str) -> Option<usize> {
-    // Only the first bytes can hold it; `:` and `,` are ASCII, so the position is a character boundary.
-    let end = text.bytes().take(MAX_TYPED_NAME + 1).position(|b| b == b':' || b == b',')?;
+    // Only the first bytes can hold it; `:` and `,` are ASCII, so the position is a character boundary. A name
+    // holds no whitespace, so the scan stops at the first ASCII space (most messages end it within a word).
+    let end = text.bytes().take(MAX_TYPED_NAME + 1).position(|b| b == b':' || b == b',' || b.is_ascii_whitespace())?;
+    if !matches!(text.as_bytes()[end], b':' | b',') {
+        return None;
+    }
     let name = &text[..end];
     let after = text[end + 1..].chars().next();
     (end > 0 && end <= MAX_TYPED_NAME && !name.contains(char::is_whitespace) && after.is_none_or(char::is_whitespace))
@@ -286,6 +290,25 @@ pub fn normalize_plain(text: &str, channel: &str, known: Known<'_>) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The early stop at a space finds what the plain definition finds: the first `:` or `,` within the first
+    /// bytes, ending a name without whitespace and followed by whitespace or the end.
+    #[test]
+    fn a_leading_name_is_the_plain_definition() {
+        let plain = |text: &str| {
+            let end = text.bytes().take(MAX_TYPED_NAME + 1).position(|b| b == b':' || b == b',')?;
+            let name = &text[..end];
+            let after = text[end + 1..].chars().next();
+            (end > 0
+                && end <= MAX_TYPED_NAME
+                && !name.contains(char::is_whitespace)
+                && after.is_none_or(char::is_whitespace))
+            .then_some(end)
+        };
+        proptest::proptest!(|(text in "[a-z@_:, \t\n\u{a0}\u{b}é]{0,80}")| {
+            proptest::prop_assert_eq!(leading_name(&text), plain(&text));
+        });
+    }
 
     fn ent(kind: EntityKind, offset: u32, length: u32) -> Entity {
         Entity { kind, offset, length, user: None, url: None }

@@ -434,9 +434,30 @@ pub fn compact<T: Serialize>(v: &T) -> String {
 
 /// The first `max` characters of `text` on one line, with `…` when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len().min(max * 4));
+    if text.is_ascii() {
+        // A character per byte, and the words found by bytes: what `split_whitespace` finds in ASCII text.
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        let words = std::iter::from_fn(|| {
+            let start = at + bytes.get(at..)?.iter().position(|b| !is_space(*b))?;
+            at = start + bytes[start..].iter().position(|b| is_space(*b)).unwrap_or(bytes.len() - start);
+            text.get(start..at)
+        });
+        return excerpt_of(words, text.len(), max, str::len);
+    }
+    excerpt_of(text.split_whitespace(), text.len(), max, |w| w.chars().count())
+}
+
+/// Whether an ASCII byte is what `char::is_whitespace` calls whitespace (the vertical tab included).
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
+/// [`excerpt`] of the words of a text of `len` bytes; `count` is a word's length in characters.
+fn excerpt_of<'a>(words: impl Iterator<Item = &'a str>, len: usize, max: usize, count: fn(&str) -> usize) -> String {
+    let mut out = String::with_capacity(len.min(max * 4));
     let mut chars = 0;
-    for word in text.split_whitespace() {
+    for word in words {
         if chars > 0 {
             if chars == max {
                 out.push('…');
@@ -444,6 +465,13 @@ pub fn excerpt(text: &str, max: usize) -> String {
             }
             out.push(' ');
             chars += 1;
+        }
+        // A word that fits goes in whole; only the one the cut falls in is walked character by character.
+        let n = count(word);
+        if chars + n <= max {
+            out.push_str(word);
+            chars += n;
+            continue;
         }
         for c in word.chars() {
             if chars == max {
@@ -473,7 +501,7 @@ mod tests {
                 None => flat,
             }
         };
-        proptest::proptest!(|(text in "[ a-zé\\n\\t🙂]{0,40}", max in 0usize..20)| {
+        proptest::proptest!(|(text in "[ a-zé\\n\\t\\u{b}\\u{a0}🙂]{0,40}|[ a-z\\n\\t\\u{b}]{0,40}", max in 0usize..20)| {
             proptest::prop_assert_eq!(excerpt(&text, max), plain(&text, max));
         });
     }

@@ -45,6 +45,9 @@ pub(crate) struct People {
     /// Lowercased one-word nicknames of real people (not the placeholders), for names typed without a
     /// mention entity (`alice: …`).
     by_nick: HashMap<Box<str>, u32>,
+    /// Each person's profiles without names of their own, so that [`People::adopt`] looks at those alone rather
+    /// than at every profile of the chat.
+    unnamed: HashMap<Box<str>, Vec<u32>>,
 }
 
 /// Whether `nickname(p) == nick`, without building the nickname.
@@ -162,10 +165,8 @@ impl People {
         };
         let (user, nick, username) =
             (n.user_id.clone(), n.nickname.to_string(), n.username.as_deref().map(str::to_owned));
-        let unnamed: Vec<u32> = (0..self.profiles.len())
-            .filter(|&j| j != named as usize && self.profiles[j].user_id == user && !self.profiles[j].own_name)
-            .filter_map(|j| u32::try_from(j).ok())
-            .collect();
+        let Some(unnamed) = self.unnamed.get(&*user) else { return Vec::new() };
+        let unnamed: Vec<u32> = unnamed.iter().copied().filter(|&j| j != named).collect();
         unnamed.into_iter().filter_map(|j| self.rename(channel, j, nick.clone(), username.clone())).collect()
     }
 
@@ -190,6 +191,9 @@ impl People {
         if !profile.user_id.is_empty() && !profile.nickname.contains(char::is_whitespace) {
             self.by_nick.insert(profile.nickname.to_lowercase().into(), idx);
         }
+        if !profile.user_id.is_empty() && !profile.own_name {
+            self.unnamed.entry(profile.user_id.clone()).or_default().push(idx);
+        }
         self.profiles.push(profile);
         idx
     }
@@ -208,6 +212,7 @@ impl People {
         self.by_user.clear();
         self.by_username.clear();
         self.by_nick.clear();
+        self.unnamed.clear();
         let mut remap = vec![u32::MAX; old.len()];
         for (i, p) in old.into_iter().enumerate() {
             if used.get(i).copied().unwrap_or(false) {
