@@ -27,6 +27,16 @@ pub struct Normalized {
 /// Byte ranges in `text` for each entity, in entity order; `None` where the UTF-16 span is out of range or
 /// does not fall on character boundaries. One pass over the text whatever the number of entities.
 pub fn byte_spans(text: &str, entities: &[Entity]) -> Vec<Option<Range<usize>>> {
+    // In ASCII text a UTF-16 offset is a byte offset.
+    if text.is_ascii() {
+        let fits = |e: &Entity| u64::from(e.offset) + u64::from(e.length) <= text.len() as u64;
+        return entities.iter().map(|e| fits(e).then(|| e.offset as usize..(e.offset + e.length) as usize)).collect();
+    }
+    utf16_spans(text, entities)
+}
+
+/// [`byte_spans`] by walking the text's characters.
+fn utf16_spans(text: &str, entities: &[Entity]) -> Vec<Option<Range<usize>>> {
     // Every boundary we need, as (utf16 position, entity index, is_end).
     let mut wanted: Vec<(u64, usize, bool)> = Vec::with_capacity(entities.len() * 2);
     for (i, e) in entities.iter().enumerate() {
@@ -290,6 +300,15 @@ pub fn normalize_plain(text: &str, channel: &str, known: Known<'_>) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// In ASCII text the spans are the offsets themselves, as walking the characters finds them.
+    #[test]
+    fn ascii_spans_are_the_walked_spans() {
+        proptest::proptest!(|(text in "[ -~]{0,40}", ents in proptest::collection::vec((0u32..50, 0u32..50), 0..6))| {
+            let entities: Vec<Entity> = ents.iter().map(|&(o, l)| ent(EntityKind::Mention, o, l)).collect();
+            proptest::prop_assert_eq!(byte_spans(&text, &entities), utf16_spans(&text, &entities));
+        });
+    }
 
     /// The early stop at a space finds what the plain definition finds: the first `:` or `,` within the first
     /// bytes, ending a name without whitespace and followed by whitespace or the end.
