@@ -19,20 +19,12 @@ pub struct Fields<'a> {
 /// inside strings do not count. Cheap enough to run over every input before it is parsed; on text that is not
 /// JSON the answer is meaningless but finite, and the parser refuses the text anyway.
 pub fn nesting(text: &[u8]) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in text {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    let (mut depth, mut deepest, mut at) = (0usize, 0usize, 0usize);
+    while let Some(&b) = text.get(at) {
+        at += 1;
         match b {
-            b'"' => in_string = true,
+            // A string is skipped to its closing quote in one search (most of a log line is string).
+            b'"' => at = string_end(text, at),
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
@@ -42,6 +34,19 @@ pub fn nesting(text: &[u8]) -> usize {
         }
     }
     deepest
+}
+
+/// Where the string that starts before `at` ends: just past its closing quote (the text's end when unclosed).
+fn string_end(text: &[u8], mut at: usize) -> usize {
+    loop {
+        let Some(rest) = text.get(at..) else { return text.len() };
+        match rest.iter().position(|&b| b == b'"' || b == b'\\') {
+            None => return text.len(),
+            // An escape takes the next byte with it, whatever it is.
+            Some(i) if rest[i] == b'\\' => at += i + 2,
+            Some(i) => return at + i + 1,
+        }
+    }
 }
 
 /// The deepest nesting of arrays and objects in a parsed value (0 for a scalar), without recursion.
@@ -305,3 +310,44 @@ pub fn id_of(v: &Value) -> Option<String> {
 }
 
 pub use crate::time::time_of;
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
+mod tests {
+    use super::nesting;
+
+    /// The plain definition: a byte at a time, strings and escapes followed.
+    fn plain(text: &[u8]) -> usize {
+        let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+        for &b in text {
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        deepest
+    }
+
+    #[test]
+    fn skipping_strings_whole_finds_what_the_plain_walk_finds() {
+        proptest::proptest!(|(text in "[\\[\\]{}\"\\\\a ]{0,60}")| {
+            proptest::prop_assert_eq!(nesting(text.as_bytes()), plain(text.as_bytes()));
+        });
+        assert_eq!(nesting(br#"{"a": ["x]\"{", {"b": "\\"}]}"#), 3);
+    }
+}
