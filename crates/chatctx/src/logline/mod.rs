@@ -136,9 +136,34 @@ pub fn read_json(text: &str) -> Result<Value, String> {
         .map_err(|e| format!("is not valid JSON: {e}"))
 }
 
+/// An `{"import": document}` line read without building a JSON value first (as deep as [`READ_DEPTH`]).
+fn read_import(line: &str) -> Option<ConversationDoc> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Shape {
+        import: ConversationDoc,
+    }
+    if chatctx_core::json::nesting(line.as_bytes()) > READ_DEPTH {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(line);
+    // Bounded by the check above, at a depth whose recursion fits any thread's stack.
+    de.disable_recursion_limit();
+    let shape: Shape = serde::Deserialize::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(shape.import)
+}
+
 impl LogLine<'static> {
     /// Reads one line (any version's).
     pub fn parse(line: &str) -> Result<Self, BadLine> {
+        // A chat's compacted document, most of a log's bytes, is read straight into its type; anything that does
+        // not read so takes the general way below, which says what is wrong.
+        if line.starts_with("{\"import\":")
+            && let Some(doc) = read_import(line)
+        {
+            return Ok(LogLine::Import(Cow::Owned(doc)));
+        }
         let v = read_json(line).map_err(|why| BadLine::line(Error::invalid_event(format!("the line {why}"))))?;
         Self::from_value(v)
     }
@@ -210,6 +235,28 @@ mod tests {
             assert_eq!(LogLine::parse(&line.to_line().unwrap()).unwrap(), line);
         }
         assert_eq!(LogLine::Forget.to_line().unwrap(), r#"{"forget":true}"#, "as earlier versions wrote it");
+    }
+
+    /// A compacted document reads the same straight into its type as through a JSON value, and a line the
+    /// straight way refuses (a key beside `import`, a document that is not one) reads as it always did.
+    #[test]
+    fn an_import_line_reads_the_same_either_way() {
+        let mut engine = chatctx_core::Engine::new(chatctx_core::Settings::default());
+        let message = serde_json::json!({"type": "message", "chat_id": "-5", "message_id": "1", "kind": "inbound_user",
+            "sent_at": 1_770_000_000, "sender": {"user_id": "1", "username": "ann", "first_name": "Ann"},
+            "text": "a \"quoted\" [bracket] {brace}", "topic_id": "7"});
+        engine.apply(chatctx_core::Event::decode(&message).unwrap()).unwrap();
+        let doc = engine.export_conversation("telegram", "-5").unwrap();
+        let line = LogLine::Import(Cow::Owned(doc.clone())).to_line().unwrap();
+        assert_eq!(read_import(&line), Some(doc.clone()));
+        let through_value = LogLine::from_value(read_json(&line).unwrap()).unwrap();
+        assert_eq!(LogLine::parse(&line).unwrap(), through_value);
+        let beside = line.replacen('{', "{\"x\":1,", 1);
+        assert!(read_import(&beside).is_none());
+        assert_eq!(LogLine::parse(&beside).unwrap(), through_value, "the general way ignores the extra key, as before");
+        let not_a_doc = r#"{"import": {"format": "nope"}}"#;
+        assert!(read_import(not_a_doc).is_none());
+        assert_eq!(LogLine::parse(not_a_doc).unwrap_err().error.code, ErrorCode::InvalidRequest);
     }
 
     #[test]
