@@ -6,23 +6,12 @@
 //     setup(bot, new Client({ baseUrl, timeoutMs: 2_000 }));
 import type { Bot, Context, MiddlewareFn, Transformer } from "grammy";
 
-import type { Client, Schemas } from "./client.js";
-import { type IntegrationOptions, lazyScope } from "./failopen.js";
-import { forwarderOf, placeOf } from "./telegram.js";
+import type { Client } from "./client.js";
+import type { IntegrationOptions } from "./failopen.js";
+import { type ChatctxContext, forwarderOf } from "./telegram.js";
 
 export type { IntegrationOptions } from "./failopen.js";
-
-/** What `ctx.chatctx` holds in a handler. */
-export interface ChatctxContext {
-  /** The ingest report of this update (chatctx's decision whether it triggers the bot, per message), or
-   * `undefined` when chatctx could not be reached in time: decide with your own check then. */
-  report: Schemas["IngestReport"] | undefined;
-  /** The client the plugin forwards through. */
-  client: Client;
-  /** A client holding a scope pinned to this update's chat, topic, message and sender (made on first call), for a
-   * model's tool loop. */
-  scoped(): Promise<Client>;
-}
+export type { ChatctxContext } from "./telegram.js";
 
 /** The context flavor: `Bot<Context & ChatctxFlavor>` gives handlers `ctx.chatctx`. */
 export interface ChatctxFlavor {
@@ -36,8 +25,7 @@ export function chatctx<C extends Context & ChatctxFlavor>(client: Client, optio
   const forwarder = forwarderOf(client, options);
   return async (ctx, next) => {
     const me = ctx.me;
-    const report = await forwarder.update(ctx.update, { id: me.id, username: me.username });
-    ctx.chatctx = { report, client, scoped: lazyScope(client, placeOf(ctx.chat, ctx.msg, ctx.from)) };
+    ctx.chatctx = await forwarder.context(ctx.update, { id: me.id, username: me.username }, ctx);
     await next();
   };
 }

@@ -8,12 +8,11 @@
 import type { Context, MiddlewareFn, Telegraf, Telegram } from "telegraf";
 
 import type { Client } from "./client.js";
-import { type IntegrationOptions, lazyScope } from "./failopen.js";
-import type { ChatctxContext } from "./grammy.js";
-import { forwarderOf, placeOf } from "./telegram.js";
+import type { IntegrationOptions } from "./failopen.js";
+import { type ChatctxContext, forwarderOf } from "./telegram.js";
 
 export type { IntegrationOptions } from "./failopen.js";
-export type { ChatctxContext } from "./grammy.js";
+export type { ChatctxContext } from "./telegram.js";
 
 /** A telegraf context with `ctx.chatctx`: `new Telegraf<ChatctxTelegrafContext>(token)`. */
 export interface ChatctxTelegrafContext extends Context {
@@ -28,10 +27,9 @@ export function chatctx<C extends Context>(client: Client, options: IntegrationO
   return async (ctx, next) => {
     // telegraf gives each update a `Telegram` of its own: what the handlers send goes through this one.
     recordCalls(ctx.telegram, client, { ...options, botInfo: () => ctx.botInfo });
-    const report = await forwarder.update(ctx.update, { id: ctx.botInfo?.id, username: ctx.botInfo?.username });
-    const msg = (ctx as Context).msg as Parameters<typeof placeOf>[1];
-    const scoped = lazyScope(client, placeOf(ctx.chat, msg, ctx.from));
-    (ctx as unknown as { chatctx: ChatctxContext }).chatctx = { report, client, scoped };
+    const bot = { id: ctx.botInfo?.id, username: ctx.botInfo?.username };
+    const place = { chat: ctx.chat, msg: (ctx as Context).msg, from: ctx.from };
+    (ctx as unknown as { chatctx: ChatctxContext }).chatctx = await forwarder.context(ctx.update, bot, place);
     await next();
   };
 }

@@ -1,7 +1,7 @@
 // What the Telegram integrations (grammY, telegraf) share: forwarding updates, and recording what the bot sends,
 // since Telegram never sends a bot its own messages.
 import type { Client, Id, Schemas } from "./client.js";
-import { failOpen, type IntegrationOptions } from "./failopen.js";
+import { failOpen, type IntegrationOptions, lazyScope } from "./failopen.js";
 
 /** Bot API methods whose result is the message the bot sent (a list for `sendMediaGroup`). */
 export const SENDS: ReadonlySet<string> = new Set([
@@ -46,6 +46,25 @@ type Message = Record<string, unknown> & { message_id: number; chat: { id: numbe
 type Bot = { id?: Id; username?: string };
 const UPDATE_KINDS = ["message", "edited_message", "channel_post", "edited_channel_post", "business_message", "edited_business_message"];
 
+/** What `ctx.chatctx` holds in a handler (grammY and telegraf alike). */
+export interface ChatctxContext {
+  /** The ingest report of this update (chatctx's decision whether it triggers the bot, per message), or
+   * `undefined` when chatctx could not be reached in time: decide with your own check then. */
+  report: Schemas["IngestReport"] | undefined;
+  /** The client the integration forwards through. */
+  client: Client;
+  /** A client holding a scope pinned to this update's chat, topic, message and sender (made on first call), for a
+   * model's tool loop. */
+  scoped(): Promise<Client>;
+}
+
+/** What an update says of where it happened, as grammY's and telegraf's contexts give it. */
+type Place = {
+  chat?: { id: number } | undefined;
+  msg?: { message_id?: number; message_thread_id?: number; is_topic_message?: boolean } | undefined;
+  from?: { id: number } | undefined;
+};
+
 /** Forwards updates and records the bot's own messages, every call fail-open. */
 export class TelegramForwarder {
   readonly #client: Client;
@@ -56,6 +75,20 @@ export class TelegramForwarder {
   constructor(client: Client, options: IntegrationOptions = {}) {
     this.#client = client;
     this.#options = options;
+  }
+
+  /** Forwards one incoming update and makes the `ctx.chatctx` of its handlers. */
+  async context(update: object, bot: Bot, { chat, msg, from }: Place): Promise<ChatctxContext> {
+    const report = await this.update(update, bot);
+    const place = chat
+      ? {
+          chat_id: chat.id,
+          topic_id: msg?.is_topic_message ? msg.message_thread_id : undefined,
+          current_message_id: msg?.message_id,
+          sender_user_id: from?.id,
+        }
+      : undefined;
+    return { report, client: this.#client, scoped: lazyScope(this.#client, place) };
   }
 
   /** Forwards one incoming update; its ingest report, or `undefined` when chatctx failed. */
@@ -127,19 +160,4 @@ export function forwarderOf(client: Client, options: IntegrationOptions): Telegr
   let f = forwarders.get(client);
   if (!f) forwarders.set(client, (f = new TelegramForwarder(client, options)));
   return f;
-}
-
-/** The scope of an update's place (its chat, topic, message and sender), for a lazily made scoped client. */
-export function placeOf(
-  chat: { id: number } | undefined,
-  msg: { message_id?: number; message_thread_id?: number; is_topic_message?: boolean } | undefined,
-  from: { id: number } | undefined,
-): Parameters<Client["scoped"]>[0] | undefined {
-  if (!chat) return undefined;
-  return {
-    chat_id: chat.id,
-    topic_id: msg?.is_topic_message ? msg.message_thread_id : undefined,
-    current_message_id: msg?.message_id,
-    sender_user_id: from?.id,
-  };
 }
