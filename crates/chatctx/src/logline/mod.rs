@@ -124,6 +124,11 @@ pub const READ_DEPTH: usize = 2 * crate::config::MAX_JSON_DEPTH;
 /// Parses JSON that chatctx wrote (a log line, an exported document) as deep as [`READ_DEPTH`]: what any
 /// writer of chatctx's may produce. The error says what is wrong, to follow "the line …" or "the file …".
 pub fn read_json(text: &str) -> Result<Value, String> {
+    read_as(text)
+}
+
+/// [`read_json`] straight into a type.
+fn read_as<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     let depth = chatctx_core::json::nesting(text.as_bytes());
     if depth > READ_DEPTH {
         return Err(format!("is nested {depth} levels deep; at most {READ_DEPTH} can be read"));
@@ -132,26 +137,18 @@ pub fn read_json(text: &str) -> Result<Value, String> {
     // Bounded by the check above, at a depth whose recursion fits any thread's stack.
     de.disable_recursion_limit();
     serde::Deserialize::deserialize(&mut de)
-        .and_then(|v: Value| de.end().map(|()| v))
+        .and_then(|v: T| de.end().map(|()| v))
         .map_err(|e| format!("is not valid JSON: {e}"))
 }
 
-/// An `{"import": document}` line read without building a JSON value first (as deep as [`READ_DEPTH`]).
+/// An `{"import": document}` line read without building a JSON value first.
 fn read_import(line: &str) -> Option<ConversationDoc> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Shape {
         import: ConversationDoc,
     }
-    if chatctx_core::json::nesting(line.as_bytes()) > READ_DEPTH {
-        return None;
-    }
-    let mut de = serde_json::Deserializer::from_str(line);
-    // Bounded by the check above, at a depth whose recursion fits any thread's stack.
-    de.disable_recursion_limit();
-    let shape: Shape = serde::Deserialize::deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(shape.import)
+    read_as::<Shape>(line).ok().map(|s| s.import)
 }
 
 impl LogLine<'static> {
