@@ -34,20 +34,24 @@ impl Engine {
     }
 
     /// A glance at an object (or a message candidate, `{message_id}:{kind}`), if it is held: its label, caption or
-    /// source message's words, and who posted it.
+    /// source message's words, and who posted it (the source message's speaker, else its creator as the chat knows
+    /// them).
     pub fn glance_object(&self, channel: &str, chat_id: &str, object_id: &str) -> Option<Glance> {
         let chat = self.chat(channel, chat_id)?;
-        let held = chat.objects.get(object_id);
-        let o = match held {
-            Some(o) => o.clone(),
-            None => message_candidate(chat, object_id)?,
+        let candidate;
+        let o = match chat.objects.get(object_id) {
+            Some(o) => o,
+            None => {
+                candidate = message_candidate(chat, object_id)?;
+                &candidate
+            }
         };
         let source = o.source_message_id.as_deref().and_then(|m| glance_message(chat, m));
         let text = o.title_or_label.as_deref().or(o.caption.as_deref()).map(|t| excerpt(t, GLANCE_CHARS));
-        let who = source.as_ref().and_then(|s| s.who.clone()).or_else(|| o.author.as_deref().map(plain_name));
+        let creator = || chat.people.known(&format!("#{}", o.created_by_user_id.as_deref()?)).map(|k| k.nickname);
         Some(Glance {
-            who,
-            text: text.or_else(|| source.as_ref().map(|s| s.text.clone())).unwrap_or_default(),
+            who: source.as_ref().and_then(|s| s.who.clone()).or_else(creator),
+            text: text.or_else(|| source.map(|s| s.text)).unwrap_or_default(),
             topic_id: o.topic_id.clone(),
         })
     }
@@ -60,9 +64,4 @@ fn glance_message(chat: &Chat, message_id: &str) -> Option<Glance> {
         text: excerpt(&item.text, GLANCE_CHARS),
         topic_id: conv.topic.as_deref().map(str::to_owned),
     })
-}
-
-/// The name in a reference `[Alice](tg:@alice)`; anything else as it is.
-fn plain_name(r: &str) -> String {
-    r.strip_prefix('[').and_then(|rest| rest.split_once("](")).map_or(r, |(name, _)| name).to_owned()
 }
