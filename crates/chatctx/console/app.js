@@ -186,6 +186,11 @@ function callPlace(r) {
   };
 }
 
+// "who: words" of a glance (a message, a candidate), or nothing when it says neither.
+function said(g, tag, ...after) {
+  return g && (g.text || g.who) ? h(tag, { class: "said" }, g.who ? h("b", {}, g.who, ": ") : null, g.text || "", ...after) : null;
+}
+
 function renderCalls() {
   const list = $("call-list");
   const sig = JSON.stringify([state.chat && [state.chat.channel, state.chat.chat_id], state.calls.map((c) => [c.request_id, c.stored]), state.call]);
@@ -196,14 +201,14 @@ function renderCalls() {
     return;
   }
   list.replaceChildren(
-    ...state.calls.map((r) =>
-      h("li", { class: state.call === r.request_id ? "active" : "", "data-request": r.request_id, "data-tool": r.tool, onclick: () => pickCall(r.request_id) },
+    ...state.calls.map((r) => {
+      const place = callPlace(r);
+      return h("li", { class: state.call === r.request_id ? "active" : "", "data-request": r.request_id, "data-tool": r.tool, onclick: () => pickCall(r.request_id) },
         h("div", { class: "tool" }, r.tool),
-        h("div", { class: "line2 muted" }, h("span", { class: "topic" }, callPlace(r).topic), h("span", {}, `· ${when(r.now)}`)),
-        callPlace(r).text ? h("div", { class: "said" }, callPlace(r).who ? h("b", {}, callPlace(r).who, ": ") : null, callPlace(r).text) : null,
-        h("div", { class: "line2" }, ...callSummary(r).map((s) => h("span", { class: "badge plain" }, s))),
-      ),
-    ),
+        h("div", { class: "line2 muted" }, h("span", { class: "topic" }, place.topic), h("span", {}, `· ${when(r.now)}`)),
+        said(place, "div"),
+        h("div", { class: "line2" }, ...callSummary(r).map((s) => h("span", { class: "badge plain" }, s))));
+    }),
   );
 }
 
@@ -238,8 +243,7 @@ async function renderDetail() {
   }
   const place = callPlace(r);
   const head = [h("h3", {}, r.tool), h("div", { class: "muted mono" }, `request ${r.request_id} · ${when(r.now)} · ${place.topic}`),
-    place.text ? h("p", { class: "said" }, place.who ? h("b", {}, place.who, ": ") : null, place.text,
-      r.current_message_id ? h("span", { class: "muted mono" }, ` #${r.current_message_id}`) : null) : null];
+    said(place, "p", r.current_message_id ? h("span", { class: "muted mono" }, ` #${r.current_message_id}`) : null)];
   if (r.history) box.replaceChildren(...head, ...(await historyDetail(r)));
   else if (r.resolve) box.replaceChildren(...head, ...resolveDetail(r.resolve, (r.stored && r.stored.candidates) || {}));
   else if (r.list) box.replaceChildren(...head, ...listDetail(r.list));
@@ -317,7 +321,7 @@ function resolveDetail(d, seen) {
     h("tr", { class: c.rank === 1 && d.status === "resolved" ? "kept" : c.rank ? "" : "dropped" },
       h("td", { "data-label": "rank", class: "num" }, c.rank ? `#${c.rank}` : "—"),
       h("td", { "data-label": "", class: "object" }, h("div", { class: "mono" }, c.object_id),
-        seen[c.object_id] ? h("div", { class: "said" }, seen[c.object_id].who ? h("b", {}, seen[c.object_id].who, ": ") : null, seen[c.object_id].text || "") : h("div", { class: "muted" }, "(no longer stored)"),
+        seen[c.object_id] ? said(seen[c.object_id], "div") : h("div", { class: "muted" }, "(no longer stored)"),
         h("div", { class: "muted" }, `${c.kind} · ${c.tier}`)),
       h("td", { "data-label": "score", class: "num" }, c.score.toFixed(2),
         h("div", { class: "bar-track" }, h("div", { class: "bar-fill", style: `width:${Math.max(0, (c.score / max) * 100)}%` }))),
