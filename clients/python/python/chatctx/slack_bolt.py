@@ -57,6 +57,15 @@ def _envelope(method: str, answer: Any, team_id: Optional[str]) -> Optional[dict
     return envelope
 
 
+def _wrap(web: Any, wrapper: Callable[[Any], Any]) -> None:
+    """Puts `wrapper(api_call)` in place of a Web API client's `api_call`, once per client: what it posts or changes
+    is then recorded as the bot's message."""
+    if web is None or getattr(web, "_chatctx_recording", False):
+        return
+    web.api_call = wrapper(web.api_call)
+    web._chatctx_recording = True
+
+
 # Worker threads a synchronous `App` forwards through: calls waiting on chatctx at once, at most.
 SYNC_WORKERS = 4
 
@@ -83,12 +92,7 @@ def _setup_async(app: Any, client: AsyncClient, timeout: float) -> None:
             log.warning("chatctx: could not forward a Slack event: %s", e)
             return None
 
-    def record(web: Any, team_id: Optional[str], bot_user_id: Optional[str]) -> None:
-        """Wraps one Web API client (once): what it posts or changes is recorded as the bot's message."""
-        if web is None or getattr(web, "_chatctx_recording", False):
-            return
-        call: Callable[..., Awaitable[Any]] = web.api_call
-
+    def record(call: Callable[..., Awaitable[Any]], team_id: Optional[str], bot_user_id: Optional[str]) -> Any:
         async def api_call(api_method: str, *args: Any, **kwargs: Any) -> Any:
             answer = await call(api_method, *args, **kwargs)
             envelope = _envelope(api_method, answer, team_id)
@@ -96,12 +100,11 @@ def _setup_async(app: Any, client: AsyncClient, timeout: float) -> None:
                 await send(envelope, bot_user_id)
             return answer
 
-        web.api_call = api_call
-        web._chatctx_recording = True
+        return api_call
 
     async def forward(body: dict[str, Any], context: Any, next: Callable[[], Awaitable[None]]) -> None:  # noqa: A002
         bot_user_id = context.get("bot_user_id")
-        record(context.get("client"), context.get("team_id"), bot_user_id)
+        _wrap(context.get("client"), lambda call: record(call, context.get("team_id"), bot_user_id))
         report = None
         if body.get("type") == "event_callback":
             report = await send(body, bot_user_id)
@@ -134,24 +137,19 @@ def _setup_sync(app: Any, client: Client, timeout: float) -> None:
             log.warning("chatctx: could not forward a Slack event: %s", e)
         return None
 
-    def record(web: Any, team_id: Optional[str], bot_user_id: Optional[str]) -> None:
-        if web is None or getattr(web, "_chatctx_recording", False):
-            return
-        call_api: Callable[..., Any] = web.api_call
-
+    def record(call: Callable[..., Any], team_id: Optional[str], bot_user_id: Optional[str]) -> Any:
         def api_call(api_method: str, *args: Any, **kwargs: Any) -> Any:
-            answer = call_api(api_method, *args, **kwargs)
+            answer = call(api_method, *args, **kwargs)
             envelope = _envelope(api_method, answer, team_id)
             if envelope is not None:
                 send(envelope, bot_user_id)
             return answer
 
-        web.api_call = api_call
-        web._chatctx_recording = True
+        return api_call
 
     def forward(body: dict[str, Any], context: Any, next: Callable[[], Any]) -> Any:  # noqa: A002
         bot_user_id = context.get("bot_user_id")
-        record(context.get("client"), context.get("team_id"), bot_user_id)
+        _wrap(context.get("client"), lambda call: record(call, context.get("team_id"), bot_user_id))
         context["chatctx_report"] = send(body, bot_user_id) if body.get("type") == "event_callback" else None
         return next()
 
