@@ -48,17 +48,15 @@ impl Imported {
         // `person` only where it differs from the last one kept for that person, so that a rename back to an
         // earlier name is kept too.
         // Likewise a chat's title (Telegram's comes with every message): kept where it changes.
-        let mut last: HashMap<(String, String, String), chatctx_core::event::Person> = HashMap::new();
-        let mut titles: HashMap<(String, String, Option<String>), String> = HashMap::new();
+        let mut people = HashMap::new();
+        let mut titles = HashMap::new();
         self.events.retain(|e| match e {
             Event::Person(p) => {
                 let scope = p.workspace_id.clone().or_else(|| p.chat_id.clone()).unwrap_or_default();
-                let key = (p.channel.clone(), scope, p.person.user_id.clone());
-                last.insert(key, p.person.clone()).is_none_or(|before| before != p.person)
+                changes(&mut people, (p.channel.clone(), scope, p.person.user_id.clone()), &p.person)
             }
             Event::Title(t) => {
-                let key = (t.channel.clone(), t.chat_id.clone(), t.topic_id.clone());
-                titles.insert(key, t.title.clone()).is_none_or(|before| before != t.title)
+                changes(&mut titles, (t.channel.clone(), t.chat_id.clone(), t.topic_id.clone()), &t.title)
             }
             _ => true,
         });
@@ -75,6 +73,11 @@ impl Imported {
         }
         self
     }
+}
+
+/// Whether `value` differs from the last one kept under `key` (or none was), keeping it as the last.
+fn changes<K: std::hash::Hash + Eq, V: Clone + PartialEq>(last: &mut HashMap<K, V>, key: K, value: &V) -> bool {
+    last.insert(key, value.clone()).is_none_or(|before| before != *value)
 }
 
 #[cfg(test)]
