@@ -16,21 +16,10 @@ import bolt from "@slack/bolt";
 import { ChatctxError, Client, openaiMessages, type ChatMessage } from "chatctx";
 import { setup } from "chatctx/slack";
 
+import { askModel } from "./model.js";
+
 const SYSTEM = "You are Helper, a friendly assistant in a Slack workspace. Answer the last message briefly.";
 
-export async function askModel(messages: ChatMessage[]): Promise<string> {
-  const base = (process.env.LLM_BASE_URL ?? "http://127.0.0.1:11434/v1").replace(/\/+$/, "");
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (process.env.LLM_API_KEY) headers.authorization = `Bearer ${process.env.LLM_API_KEY}`;
-  const r = await fetch(`${base}/chat/completions`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ model: process.env.LLM_MODEL ?? "qwen2.5:7b", messages }),
-    signal: AbortSignal.timeout(60_000),
-  });
-  if (!r.ok) throw new Error(`the model answered HTTP ${r.status}`);
-  return ((await r.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content ?? "";
-}
 
 /** The app: mentions answered in their thread with the model and chatctx's context. */
 export function build(context: Client): bolt.App {

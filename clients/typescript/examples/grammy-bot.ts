@@ -16,26 +16,14 @@ import { Bot, type Context } from "grammy";
 import { ChatctxError, Client, describeResolution, openaiMessages, type ChatMessage } from "chatctx";
 import { setup, type ChatctxFlavor } from "chatctx/grammy";
 
+import { askModel } from "./model.js";
+
 const SYSTEM =
   "You are Helper, a friendly assistant in a Telegram group. Answer the last message briefly, in the language it " +
   "was written in, using the conversation for context.";
 
 type BotContext = Context & ChatctxFlavor;
 
-async function askModel(messages: ChatMessage[]): Promise<string> {
-  const base = (process.env.LLM_BASE_URL ?? "http://127.0.0.1:11434/v1").replace(/\/+$/, "");
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (process.env.LLM_API_KEY) headers.authorization = `Bearer ${process.env.LLM_API_KEY}`;
-  const r = await fetch(`${base}/chat/completions`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ model: process.env.LLM_MODEL ?? "qwen2.5:7b", messages }),
-    signal: AbortSignal.timeout(60_000),
-  });
-  if (!r.ok) throw new Error(`the model answered HTTP ${r.status}`);
-  const answer = (await r.json()) as { choices: { message: { content: string } }[] };
-  return answer.choices[0]?.message.content ?? "";
-}
 
 /** chatctx's own decision when it has one (a mention of the bot, a reply to it, a private chat), else the plain
  * checks: chatctx being down never makes the bot deaf. */
