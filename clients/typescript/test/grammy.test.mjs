@@ -79,3 +79,12 @@ test("with chatctx stopped or never answering, the bot answers within the timeou
     await hang.stop();
   }
 });
+
+test("the Bot API methods recorded are the Python integrations' own", async () => {
+  const { SENDS, EDITS } = await import("../dist/telegram.js");
+  const { readFileSync } = await import("node:fs");
+  const py = readFileSync(new URL("../../python/python/chatctx/_forward.py", import.meta.url), "utf8");
+  const set = (name) => new Set([...new RegExp(`${name} = frozenset\\(\\s*\\{([^}]*)\\}`).exec(py)[1].matchAll(/"(\w+)"/g)].map((m) => m[1]));
+  assert.deepEqual([...SENDS].sort(), [...set("SENDS")].sort());
+  assert.deepEqual([...EDITS].sort(), [...set("EDITS")].sort());
+});
