@@ -132,6 +132,20 @@ pub trait Log: Store {
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError>;
     /// Replaces a chat's operations with `ops`, appended at its next positions.
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError>;
+    /// Appends `ops` and replaces the log of each chat in `snapshots` by that one line (which stands for the
+    /// chat's whole log, its operations in `ops` included: those are not written). When this returns `Ok`,
+    /// all of it survives a crash. The embedded stores write it in one transaction (one sync): a failure
+    /// writes none of it. (The default, for stores nothing can crash under, writes the parts in turn.)
+    fn write(&self, ops: &[Op], snapshots: &[Op]) -> Result<(), StoreError> {
+        let replaced = snapshotted(snapshots);
+        let kept: Vec<Op> =
+            ops.iter().filter(|o| !replaced.contains(&(o.channel.as_str(), o.chat_id.as_str()))).cloned().collect();
+        self.append(&kept)?;
+        for s in snapshots {
+            self.rewrite_chat(&s.channel, &s.chat_id, std::slice::from_ref(s))?;
+        }
+        Ok(())
+    }
     /// Calls `each` with every operation of one chat and its position, in order (to reload that chat alone).
     fn load_chat(&self, channel: &str, chat_id: &str, each: &mut dyn FnMut(u64, String)) -> Result<(), StoreError>;
     /// Checks that the store takes writes now, with a write of about `bytes` bytes that changes nothing
@@ -269,6 +283,11 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Opened, String> {
 }
 
 /// Groups `ops` by chat, keeping their order within each chat; chats in order of first appearance.
+/// The chats [`Log::write`] replaces by a snapshot.
+pub(crate) fn snapshotted(snapshots: &[Op]) -> std::collections::HashSet<(&str, &str)> {
+    snapshots.iter().map(|s| (s.channel.as_str(), s.chat_id.as_str())).collect()
+}
+
 pub(crate) fn by_chat(ops: &[Op]) -> Vec<((&str, &str), Vec<&str>)> {
     let mut out: Vec<((&str, &str), Vec<&str>)> = Vec::new();
     let mut index = std::collections::HashMap::new();

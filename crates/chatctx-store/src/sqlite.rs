@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use crate::{Log, Op, SharedLog, Store, StoreError, by_chat};
+use crate::{Log, Op, SharedLog, Store, StoreError, by_chat, snapshotted};
 
 /// Schema versions, in order; `PRAGMA user_version` records how many were applied.
 const MIGRATIONS: &[&str] = &[
@@ -388,6 +388,26 @@ impl Log for SqliteStore {
             push(&tx, channel, chat, &lines)?;
         }
         tx.commit()?;
+        Ok(())
+    }
+
+    fn write(&self, ops: &[Op], snapshots: &[Op]) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let tx = write(&mut conn)?;
+        let replaced = snapshotted(snapshots);
+        for ((channel, chat), lines) in by_chat(ops) {
+            if !replaced.contains(&(channel, chat)) {
+                push(&tx, channel, chat, &lines)?;
+            }
+        }
+        for s in snapshots {
+            delete(&tx, &s.channel, &s.chat_id)?;
+            push(&tx, &s.channel, &s.chat_id, &[&s.line])?;
+        }
+        tx.commit()?;
+        if !snapshots.is_empty() {
+            scrub(&conn)?;
+        }
         Ok(())
     }
 

@@ -128,6 +128,11 @@ impl<S: crate::Log + ?Sized> crate::Log for Faulty<S> {
         self.inner.append(ops)
     }
 
+    fn write(&self, ops: &[crate::Op], snapshots: &[crate::Op]) -> Result<(), crate::StoreError> {
+        self.check()?;
+        self.inner.write(ops, snapshots)
+    }
+
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, crate::StoreError> {
         self.check()?;
         self.inner.delete_chat(channel, chat_id)

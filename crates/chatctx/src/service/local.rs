@@ -67,6 +67,30 @@ fn settle(fates: Vec<Fate>, outcome: &Result<(), Error>) {
     }
 }
 
+/// One write: everything queued when it was taken, with its changes' fates, how many operations it
+/// settles, per chat how many it writes, and the snapshots that replace the logs of the chats it made due.
+struct Round {
+    batch: Vec<Op>,
+    fates: Vec<Fate>,
+    upto: u64,
+    counts: Vec<(ChatKey, u64)>,
+    snapshots: Vec<Op>,
+}
+
+/// Snapshots of `chats`, each a line that replaces its whole log (a chat whose state cannot be exported keeps
+/// its log, said in the server log).
+fn snapshots<'a>(engine: &Engine, chats: impl Iterator<Item = &'a ChatKey>) -> Vec<Op> {
+    chats
+        .filter_map(|(channel, chat)| match snapshot_line(engine, channel, chat) {
+            Ok(line) => Some(op(channel, chat, line)),
+            Err(e) => {
+                tracing::warn!("chat {chat} could not be snapshotted (its full log stays): {e}");
+                None
+            }
+        })
+        .collect()
+}
+
 /// A change applied to the engine whose durability is still to be waited for ([`Local::wait_durable`]).
 #[derive(Debug)]
 #[must_use = "a change is acknowledged only once it is durable"]
@@ -126,9 +150,7 @@ impl Local {
         // each run is.
         if !due.is_empty() {
             let mut inner = local.lock()?;
-            for (channel, chat) in &due {
-                local.snapshot(&mut inner, channel, chat);
-            }
+            local.snapshot(&mut inner, &due);
             tracing::info!("compacted the logs of {} chats", due.len());
         }
         Ok((local, rebuilt.read))
@@ -166,27 +188,64 @@ impl Local {
         ticket.0.get().cloned().unwrap_or_else(|| Err(internal("the change was not settled")))
     }
 
-    /// Writes everything queued, with the commit lock held, and tells the async waiters.
+    /// Writes everything queued, with the commit lock held (the engine is not locked meanwhile), and tells
+    /// the async waiters. A failed write is told to each change it dropped, through its ticket.
     fn write_queued(&self, c: &mut Commit) -> Result<(), Error> {
-        let (batch, fates, upto) = {
-            let mut inner = self.lock()?;
-            (std::mem::take(&mut inner.pending), std::mem::take(&mut inner.waiting), inner.queued)
-        };
-        match self.store.append(&batch) {
-            Ok(()) => {
-                self.note_success();
-                c.settled = upto;
-                settle(fates, &Ok(()));
-                let mut inner = self.lock()?;
-                self.count_and_snapshot(&mut inner, &batch);
-            }
-            Err(e) => {
-                let mut inner = self.lock()?;
-                self.drop_unwritten(c, &mut inner, &batch, fates, &e);
-            }
-        }
+        let round = self.take_round(&mut *self.lock()?);
+        let written = self.store.write(&round.batch, &round.snapshots);
+        let _told_through_tickets = self.settle_round(c, &mut *self.lock()?, round, written);
         self.publish(c);
         Ok(())
+    }
+
+    /// Takes everything queued, and the snapshots of the chats it makes due (past `store.compact_after`, or
+    /// edited), for one transaction. The engine holds exactly what was written before and what is queued, so
+    /// a snapshot taken now stands for the chat's log with this batch and nothing after it.
+    fn take_round(&self, inner: &mut Inner) -> Round {
+        let batch = std::mem::take(&mut inner.pending);
+        let mut counts: HashMap<(&str, &str), u64> = HashMap::new();
+        for o in batch.iter().filter(|o| !o.chat_id.is_empty()) {
+            *counts.entry((&o.channel, &o.chat_id)).or_default() += 1;
+        }
+        let mut due = std::mem::take(&mut inner.edited);
+        let counts: Vec<(ChatKey, u64)> =
+            counts.into_iter().map(|((channel, chat), n)| (key(channel, chat), n)).collect();
+        for (k, n) in &counts {
+            if inner.since_snapshot.get(k).copied().unwrap_or(0) + n >= self.every {
+                due.insert(k.clone());
+            }
+        }
+        let snapshots = snapshots(&inner.engine, due.iter());
+        Round { fates: std::mem::take(&mut inner.waiting), upto: inner.queued, batch, counts, snapshots }
+    }
+
+    /// After a round's write: counts what it wrote per chat (from nothing for the chats it snapshotted) and
+    /// tells its changes; or, when it failed, undoes everything not durable.
+    fn settle_round(
+        &self,
+        c: &mut Commit,
+        inner: &mut Inner,
+        round: Round,
+        written: Result<(), StoreError>,
+    ) -> Result<(), Error> {
+        match written {
+            Ok(()) => {
+                self.note_success();
+                c.settled = round.upto;
+                settle(round.fates, &Ok(()));
+                for (k, n) in round.counts {
+                    *inner.since_snapshot.entry(k).or_default() += n;
+                }
+                for s in &round.snapshots {
+                    inner.since_snapshot.insert(key(&s.channel, &s.chat_id), 0);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.drop_unwritten(c, inner, &round.batch, round.fates, &e);
+                Err(internal(format!("earlier changes could not be stored: {e}")))
+            }
+        }
     }
 
     fn publish(&self, c: &Commit) {
@@ -295,59 +354,24 @@ impl Local {
         if inner.pending.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::take(&mut inner.pending);
-        let fates = std::mem::take(&mut inner.waiting);
-        let written = match self.store.append(&batch) {
-            Ok(()) => {
-                self.note_success();
-                c.settled = inner.queued;
-                settle(fates, &Ok(()));
-                self.count_and_snapshot(inner, &batch);
-                Ok(())
-            }
-            Err(e) => {
-                self.drop_unwritten(c, inner, &batch, fates, &e);
-                Err(internal(format!("earlier changes could not be stored: {e}")))
-            }
-        };
+        let round = self.take_round(inner);
+        let written = self.store.write(&round.batch, &round.snapshots);
+        let settled = self.settle_round(c, inner, round, written);
         self.publish(c);
-        written
+        settled
     }
 
-    /// Counts written operations per chat and snapshots the chats past `store.compact_after` that have
-    /// nothing queued (a snapshot of a chat with queued operations would be followed by them again).
-    fn count_and_snapshot(&self, inner: &mut Inner, written: &[Op]) {
-        let every = self.every;
-        let mut due: Vec<ChatKey> = std::mem::take(&mut inner.edited).into_iter().collect();
-        for o in written.iter().filter(|o| !o.chat_id.is_empty()) {
-            let n = inner.since_snapshot.entry((o.channel.clone(), o.chat_id.clone())).or_default();
-            *n += 1;
-            if *n >= every {
-                due.push((o.channel.clone(), o.chat_id.clone()));
-            }
-        }
-        due.sort();
-        due.dedup();
-        for (channel, chat) in due {
-            if inner.pending.iter().any(|o| o.channel == channel && o.chat_id == chat) {
-                // Queued operations would follow the snapshot again; an edit's chat waits for the next write.
-                if inner.since_snapshot.get(&(channel.clone(), chat.clone())).is_some_and(|n| *n < every) {
-                    inner.edited.insert((channel, chat));
-                }
-                continue;
-            }
-            self.snapshot(inner, &channel, &chat);
-        }
-    }
-
-    /// Replaces a chat's log with one import of its exported document. A failure only leaves the longer log.
-    fn snapshot(&self, inner: &mut Inner, channel: &str, chat: &str) {
-        let Ok(line) = snapshot_line(&inner.engine, channel, chat) else { return };
-        match self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
+    /// Replaces the logs of `chats` with snapshots of their state, in one transaction (nothing may be queued
+    /// for them). A failure only leaves the longer logs.
+    fn snapshot(&self, inner: &mut Inner, chats: &[ChatKey]) {
+        let snapshots = snapshots(&inner.engine, chats.iter());
+        match self.store.write(&[], &snapshots) {
             Ok(()) => {
-                inner.since_snapshot.insert((channel.to_owned(), chat.to_owned()), 0);
+                for s in &snapshots {
+                    inner.since_snapshot.insert(key(&s.channel, &s.chat_id), 0);
+                }
             }
-            Err(e) => tracing::warn!("snapshot of chat {chat} failed (its full log stays): {e}"),
+            Err(e) => tracing::warn!("snapshots of {} chats failed (their full logs stay): {e}", snapshots.len()),
         }
     }
 
@@ -446,11 +470,9 @@ impl Local {
         let mut inner = self.lock()?;
         self.flush(&mut c, &mut inner)?;
         let changed = inner.engine.drop_before(cutoff);
-        let mut dropped = 0;
-        for (channel, chat, n) in changed {
-            self.snapshot(&mut inner, &channel, &chat);
-            dropped += n;
-        }
+        let dropped = changed.iter().map(|(_, _, n)| n).sum();
+        let chats: Vec<ChatKey> = changed.into_iter().map(|(channel, chat, _)| (channel, chat)).collect();
+        self.snapshot(&mut inner, &chats);
         Ok(dropped)
     }
 
