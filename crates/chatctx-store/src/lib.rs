@@ -136,7 +136,10 @@ pub trait Log: Store {
     /// chat's whole log, its operations in `ops` included: those are not written). When this returns `Ok`,
     /// all of it survives a crash. The embedded stores write it in one transaction (one sync): a failure
     /// writes none of it. (The default, for stores nothing can crash under, writes the parts in turn.)
-    fn write(&self, ops: &[Op], snapshots: &[Op]) -> Result<(), StoreError> {
+    /// `erase`: the text the snapshots replace must leave the store's files now (an edit, expired history),
+    /// not only when the store next reuses the space; otherwise a routine compaction costs no extra sync.
+    fn write(&self, ops: &[Op], snapshots: &[Op], erase: bool) -> Result<(), StoreError> {
+        let _ = erase; // rewrite_chat erases always
         let replaced = snapshotted(snapshots);
         let kept: Vec<Op> =
             ops.iter().filter(|o| !replaced.contains(&(o.channel.as_str(), o.chat_id.as_str()))).cloned().collect();

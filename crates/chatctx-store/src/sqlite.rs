@@ -391,7 +391,7 @@ impl Log for SqliteStore {
         Ok(())
     }
 
-    fn write(&self, ops: &[Op], snapshots: &[Op]) -> Result<(), StoreError> {
+    fn write(&self, ops: &[Op], snapshots: &[Op], erase: bool) -> Result<(), StoreError> {
         let mut conn = self.conn()?;
         let tx = write(&mut conn)?;
         let replaced = snapshotted(snapshots);
@@ -405,7 +405,9 @@ impl Log for SqliteStore {
             push(&tx, &s.channel, &s.chat_id, &[&s.line])?;
         }
         tx.commit()?;
-        if !snapshots.is_empty() {
+        // Otherwise the freed pages (zeroed by `secure_delete`) reach the main file at SQLite's next automatic
+        // checkpoint, and the old frames are overwritten as the WAL is reused.
+        if erase && !snapshots.is_empty() {
             scrub(&conn)?;
         }
         Ok(())

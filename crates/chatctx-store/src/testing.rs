@@ -128,9 +128,9 @@ impl<S: crate::Log + ?Sized> crate::Log for Faulty<S> {
         self.inner.append(ops)
     }
 
-    fn write(&self, ops: &[crate::Op], snapshots: &[crate::Op]) -> Result<(), crate::StoreError> {
+    fn write(&self, ops: &[crate::Op], snapshots: &[crate::Op], erase: bool) -> Result<(), crate::StoreError> {
         self.check()?;
-        self.inner.write(ops, snapshots)
+        self.inner.write(ops, snapshots, erase)
     }
 
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, crate::StoreError> {

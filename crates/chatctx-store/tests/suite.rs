@@ -73,14 +73,16 @@ fn contract(store: &dyn Both) {
 
     // One write: appends, and replaces each snapshotted chat's log by its line (its appends in the same
     // write are not kept: the snapshot stands for them); nothing else of the chat is touched.
-    store.write(&[op("-3", "second"), op("-4", "x"), op("-4", "y"), op("-3", "third")], &[op("-4", "snap-4")]).unwrap();
+    store
+        .write(&[op("-3", "second"), op("-4", "x"), op("-4", "y"), op("-3", "third")], &[op("-4", "snap-4")], false)
+        .unwrap();
     assert_eq!(since(store, "-3", 0), [(1, "first".to_owned()), (2, "second".to_owned()), (3, "third".to_owned())]);
     assert_eq!(lines(&since(store, "-4", 0)), ["snap-4"]);
-    store.write(&[], &[op("-3", "snap-3")]).unwrap();
+    store.write(&[], &[op("-3", "snap-3")], true).unwrap();
     assert_eq!(since(store, "-3", 0), [(4, "snap-3".to_owned())], "a snapshot takes the chat's next position");
-    store.write(&[op("-3", "after")], &[]).unwrap();
+    store.write(&[op("-3", "after")], &[], false).unwrap();
     assert_eq!(lines(&since(store, "-3", 0)), ["snap-3", "after"]);
-    store.write(&[], &[op("-3", "first")]).unwrap();
+    store.write(&[], &[op("-3", "first")], false).unwrap();
     store.delete_chat("telegram", "-4").unwrap();
 
     let mut left: Vec<_> = all(store).into_iter().map(|(p, c, l)| format!("{c}@{p}={l}")).collect();

@@ -75,6 +75,8 @@ struct Round {
     upto: u64,
     counts: Vec<(ChatKey, u64)>,
     snapshots: Vec<Op>,
+    /// Whether a snapshot replaces an edited message's earlier text, which must leave the store's files now.
+    erase: bool,
 }
 
 /// Snapshots of `chats`, each a line that replaces its whole log (a chat whose state cannot be exported keeps
@@ -150,7 +152,7 @@ impl Local {
         // each run is.
         if !due.is_empty() {
             let mut inner = local.lock()?;
-            local.snapshot(&mut inner, &due);
+            local.snapshot(&mut inner, &due, false);
             tracing::info!("compacted the logs of {} chats", due.len());
         }
         Ok((local, rebuilt.read))
@@ -192,7 +194,7 @@ impl Local {
     /// the async waiters. A failed write is told to each change it dropped, through its ticket.
     fn write_queued(&self, c: &mut Commit) -> Result<(), Error> {
         let round = self.take_round(&mut *self.lock()?);
-        let written = self.store.write(&round.batch, &round.snapshots);
+        let written = self.store.write(&round.batch, &round.snapshots, round.erase);
         let _told_through_tickets = self.settle_round(c, &mut *self.lock()?, round, written);
         self.publish(c);
         Ok(())
@@ -208,6 +210,7 @@ impl Local {
             *counts.entry((&o.channel, &o.chat_id)).or_default() += 1;
         }
         let mut due = std::mem::take(&mut inner.edited);
+        let erase = !due.is_empty();
         let counts: Vec<(ChatKey, u64)> =
             counts.into_iter().map(|((channel, chat), n)| (key(channel, chat), n)).collect();
         for (k, n) in &counts {
@@ -216,7 +219,7 @@ impl Local {
             }
         }
         let snapshots = snapshots(&inner.engine, due.iter());
-        Round { fates: std::mem::take(&mut inner.waiting), upto: inner.queued, batch, counts, snapshots }
+        Round { fates: std::mem::take(&mut inner.waiting), upto: inner.queued, batch, counts, snapshots, erase }
     }
 
     /// After a round's write: counts what it wrote per chat (from nothing for the chats it snapshotted) and
@@ -355,17 +358,18 @@ impl Local {
             return Ok(());
         }
         let round = self.take_round(inner);
-        let written = self.store.write(&round.batch, &round.snapshots);
+        let written = self.store.write(&round.batch, &round.snapshots, round.erase);
         let settled = self.settle_round(c, inner, round, written);
         self.publish(c);
         settled
     }
 
     /// Replaces the logs of `chats` with snapshots of their state, in one transaction (nothing may be queued
-    /// for them). A failure only leaves the longer logs.
-    fn snapshot(&self, inner: &mut Inner, chats: &[ChatKey]) {
+    /// for them); with `erase`, what they replace leaves the store's files at once. A failure only leaves the
+    /// longer logs.
+    fn snapshot(&self, inner: &mut Inner, chats: &[ChatKey], erase: bool) {
         let snapshots = snapshots(&inner.engine, chats.iter());
-        match self.store.write(&[], &snapshots) {
+        match self.store.write(&[], &snapshots, erase) {
             Ok(()) => {
                 for s in &snapshots {
                     inner.since_snapshot.insert(key(&s.channel, &s.chat_id), 0);
@@ -472,7 +476,8 @@ impl Local {
         let changed = inner.engine.drop_before(cutoff);
         let dropped = changed.iter().map(|(_, _, n)| n).sum();
         let chats: Vec<ChatKey> = changed.into_iter().map(|(channel, chat, _)| (channel, chat)).collect();
-        self.snapshot(&mut inner, &chats);
+        // Expired history leaves the files now, as a forgotten chat does.
+        self.snapshot(&mut inner, &chats, true);
         Ok(dropped)
     }
 
