@@ -40,8 +40,26 @@ echo "== resolve_reference_target, a new time on every request (every answer rec
 wrk -t2 -c64 -d"${secs}s" --latency -s "$out/resolve_writes.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|50%|Non-2xx"
 echo "== durable ingest, one event per request, 16 connections"
 wrk -t2 -c16 -d"${secs}s" --latency -s "$out/ingest1.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|Non-2xx"
-echo "== durable ingest, 100 events per request, 16 connections (events/s = requests/s x 100)"
+echo "== durable ingest, the same 100 events per request (redeliveries: each an edit), 16 connections (events/s = requests/s x 100)"
 wrk -t2 -c16 -d"${secs}s" --latency -s "$out/ingest100.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|Non-2xx"
+cat > "$out/fresh100.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+counter = 0
+local tid = 0
+function setup(thread) tid = tid + 1; thread:set("tid", tid) end
+request = function()
+  counter = counter + 1
+  local parts = {}
+  for i = 1, 100 do
+    local id = (tid or 0) * 1000000000 + counter * 100 + i
+    parts[i] = string.format('{"type":"message","chat_id":"-1008%d","message_id":"%d","kind":"inbound_user","sent_at":%d,"sender":{"user_id":"%d","username":"ann"},"text":"hello there %d","triggered_agent":true}', i % 10, id, 1770000000 + counter, i % 7, id)
+  end
+  return wrk.format(nil, "/v1/events", nil, "[" .. table.concat(parts, ",") .. "]")
+end
+LUA
+echo "== durable ingest, 100 new messages per request over 10 chats, 16 connections (events/s = requests/s x 100)"
+wrk -t2 -c16 -d"${secs}s" --latency -s "$out/fresh100.lua" http://127.0.0.1:7890 | grep -E "Requests/sec|99%|Non-2xx"
 kill $pid; wait $pid 2>/dev/null || true
 echo "== restart with 1,000,000 messages ingested"
 ./target/release/examples/store_bench 1000000 "$out/restart.db"
