@@ -42,6 +42,19 @@ const MIGRATIONS: &[&str] = &[
 /// SQLite, one file, WAL journal, full synchronous commits.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    /// The integrity check started at open, on its own connection and thread, so that it overlaps the first
+    /// [`Store::load`] (a restart's replay). That load answers with the check's verdict once it has read
+    /// everything; every other use waits for the verdict first.
+    check: Mutex<Check>,
+}
+
+/// Where the integrity check started at open stands.
+enum Check {
+    Running(std::thread::JoinHandle<Result<(), StoreError>>),
+    /// Passed, or never asked for.
+    Passed,
+    /// Why the store is refused.
+    Failed(String),
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -86,24 +99,37 @@ impl SqliteStore {
 
     /// As [`SqliteStore::open`], checking integrity for at most `check` (`None`: not at all). A store that is
     /// not a database, an empty file left where a store was, or a store whose check finds damage is refused.
+    /// The check runs on a thread of its own while the store is first loaded (see [`SqliteStore`]'s `check`).
     pub fn open_checked(path: &Path, check: Option<std::time::Duration>) -> Result<Self, StoreError> {
         refuse_empty(path)?;
         let store = Self::open_unchecked(path)?;
         if let Some(limit) = check {
-            match store.integrity(Some(limit))? {
-                Integrity::Sound => {}
-                Integrity::Unfinished => tracing_free_warning(limit),
-                Integrity::Damaged(problems) => {
-                    return Err(StoreError::Damaged(format!(
-                        "{} is damaged ({}); `chatctx store repair --drop-damaged` copies what can be read into a \
-                         new file and keeps this one beside it",
-                        path.display(),
-                        problems.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
-                    )));
-                }
-            }
+            let checker = Self::open_unchecked(path)?;
+            let path = path.to_owned();
+            let running = std::thread::Builder::new()
+                .name("chatctx-store-check".to_owned())
+                .spawn(move || verdict(&path, limit, checker.integrity(Some(limit))?))
+                .map_err(|e| StoreError::Damaged(format!("cannot start the integrity check: {e}")))?;
+            *store.check.lock().map_err(|_| StoreError::Poisoned)? = Check::Running(running);
         }
         Ok(store)
+    }
+
+    /// Waits for the integrity check started at open, if it still runs: its verdict, kept for every later call.
+    fn checked(&self) -> Result<(), StoreError> {
+        let mut check = self.check.lock().map_err(|_| StoreError::Poisoned)?;
+        *check = match std::mem::replace(&mut *check, Check::Passed) {
+            Check::Running(running) => match running.join() {
+                Ok(Ok(())) => Check::Passed,
+                Ok(Err(e)) => Check::Failed(e.to_string()),
+                Err(_) => Check::Failed("the integrity check stopped unexpectedly".to_owned()),
+            },
+            settled => settled,
+        };
+        match &*check {
+            Check::Failed(why) => Err(StoreError::Damaged(why.clone())),
+            _ => Ok(()),
+        }
     }
 
     /// Opens without the integrity check (for `chatctx store check` and `repair`, which report it themselves).
@@ -131,10 +157,12 @@ impl SqliteStore {
             tx.pragma_update(None, "user_version", i as i64 + 1)?;
         }
         tx.commit()?;
-        Ok(Self { conn: Mutex::new(conn) })
+        Ok(Self { conn: Mutex::new(conn), check: Mutex::new(Check::Passed) })
     }
 
+    /// The connection, once the integrity check started at open has passed.
     fn conn(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
+        self.checked()?;
         self.conn.lock().map_err(|_| StoreError::Poisoned)
     }
 
@@ -240,6 +268,24 @@ impl SqliteStore {
         }
         tx.commit()?;
         Ok(())
+    }
+}
+
+/// What the integrity check at open decided: a store found damaged is refused, one the check could not finish
+/// in `limit` is taken with a warning.
+fn verdict(path: &Path, limit: std::time::Duration, found: Integrity) -> Result<(), StoreError> {
+    match found {
+        Integrity::Sound => Ok(()),
+        Integrity::Unfinished => {
+            tracing_free_warning(limit);
+            Ok(())
+        }
+        Integrity::Damaged(problems) => Err(StoreError::Damaged(format!(
+            "{} is damaged ({}); `chatctx store repair --drop-damaged` copies what can be read into a new file and \
+             keeps this one beside it",
+            path.display(),
+            problems.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+        ))),
     }
 }
 
@@ -350,17 +396,23 @@ impl Store for SqliteStore {
         Ok((out, newest))
     }
 
+    // Reads while the integrity check started at open still runs (a restart's replay overlaps it), then
+    // answers with the check's verdict first: a damaged store is refused as if the check had run before.
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line FROM ops ORDER BY seq")?;
-        let mut rows = stmt.query([])?;
-        let mut n = 0;
-        while let Some(row) = rows.next()? {
-            let pos: i64 = row.get(2)?;
-            each(pos as u64, Op { channel: row.get(0)?, chat_id: row.get(1)?, line: row.get(3)? });
-            n += 1;
-        }
-        Ok(n)
+        let read = (|| {
+            let conn = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
+            let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line FROM ops ORDER BY seq")?;
+            let mut rows = stmt.query([])?;
+            let mut n = 0;
+            while let Some(row) = rows.next()? {
+                let pos: i64 = row.get(2)?;
+                each(pos as u64, Op { channel: row.get(0)?, chat_id: row.get(1)?, line: row.get(3)? });
+                n += 1;
+            }
+            Ok(n)
+        })();
+        self.checked()?;
+        read
     }
 }
 

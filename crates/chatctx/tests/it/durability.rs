@@ -286,7 +286,14 @@ fn damaged_index_pages_are_found_at_open_and_repaired() {
     std::fs::write(&path, &bytes).unwrap();
     let why = open_err(&path);
     assert!(why.contains("is damaged"), "{why}");
+    // The check overlaps the first load (a restart's replay); anything else waits for its verdict: a write to
+    // the damaged store is refused too, and nothing is written.
     let url = format!("sqlite://{}", path.display());
+    let Ok(chatctx_store::Opened::Local(log)) = chatctx_store::open(&url, &Default::default()) else { panic!() };
+    let refused =
+        log.append(&[chatctx_store::Op { channel: "telegram".into(), chat_id: "-1".into(), line: "{}".into() }]);
+    assert!(matches!(&refused, Err(e) if e.to_string().contains("is damaged")), "{refused:?}");
+    drop(log);
     let (code, out) = store_command(&["store", "repair", "--drop-damaged", "--store", &url]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("kept 400 operations, dropped 0"), "{out}");
