@@ -45,18 +45,12 @@ impl LogLine<'_> {
             }
             LogLine::Event(EventLine::Decoded(event)) => apply_events(engine, vec![event.clone()], newest),
             LogLine::Event(EventLine::Raw(event)) => {
-                let decoded = match crate::ingest::decode(&event, *newest) {
+                let (events, ignored) = match decode_events(&event, *newest) {
                     Ok(d) => d,
                     Err(e) => return Applied::Rejected(e),
                 };
-                for w in &decoded.warnings {
-                    tracing::warn!("{w}");
-                }
-                if !decoded.ignored.is_empty() {
-                    tracing::debug!(kinds = ?decoded.ignored, "telegram update kinds ignored");
-                }
-                match apply_events(engine, decoded.events, newest) {
-                    Applied::Accepted(_) => Applied::Accepted(decoded.ignored.len()),
+                match apply_events(engine, events, newest) {
+                    Applied::Accepted(_) => Applied::Accepted(ignored),
                     other => other,
                 }
             }
@@ -72,6 +66,28 @@ impl LogLine<'_> {
             }
             LogLine::Forget => Applied::Accepted(0),
         }
+    }
+}
+
+/// An event line's events, decoded at the running time `newest` (the part of applying it that needs no
+/// engine, so that a restart can do it on another thread), and how many platform update kinds it ignored.
+/// Its warnings are logged.
+pub fn decode_events(event: &serde_json::Value, newest: Timestamp) -> Result<(Vec<chatctx_core::Event>, usize), Error> {
+    let decoded = crate::ingest::decode(event, newest)?;
+    for w in &decoded.warnings {
+        tracing::warn!("{w}");
+    }
+    if !decoded.ignored.is_empty() {
+        tracing::debug!(kinds = ?decoded.ignored, "telegram update kinds ignored");
+    }
+    Ok((decoded.events, decoded.ignored.len()))
+}
+
+/// Applies events [`decode_events`] gave, all or nothing, moving `newest` to the newest of their times.
+pub fn load_events(engine: &mut Engine, events: Vec<chatctx_core::Event>, newest: &mut Timestamp) -> Result<(), Error> {
+    match apply_events(engine, events, newest) {
+        Applied::Rejected(e) | Applied::Answered(_, Err(e)) => Err(e),
+        Applied::Accepted(_) | Applied::Answered(_, Ok(_)) => Ok(()),
     }
 }
 

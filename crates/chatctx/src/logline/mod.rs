@@ -13,7 +13,7 @@
 
 mod apply;
 
-pub use apply::Applied;
+pub use apply::{Applied, decode_events, load_events};
 
 use std::borrow::Cow;
 

@@ -69,7 +69,17 @@ impl Damaged {
     }
 }
 
-/// Replays the store into a fresh engine; stops at the first operation that cannot be applied.
+/// A restart hands what it read and decoded to the applying thread in batches of this many operations (one
+/// wake-up per batch, not per operation), at most [`READ_AHEAD`] batches ahead.
+const BATCH: usize = 128;
+const READ_AHEAD: usize = 4;
+
+/// Logged operations read and decoded, with their positions.
+type Batch = Vec<(u64, Op, Result<Prepared, Error>)>;
+
+/// Replays the store into a fresh engine; stops at the first operation that cannot be applied. One thread
+/// reads and decodes the log (most of a restart's work) while this one applies it, in the order read, so the
+/// state is the one a replay on one thread builds.
 pub(super) fn rebuild(
     store: &dyn Store,
     settings: &Settings,
@@ -80,20 +90,46 @@ pub(super) fn rebuild(
     let mut since_snapshot: HashMap<ChatKey, u64> = HashMap::new();
     let mut newest = Timestamp::default();
     let mut damaged = None;
-    let read = store.load(&mut |pos, op| {
-        if damaged.is_some() {
-            return;
-        }
-        match apply_logged(&mut engine, &op.channel, &op.chat_id, &op.line, &mut newest) {
-            Ok(kind) => {
-                let count = since_snapshot.entry(key(&op.channel, &op.chat_id)).or_default();
-                *count = if kind == Applied::Snapshot { 0 } else { *count + 1 };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (ahead, ready) = std::sync::mpsc::sync_channel::<Batch>(READ_AHEAD);
+    let read = std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new().name("chatctx-replay-read".to_owned()).spawn_scoped(scope, || {
+            let ahead = ahead;
+            // The running time as the applying side will have it: lines are applied in this order, and a
+            // line that fails to apply stops the replay.
+            let mut newest = Timestamp::default();
+            let mut batch = Batch::with_capacity(BATCH);
+            let read = store.load(&mut |pos, mut op| {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                let prepared = prepare(&std::mem::take(&mut op.line), &mut newest);
+                batch.push((pos, op, prepared));
+                if batch.len() == BATCH && ahead.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))).is_err()
+                {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+            let _ = ahead.send(batch);
+            read
+        })?;
+        for (pos, op, prepared) in ready.into_iter().flatten() {
+            match prepared.and_then(|p| apply_prepared(&mut engine, &op.channel, &op.chat_id, p, &mut newest)) {
+                Ok(kind) => {
+                    let count = since_snapshot.entry(key(&op.channel, &op.chat_id)).or_default();
+                    *count = if kind == Applied::Snapshot { 0 } else { *count + 1 };
+                }
+                Err(e) => {
+                    damaged = Some(Damaged::at(pos, &op, e));
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    break;
+                }
             }
-            Err(e) => damaged = Some(Damaged::at(pos, &op, e)),
+            let head = heads.entry((op.channel, op.chat_id)).or_default();
+            *head = pos.max(*head);
         }
-        let head = heads.entry((op.channel, op.chat_id)).or_default();
-        *head = pos.max(*head);
-    })?;
+        reader.join().map_err(|_| anyhow::anyhow!("reading the store's log stopped unexpectedly"))
+    })??;
     if let Some(d) = damaged {
         return Err(d.into());
     }
@@ -132,13 +168,58 @@ pub(super) fn apply_logged(
     line: &str,
     newest: &mut Timestamp,
 ) -> Result<Applied, Error> {
+    let mut ahead = *newest;
+    let prepared = prepare(line, &mut ahead)?;
+    apply_prepared(engine, channel, chat, prepared, newest)
+}
+
+/// A logged operation read and decoded: what applying it needs no engine for.
+pub(super) enum Prepared {
+    /// The chat is forgotten.
+    Forget,
+    /// An event line's events.
+    Events(Vec<Event>),
+    /// A document or a call (boxed: most operations are events).
+    Line(Box<LogLine<'static>>),
+}
+
+/// Reads and decodes a logged operation at the running time `newest`, which moves to its events' newest time
+/// as applying them will move it.
+pub(super) fn prepare(line: &str, newest: &mut Timestamp) -> Result<Prepared, Error> {
     match LogLine::parse(line).map_err(|bad| bad.error)? {
-        LogLine::Forget => {
+        LogLine::Forget => Ok(Prepared::Forget),
+        LogLine::Event(EventLine::Raw(event)) => {
+            let (events, _) = crate::logline::decode_events(&event, *newest)?;
+            if let Some(t) = events.iter().map(Event::time).max() {
+                *newest = (*newest).max(t);
+            }
+            Ok(Prepared::Events(events))
+        }
+        line => Ok(Prepared::Line(Box::new(line))),
+    }
+}
+
+/// Applies a [`prepare`]d operation of a chat.
+pub(super) fn apply_prepared(
+    engine: &mut Engine,
+    channel: &str,
+    chat: &str,
+    prepared: Prepared,
+    newest: &mut Timestamp,
+) -> Result<Applied, Error> {
+    match prepared {
+        Prepared::Forget => {
             forget(engine, channel, chat);
             Ok(Applied::Snapshot)
         }
-        line @ (LogLine::Import(_) | LogLine::People(_)) => line.load(engine, newest).map(|()| Applied::Snapshot),
-        line => line.load(engine, newest).map(|()| Applied::Change),
+        Prepared::Events(events) => crate::logline::load_events(engine, events, newest).map(|()| Applied::Change),
+        Prepared::Line(line) => {
+            let kind = match *line {
+                LogLine::Import(_) | LogLine::People(_) => Applied::Snapshot,
+                _ => Applied::Change,
+            };
+            line.load(engine, newest).map(|()| kind)
+        }
     }
 }
 

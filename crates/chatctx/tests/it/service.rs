@@ -249,3 +249,56 @@ fn concurrent_writers_are_all_durable() {
     assert_eq!(after, before);
     assert_eq!(value(call(&svc, "get_scenario", &json!({"chat_id": "-1"}), now()).unwrap()), state);
 }
+
+/// A restart reads and decodes the log on one thread while it applies it on another, in batches: a log of
+/// several batches (messages over five chats, state patches and resolutions, whose lines take their time from
+/// the log) rebuilds the state the server held, byte for byte; an operation that cannot be applied deep in it
+/// still stops the start, named by its chat and position.
+#[test]
+fn a_long_log_rebuilds_the_same_state_and_stops_at_a_damaged_operation() {
+    let (_dir, path) = db("long-log");
+    let chats = ["-1", "-2", "-3", "-4", "-5"];
+    let (svc, _) = open(&path);
+    for i in 1..=700u32 {
+        let chat = chats[i as usize % 5];
+        let mut m = message(i, &format!("message {i} about the photo"), i % 4 == 0);
+        m["chat_id"] = json!(chat);
+        assert_eq!(svc.ingest(&[m], now()).unwrap().accepted, 1);
+        if i % 13 == 0 {
+            call(&svc, "update_scenario", &json!({"chat_id": chat, "patch": {"step": i}}), now()).unwrap();
+        }
+        if i % 17 == 0 {
+            let args = json!({"chat_id": chat, "current_message_id": i.to_string(), "sender_user_id": "1",
+                              "normalized_reference_hints": {"target_kind_hint": "image"}});
+            call(&svc, "resolve_reference_target", &args, now()).unwrap();
+        }
+    }
+    let export = |svc: &Service| -> Vec<String> {
+        chats
+            .iter()
+            .map(|c| {
+                svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", c).unwrap()).unwrap()).unwrap()
+            })
+            .collect()
+    };
+    let before = export(&svc);
+    drop(svc);
+    let (again, loaded) = open(&path);
+    assert!(loaded > 700, "{loaded} operations: several batches");
+    assert_eq!(export(&again), before);
+    drop(again);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (chat, pos): (String, i64) = conn
+        .query_row("SELECT chat_id, pos FROM ops ORDER BY seq LIMIT 1 OFFSET 600", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    conn.execute(
+        "UPDATE ops SET line = '{\"event\": {\"type\": \"message\"}}' WHERE chat_id = ?1 AND pos = ?2",
+        rusqlite::params![chat, pos],
+    )
+    .unwrap();
+    drop(conn);
+    let store = chatctx_store::open(&format!("sqlite://{}", path.display()), &Default::default()).unwrap();
+    let why = format!("{:#}", Service::open(Settings::default(), LlmSettings::default(), store).err().unwrap());
+    assert!(why.contains(&format!("logged operation {pos} of chat \"{chat}\"")), "{why}");
+}
