@@ -35,7 +35,15 @@ struct Inner {
     queued: u64,
     /// Chats where a message was edited: compacted once written, so the earlier text leaves the store.
     edited: std::collections::BTreeSet<ChatKey>,
+    /// Chats past `store.compact_after` whose snapshot waits for a later write ([`SNAPSHOTS_PER_WRITE`]).
+    overdue: std::collections::BTreeSet<ChatKey>,
 }
+
+/// Routine snapshots (chats past `store.compact_after`) one write takes at least; an eighth of those waiting is
+/// added, so a backlog shrinks. Spreading them keeps one write from paying for many chats' compaction at once
+/// (each rewrites pages all over the file), which every writer waiting on it would feel. An edited chat is
+/// snapshotted in the write that stores the edit, whatever the count.
+const SNAPSHOTS_PER_WRITE: usize = 1;
 
 /// What the commit lock guards (async waiters are told it after each write).
 #[derive(Debug, Clone, Copy, Default)]
@@ -136,6 +144,7 @@ impl Local {
             waiting: Vec::new(),
             queued: 0,
             edited: Default::default(),
+            overdue: Default::default(),
         };
         let local = Self {
             engine: Mutex::new(inner),
@@ -214,9 +223,17 @@ impl Local {
         let counts: Vec<(ChatKey, u64)> =
             counts.into_iter().map(|((channel, chat), n)| (key(channel, chat), n)).collect();
         for (k, n) in &counts {
-            if inner.since_snapshot.get(k).copied().unwrap_or(0) + n >= self.every {
-                due.insert(k.clone());
+            if inner.since_snapshot.get(k).copied().unwrap_or(0) + n >= self.every && !due.contains(k) {
+                inner.overdue.insert(k.clone());
             }
+        }
+        let budget = SNAPSHOTS_PER_WRITE + inner.overdue.len() / 8;
+        for _ in 0..budget {
+            let Some(k) = inner.overdue.pop_first() else { break };
+            due.insert(k);
+        }
+        for k in &due {
+            inner.overdue.remove(k);
         }
         let snapshots = snapshots(&inner.engine, due.iter());
         Round { fates: std::mem::take(&mut inner.waiting), upto: inner.queued, batch, counts, snapshots, erase }
@@ -491,10 +508,12 @@ impl Local {
             let dir = directory_log_key(&workspace);
             self.store.delete_chat(channel, &dir).map_err(internal)?;
             inner.since_snapshot.remove(&key(channel, &dir));
+            inner.overdue.remove(&key(channel, &dir));
             inner.engine.remove_directory(channel, &workspace);
         }
         let deleted = self.store.delete_chat(channel, chat_id).map_err(internal)?;
         inner.since_snapshot.remove(&key(channel, chat_id));
+        inner.overdue.remove(&key(channel, chat_id));
         Ok(inner.engine.remove_chat(channel, chat_id) || deleted > 0)
     }
 

@@ -302,3 +302,48 @@ fn a_long_log_rebuilds_the_same_state_and_stops_at_a_damaged_operation() {
     let why = format!("{:#}", Service::open(Settings::default(), LlmSettings::default(), store).err().unwrap());
     assert!(why.contains(&format!("logged operation {pos} of chat \"{chat}\"")), "{why}");
 }
+
+/// Routine compaction is spread over writes: a write that makes twenty chats due snapshots a few of them, and
+/// later writes (to any chat) snapshot the rest, so no one write pays for every chat's compaction; nothing is
+/// lost on the way.
+#[test]
+fn compaction_of_many_chats_at_once_is_spread_over_later_writes() {
+    let (_dir, path) = db("spread");
+    let store = chatctx_store::open(&format!("sqlite://{}", path.display()), &Default::default()).unwrap();
+    let options = chatctx::service::Options { compact_after: 5 };
+    let svc = Service::open_with(Settings::default(), LlmSettings::default(), store.clone(), options).unwrap().0;
+    let lines_per_chat = || {
+        let mut n = std::collections::BTreeMap::<String, usize>::new();
+        let chatctx_store::Opened::Local(log) = &store else { panic!() };
+        log.load(&mut |_, op| *n.entry(op.chat_id).or_default() += 1).unwrap();
+        n
+    };
+    let batch: Vec<Value> = (0..100u32)
+        .map(|i| {
+            let mut m = message(i + 1, "hello", false);
+            m["chat_id"] = json!(format!("-{}", i % 20 + 1));
+            m
+        })
+        .collect();
+    assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 100);
+    let compacted =
+        |n: &std::collections::BTreeMap<String, usize>| n.iter().filter(|(c, l)| *c != "-99" && **l == 1).count();
+    let first = compacted(&lines_per_chat());
+    assert!((1..20).contains(&first), "one write snapshots a few of the twenty due chats, not all: {first}");
+    for i in 0..20u32 {
+        let mut m = message(1000 + i, "later", false);
+        m["chat_id"] = json!("-99");
+        svc.ingest(&[m], now()).unwrap();
+    }
+    let after = lines_per_chat();
+    assert_eq!(compacted(&after), 20, "the rest followed with later writes: {after:?}");
+    let before: Vec<usize> =
+        (1..=20).map(|c| svc.read(|e| e.history("telegram", &format!("-{c}"), None)).unwrap().unwrap().len()).collect();
+    drop(svc);
+    let (again, _) = open(&path);
+    let kept: Vec<usize> = (1..=20)
+        .map(|c| again.read(|e| e.history("telegram", &format!("-{c}"), None)).unwrap().unwrap().len())
+        .collect();
+    assert_eq!(kept, before);
+    assert!(kept.iter().all(|n| *n == 5));
+}
