@@ -390,6 +390,7 @@ impl Local {
             Ok(()) => {
                 for s in &snapshots {
                     inner.since_snapshot.insert(key(&s.channel, &s.chat_id), 0);
+                    inner.overdue.remove(&key(&s.channel, &s.chat_id));
                 }
             }
             Err(e) => tracing::warn!("snapshots of {} chats failed (their full logs stay): {e}", snapshots.len()),
@@ -482,6 +483,7 @@ impl Local {
             return Err(internal(format!("the import could not be stored: {e}")));
         }
         inner.since_snapshot.insert(key(channel, chat), 0);
+        inner.overdue.remove(&key(channel, chat));
         Ok(())
     }
 
