@@ -15,14 +15,22 @@ pub enum Applied {
     Answered(&'static str, Result<ToolResponse, Error>),
 }
 
+impl Applied {
+    /// Whether the line changed the state as it should (a refused line or a call answered with an error did
+    /// not), the answer left aside.
+    fn loaded(self) -> Result<(), Error> {
+        match self {
+            Applied::Accepted(_) | Applied::Answered(_, Ok(_)) => Ok(()),
+            Applied::Rejected(e) | Applied::Answered(_, Err(e)) => Err(e),
+        }
+    }
+}
+
 impl LogLine<'_> {
     /// Applies the line without writing an answer: how a server rebuilds its state from its log. `newest` is
     /// the running "now" for calls without one.
     pub fn load(self, engine: &mut Engine, newest: &mut Timestamp) -> Result<(), Error> {
-        match self.apply(engine, newest, false) {
-            Applied::Accepted(_) | Applied::Answered(_, Ok(_)) => Ok(()),
-            Applied::Rejected(e) | Applied::Answered(_, Err(e)) => Err(e),
-        }
+        self.apply(engine, newest, false).loaded()
     }
 }
 
@@ -85,10 +93,7 @@ pub fn decode_events(event: &serde_json::Value, newest: Timestamp) -> Result<(Ve
 
 /// Applies events [`decode_events`] gave, all or nothing, moving `newest` to the newest of their times.
 pub fn load_events(engine: &mut Engine, events: Vec<chatctx_core::Event>, newest: &mut Timestamp) -> Result<(), Error> {
-    match apply_events(engine, events, newest) {
-        Applied::Rejected(e) | Applied::Answered(_, Err(e)) => Err(e),
-        Applied::Accepted(_) | Applied::Answered(_, Ok(_)) => Ok(()),
-    }
+    apply_events(engine, events, newest).loaded()
 }
 
 /// Applies a line's events, all or nothing, moving `newest` to the newest of their times.
