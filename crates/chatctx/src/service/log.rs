@@ -175,11 +175,9 @@ pub(super) fn apply_logged(
 
 /// A logged operation read and decoded: what applying it needs no engine for.
 pub(super) enum Prepared {
-    /// The chat is forgotten.
-    Forget,
     /// An event line's events.
     Events(Vec<Event>),
-    /// A document or a call (boxed: most operations are events).
+    /// A document, a call or a `forget` (boxed: most operations are events).
     Line(Box<LogLine<'static>>),
 }
 
@@ -187,7 +185,6 @@ pub(super) enum Prepared {
 /// as applying them will move it.
 pub(super) fn prepare(line: &str, newest: &mut Timestamp) -> Result<Prepared, Error> {
     match LogLine::parse(line).map_err(|bad| bad.error)? {
-        LogLine::Forget => Ok(Prepared::Forget),
         LogLine::Event(EventLine::Raw(event)) => {
             let (events, _) = crate::logline::decode_events(&event, *newest)?;
             if let Some(t) = events.iter().map(Event::time).max() {
@@ -208,18 +205,15 @@ pub(super) fn apply_prepared(
     newest: &mut Timestamp,
 ) -> Result<Applied, Error> {
     match prepared {
-        Prepared::Forget => {
-            forget(engine, channel, chat);
-            Ok(Applied::Snapshot)
-        }
         Prepared::Events(events) => crate::logline::load_events(engine, events, newest).map(|()| Applied::Change),
-        Prepared::Line(line) => {
-            let kind = match *line {
-                LogLine::Import(_) | LogLine::People(_) => Applied::Snapshot,
-                _ => Applied::Change,
-            };
-            line.load(engine, newest).map(|()| kind)
-        }
+        Prepared::Line(line) => match *line {
+            LogLine::Forget => {
+                forget(engine, channel, chat);
+                Ok(Applied::Snapshot)
+            }
+            line @ (LogLine::Import(_) | LogLine::People(_)) => line.load(engine, newest).map(|()| Applied::Snapshot),
+            line => line.load(engine, newest).map(|()| Applied::Change),
+        },
     }
 }
 
