@@ -279,13 +279,7 @@ impl Log for SqliteStore {
     }
 
     fn append(&self, ops: &[Op]) -> Result<(), StoreError> {
-        let mut conn = self.conn()?;
-        let tx = write(&mut conn)?;
-        for ((channel, chat), lines) in by_chat(ops) {
-            push(&tx, channel, chat, &lines)?;
-        }
-        tx.commit()?;
-        Ok(())
+        self.write(ops, &[], false)
     }
 
     fn write(&self, ops: &[Op], snapshots: &[Op], erase: bool) -> Result<(), StoreError> {

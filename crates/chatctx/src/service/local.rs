@@ -223,6 +223,7 @@ impl Local {
         let counts: Vec<(ChatKey, u64)> =
             counts.into_iter().map(|((channel, chat), n)| (key(channel, chat), n)).collect();
         for (k, n) in &counts {
+            // An edited chat is snapshotted in this write anyway: it takes no place of the routine ones.
             if inner.since_snapshot.get(k).copied().unwrap_or(0) + n >= self.every && !due.contains(k) {
                 inner.overdue.insert(k.clone());
             }
