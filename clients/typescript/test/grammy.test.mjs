@@ -2,31 +2,22 @@
 // `ctx.chatctx` carries its report; what the bot sends, edits and copies is recorded as its own; with chatctx
 // stopped or never answering, the bot still answers, within the timeout.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { Bot } from "grammy";
 
 import { Client } from "../dist/index.js";
 import { setup } from "../dist/grammy.js";
-import { BOT_USER, fakeBotApi, freePort, neverAnswering, startServer, timed, topicUpdate } from "./support.mjs";
+import { BOT_USER, fakeBotApi, serverAnd, freePort, neverAnswering, timed, topicUpdate } from "./support.mjs";
 
 const ALICE = { id: 42, is_bot: false, first_name: "Alice", username: "alice" };
 const BOB = { id: 43, is_bot: false, first_name: "Bob", username: "bob" };
 const PHOTO = [{ file_id: "AgAD-logo", file_unique_id: "logo-1", width: 800, height: 600 }];
 
-let server;
-let api;
-before(async () => {
-  server = await startServer();
-  api = await fakeBotApi();
-});
-after(async () => {
-  await server.stop();
-  await api.stop();
-});
+const env = serverAnd(fakeBotApi);
 
 function bot(client, options) {
-  const b = new Bot("123:TEST", { botInfo: { ...BOT_USER, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }, client: { apiRoot: api.url } });
+  const b = new Bot("123:TEST", { botInfo: { ...BOT_USER, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }, client: { apiRoot: env.api.url } });
   setup(b, client, options);
   b.on("message", async (ctx) => {
     seen.push(ctx.chatctx);
@@ -42,7 +33,7 @@ let seen = [];
 
 test("updates are forwarded first, and the bot's replies, edits and copies are its own", async () => {
   const chat = -1001000000001;
-  const client = new Client({ baseUrl: server.url });
+  const client = new Client({ baseUrl: env.server.url });
   const b = bot(client);
   seen = [];
   await b.handleUpdate(topicUpdate(chat, 501, ALICE, { photo: PHOTO, caption: "our new logo" }));
@@ -66,11 +57,11 @@ test("with chatctx stopped or never answering, the bot answers within the timeou
       const warnings = [];
       const b = bot(new Client({ baseUrl: url, timeoutMs: 30_000 }), { timeoutMs: 300, onError: (e, what) => warnings.push(what) });
       seen = [];
-      const before = api.calls.length;
+      const before = env.api.calls.length;
       const { error, ms } = await timed(() => b.handleUpdate(topicUpdate(-1001000000002, 600, BOB, { text: "@helper_bot ping", entities: [{ type: "mention", offset: 0, length: 11 }] })));
       assert.equal(error, undefined);
       assert.equal(seen[0].report, undefined, "no report: the handler decides alone");
-      assert.deepEqual(api.calls.slice(before).map((c) => c[0]), ["sendMessage", "editMessageText", "copyMessage"], url);
+      assert.deepEqual(env.api.calls.slice(before).map((c) => c[0]), ["sendMessage", "editMessageText", "copyMessage"], url);
       // One bounded wait for the update and one for each recorded message (the copy is of a message never seen).
       assert.ok(ms < 4 * 300 + 500, `${ms} ms for ${url}`);
       assert.ok(warnings.includes("forward a Telegram update"), warnings.join());

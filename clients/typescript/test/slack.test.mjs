@@ -3,13 +3,13 @@
 // the mention and the bot's reply are both in chatctx, and with chatctx stopped or silent the app still answers.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import bolt from "@slack/bolt";
 
 import { Client } from "../dist/index.js";
 import { setup } from "../dist/slack.js";
-import { fakeSlackApi, freePort, neverAnswering, SLACK_BOT, startServer, timed } from "./support.mjs";
+import { fakeSlackApi, serverAnd, freePort, neverAnswering, SLACK_BOT, timed } from "./support.mjs";
 
 export const ENVELOPES = readFileSync(new URL("../../../crates/chatctx-platforms/tests/data/slack/docs_examples.jsonl", import.meta.url), "utf8")
   .split("\n")
@@ -17,19 +17,10 @@ export const ENVELOPES = readFileSync(new URL("../../../crates/chatctx-platforms
   .map((l) => JSON.parse(l));
 const MENTION = ENVELOPES.find((e) => e.event?.type === "app_mention");
 
-let server;
-let api;
-before(async () => {
-  server = await startServer();
-  api = await fakeSlackApi();
-});
-after(async () => {
-  await server.stop();
-  await api.stop();
-});
+const env = serverAnd(fakeSlackApi);
 
 function app(client, options) {
-  const a = new bolt.App({ token: "xoxb-test", signingSecret: "not-checked", clientOptions: { slackApiUrl: `${api.url}/api/` }, logLevel: bolt.LogLevel.ERROR });
+  const a = new bolt.App({ token: "xoxb-test", signingSecret: "not-checked", clientOptions: { slackApiUrl: `${env.api.url}/api/` }, logLevel: bolt.LogLevel.ERROR });
   setup(a, client, options);
   a.event("app_mention", async ({ event, say }) => {
     await say({ text: "all green", thread_ts: event.thread_ts ?? event.ts });
@@ -40,10 +31,10 @@ function app(client, options) {
 const process = (a, body) => a.processEvent({ body, ack: async () => {} });
 
 test("with Bolt's defaults, the mention and the bot's reply are both recorded", async () => {
-  const client = new Client({ baseUrl: server.url });
+  const client = new Client({ baseUrl: env.server.url });
   const a = app(client);
   await process(a, MENTION);
-  assert.deepEqual(api.posted.map(([m, p]) => [m, p.text]), [["chat.postMessage", "all green"]]);
+  assert.deepEqual(env.api.posted.map(([m, p]) => [m, p.text]), [["chat.postMessage", "all green"]]);
   const channel = MENTION.event.channel;
   const thread = (await client.history(channel, { channel: "slack", topic_id: MENTION.event.ts })).items;
   assert.deepEqual(thread.map((i) => [i.kind, i.sender.user_id, i.text]), [["outbound_agent", SLACK_BOT.user_id, "all green"]]);
@@ -55,11 +46,11 @@ test("with chatctx stopped or never answering, the app answers within the timeou
   const hang = await neverAnswering();
   try {
     for (const url of [`http://127.0.0.1:${await freePort()}`, hang.url]) {
-      const before = api.posted.length;
+      const before = env.api.posted.length;
       const a = app(new Client({ baseUrl: url, timeoutMs: 30_000 }), { timeoutMs: 300, onError: () => {} });
       const { error, ms } = await timed(() => process(a, MENTION));
       assert.equal(error, undefined);
-      assert.equal(api.posted.length, before + 1, url);
+      assert.equal(env.api.posted.length, before + 1, url);
       assert.ok(ms < 2 * 300 + 700, `${ms} ms for ${url}`);
     }
   } finally {

@@ -5,6 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 
 export const BIN = process.env.CHATCTX_BIN;
 if (!BIN) throw new Error("CHATCTX_BIN must name the chatctx binary to test (cargo test sets it)");
@@ -166,4 +167,19 @@ export async function fakeSlackApi() {
 export async function fakeModel(reply) {
   const model = await fakeServer((req, body) => ({ status: 200, body: { choices: [{ message: { role: "assistant", content: reply } }], _seen: JSON.parse(body).messages.length } }));
   return { ...model, url: `${model.url}/v1`, bodies: () => model.requests.map((r) => JSON.parse(r.body)) };
+}
+
+/** A chatctx server and a fake platform API (`fake`: `fakeBotApi` or `fakeSlackApi`) for one test file: started
+ * before its tests and stopped after them. Read `.server` and `.api` inside a test. */
+export function serverAnd(fake) {
+  const env = {};
+  before(async () => {
+    env.server = await startServer();
+    env.api = await fake();
+  });
+  after(async () => {
+    await env.server.stop();
+    await env.api.stop();
+  });
+  return env;
 }
