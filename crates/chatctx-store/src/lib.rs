@@ -84,8 +84,8 @@ impl StoreError {
 /// A boxed future that may move between threads.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Operations of one chat with their positions, as [`SharedLog::since_async`] gives them.
-pub type Ops = Result<Vec<(u64, String)>, StoreError>;
+/// Chats' newest positions, in the order asked ([`SharedLog::heads_async`]).
+pub type Heads = Result<Vec<u64>, StoreError>;
 
 /// What every store does: give back everything logged (the service rebuilds from it on start) and say
 /// whether it answers.
@@ -180,10 +180,13 @@ pub trait SharedLog: Store {
     /// Compaction: drops the chat's operations before position `at` and puts `line` (which must stand for
     /// all of them and the one at `at`) in place of the one at `at`. Nothing happens if `at` is gone already.
     fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError>;
-    /// [`SharedLog::since`] as a future, for stores that wait on a network (PostgreSQL), so that an async
-    /// server can check a chat for news without tying up a thread; `None` for stores that answer at once.
-    fn since_async<'a>(&'a self, channel: &'a str, chat_id: &'a str, after: u64) -> Option<BoxFuture<'a, Ops>> {
-        let _ = (channel, chat_id, after);
+    /// The newest position of each chat of `keys` (`(channel, chat_id)`; 0 for a chat never written), read
+    /// in one round trip, as a future that owns what it needs: for stores that wait on a network (PostgreSQL),
+    /// so that an async server checks the chats of many concurrent reads for news at once, without tying up a
+    /// thread. `None` for stores that answer at once. A chat's head moves in the same transaction that
+    /// writes its operations, so a head past the one a reader applied means there is news.
+    fn heads_async(&self, keys: Vec<(String, String)>) -> Option<BoxFuture<'static, Heads>> {
+        let _ = keys;
         None
     }
     /// Notes that a chat holds an object known by a platform id (a Telegram poll id), so that an instance

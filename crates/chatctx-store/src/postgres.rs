@@ -20,7 +20,7 @@ use tokio_postgres::NoTls;
 use tokio_postgres::config::SslMode;
 use tokio_postgres::types::{ToSql, Type};
 
-use crate::{BoxFuture, Log, Op, Ops, SharedLog, Store, StoreError, by_chat};
+use crate::{BoxFuture, Heads, Log, Op, SharedLog, Store, StoreError, by_chat};
 
 /// Versioned migrations, applied in order on start; `chatctx_schema` records the applied ones. Never edit one
 /// that has shipped: add the next.
@@ -80,6 +80,12 @@ const APPEND_AT: &str = "WITH bump AS (
      SELECT $1, $2, $3 + o.n, o.line FROM bump, unnest($4::text[]) WITH ORDINALITY AS o(line, n)
      RETURNING pos";
 
+/// [`SharedLog::heads_async`]: the head of each chat `($1[i], $2[i])`, numbered from 1 as asked; a chat never
+/// written has no row.
+const HEADS: &str = "SELECT k.i, c.head
+     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(channel, chat_id, i)
+     JOIN chatctx_chats c ON c.channel = k.channel AND c.chat_id = k.chat_id";
+
 /// PostgreSQL, through a pool of connections.
 pub struct PgStore {
     rt: Option<tokio::runtime::Runtime>,
@@ -134,6 +140,14 @@ fn db(e: tokio_postgres::Error) -> StoreError {
     StoreError::Postgres(message)
 }
 
+/// A connection from `pool`.
+async fn client(pool: &Pool) -> Result<deadpool_postgres::Object, StoreError> {
+    pool.get().await.map_err(|e| match e {
+        deadpool_postgres::PoolError::Backend(e) => db(e),
+        e => pg(e),
+    })
+}
+
 fn pos(v: i64) -> u64 {
     v.max(0) as u64
 }
@@ -182,10 +196,7 @@ impl PgStore {
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool.get().await.map_err(|e| match e {
-            deadpool_postgres::PoolError::Backend(e) => db(e),
-            e => pg(e),
-        })
+        client(&self.pool).await
     }
 
     /// Applies each migration not yet recorded, in its own transaction. Instances starting together are
@@ -245,7 +256,7 @@ impl PgStore {
 
 impl PgStore {
     /// The catch-up read, usable from any tokio runtime.
-    async fn since_rows(&self, channel: &str, chat_id: &str, after: u64) -> Ops {
+    async fn since_rows(&self, channel: &str, chat_id: &str, after: u64) -> Result<Vec<(u64, String)>, StoreError> {
         let client = self.client().await?;
         let after = after as i64;
         let rows = client
@@ -413,8 +424,24 @@ impl SharedLog for PgStore {
         Ok(())
     }
 
-    fn since_async<'a>(&'a self, channel: &'a str, chat_id: &'a str, after: u64) -> Option<BoxFuture<'a, Ops>> {
-        Some(Box::pin(self.since_rows(channel, chat_id, after)))
+    fn heads_async(&self, keys: Vec<(String, String)>) -> Option<BoxFuture<'static, Heads>> {
+        let pool = self.pool.clone();
+        Some(Box::pin(async move {
+            let (channels, chats): (Vec<String>, Vec<String>) = keys.into_iter().unzip();
+            let client = client(&pool).await?;
+            let rows = client
+                .query_typed(HEADS, &[(&channels, Type::TEXT_ARRAY), (&chats, Type::TEXT_ARRAY)])
+                .await
+                .map_err(db)?;
+            let mut heads = vec![0; channels.len()];
+            for row in rows {
+                let at = usize::try_from(row.get::<_, i64>(0) - 1).unwrap_or(usize::MAX);
+                if let Some(h) = heads.get_mut(at) {
+                    *h = pos(row.get(1));
+                }
+            }
+            Ok(heads)
+        }))
     }
 
     fn append_at(&self, channel: &str, chat_id: &str, head: u64, lines: &[String]) -> Result<Option<u64>, StoreError> {

@@ -15,6 +15,7 @@
 //! This module is the facade both share: the public entry points, and the pieces of a write that do not
 //! depend on the strategy (decoding inputs, the log lines of calls and events, rebuilding from the store).
 
+mod checks;
 mod input;
 mod local;
 mod log;

@@ -2,7 +2,9 @@
 //! store, kept coherent per chat by position (docs/deployment.md).
 //!
 //! - Every tool call first reads what other instances appended to its chat since this one last looked (one
-//!   indexed query, usually empty) and applies it, so it sees everything acknowledged before it started.
+//!   indexed query, usually empty) and applies it, so it sees everything acknowledged before it started. A read
+//!   from an async front end first reads only the chat's newest position, in a query shared with the other
+//!   reads in flight ([`super::checks`]), and answers from memory when nothing is newer.
 //! - A write to a chat takes that chat's lock in this process, catches up, applies its change and appends at
 //!   the position it caught up to ([`SharedLog::append_at`]). If another instance appended first, nothing is
 //!   written: the chat is reloaded from the store and the change is made again on the newer state. So
@@ -19,6 +21,7 @@ use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Settings, Timestamp};
 use chatctx_store::{Op, SharedLog, StoreError};
 
+use super::checks::Checks;
 use super::input::{Staged, route};
 use super::log::{ChatKey, apply_logged, forget, import_line, internal, key, logged_line, rebuild, snapshot_line};
 use super::report::IngestReport;
@@ -65,6 +68,8 @@ pub(super) struct Shared {
     writers: Vec<Mutex<()>>,
     /// Operations a chat logs before its log is compacted.
     every: u64,
+    /// Batched news checks for reads from async front ends, when the store reads heads over a network.
+    checks: Option<Arc<Checks>>,
     /// Logged operations of other instances this one could not apply, and the newest of them: the instance's
     /// view differs from the store's, so it says it is not ready (`/readyz`) and counts them (`/metrics`).
     skipped: Mutex<(u64, Option<String>)>,
@@ -83,7 +88,11 @@ impl Shared {
         let inner = Inner { engine: rebuilt.engine, since_snapshot: rebuilt.since_snapshot, heads: rebuilt.heads };
         let writers = (0..WRITE_LOCKS).map(|_| Mutex::new(())).collect();
         let skipped = Mutex::new((0, None));
-        Ok((Self { engine: Mutex::new(inner), store, writers, every, skipped }, rebuilt.read))
+        let checks = store.heads_async(Vec::new()).is_some().then(|| {
+            let store = store.clone();
+            Checks::new(Box::new(move |keys| store.heads_async(keys)))
+        });
+        Ok((Self { engine: Mutex::new(inner), store, writers, every, checks, skipped }, rebuilt.read))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
@@ -216,22 +225,23 @@ impl Shared {
         })
     }
 
-    /// From an async front end: the answer if the call only reads and the chat has nothing new
-    /// since this instance last looked (one query, awaited); `None` when it must take [`Shared::call_as_write`].
+    /// From an async front end: the answer if the call only reads and neither the chat nor its workspace's
+    /// people directory (whose names its answers show) has anything new since this instance last looked;
+    /// `None` when it must take [`Shared::call_as_write`]. The check is one query shared with the other reads
+    /// in flight ([`Checks`]), awaited without a thread of its own.
     pub(super) async fn read_unchanged(&self, call: &ToolCall, now: Timestamp) -> Result<Option<ToolResponse>, Error> {
         let Scope { channel, chat_id: chat, .. } = call.scope();
-        if chat.is_empty() || call.writes() == Writes::Always {
+        let Some(checks) = self.checks.as_ref().filter(|_| !chat.is_empty() && call.writes() != Writes::Always) else {
             return Ok(None);
-        }
-        // The chat's log, and its workspace's people directory (whose names its answers show).
-        let dir = self.people_of(channel, chat)?;
-        for key in [chat, dir.as_str()] {
-            let head = self.head(channel, key)?;
-            let Some(news) = self.store.since_async(channel, key, head) else { return Ok(None) };
-            let news = news.await.map_err(|e| internal(format!("the store cannot be read: {e}")))?;
-            if news.iter().any(|(pos, _)| *pos > head) {
-                return Ok(None);
-            }
+        };
+        let keys = vec![key(channel, chat), key(channel, &self.people_of(channel, chat)?)];
+        let applied: Vec<u64> = {
+            let inner = self.lock()?;
+            keys.iter().map(|k| inner.heads.get(k).copied().unwrap_or(0)).collect()
+        };
+        let heads = checks.heads(keys).await.map_err(|e| internal(format!("the store cannot be read: {e}")))?;
+        if heads.iter().zip(&applied).any(|(stored, applied)| stored > applied) {
+            return Ok(None);
         }
         self.lock()?.engine.answer_read_only(call, now)
     }

@@ -279,3 +279,45 @@ fn scopes_work_and_are_revoked_across_instances() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Reads on one instance while another writes: each read, however many run at once (their news checks share
+/// queries), sees every message the other instance acknowledged before the read began.
+#[test]
+fn concurrent_reads_see_every_write_acknowledged_before_they_began() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let Some(url) = chatctx_store::testing::test_postgres_url("chatctx_fresh_reads") else { return };
+    let (writer, reader) = (start(&url), start(&url));
+    let c = client();
+    assert!(send(&c, &writer.base, &("POST", "/v1/events".to_owned(), Some(msg("-4", 1, false)))).starts_with("200"));
+    let acked = Arc::new(AtomicU64::new(1));
+    let readers: Vec<_> = (0..6)
+        .map(|_| {
+            let (acked, base) = (acked.clone(), reader.base.clone());
+            std::thread::spawn(move || {
+                let c = client();
+                let body = json!({"chat_id": "-4", "now": 1_770_000_900}).to_string();
+                let mut reads = 0;
+                while acked.load(Ordering::SeqCst) < 120 {
+                    let before = acked.load(Ordering::SeqCst);
+                    let r =
+                        c.post(format!("{base}/v1/tools/get_chat_history_context")).body(body.clone()).send().unwrap();
+                    let (status, text) = (r.status(), r.text().unwrap());
+                    assert_eq!(status, 200, "a read begun after message {before} was acknowledged: {text}");
+                    let answer: Value = serde_json::from_str(&text).unwrap();
+                    let newest = answer["items"].as_array().and_then(|i| i.last()).map(|i| i["message_id"].clone());
+                    let newest: u64 = newest.and_then(|m| m.as_str()?.parse().ok()).unwrap_or(0);
+                    assert!(newest >= before, "a read begun after message {before} was acknowledged saw only {newest}");
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    for id in 2..=120 {
+        let r = send(&c, &writer.base, &("POST", "/v1/events".to_owned(), Some(msg("-4", id, false))));
+        assert!(r.starts_with("200"), "{r}");
+        acked.store(id, Ordering::SeqCst);
+    }
+    let reads: u32 = readers.into_iter().map(|r| r.join().unwrap()).sum();
+    assert!(reads >= 60, "the readers ran alongside the writes ({reads} reads)");
+}
