@@ -129,7 +129,7 @@ fn evaluate(files: &BTreeMap<String, Vec<Line>>, settings: &Settings, entities: 
             };
             let Ok(h) = engine.get_chat_history_context(&req) else { continue };
             total += 1;
-            let selected: HashSet<&str> = h.items.iter().filter_map(|i| i.message_id.as_deref()).collect();
+            let selected: HashSet<&str> = h.items.iter().filter_map(|i| i.message_id).collect();
             if line.gold.iter().any(|g| selected.contains(g.to_string().as_str())) {
                 hits += 1;
             }

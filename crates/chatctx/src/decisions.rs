@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use chatctx_core::ChatHistoryItem;
 use chatctx_core::decision::{Explain, HistoryDecision, ListDecision, ResolveDecision, ScenarioDecision};
+use chatctx_core::history::{HistoryItems, ItemView};
 use chatctx_core::render::PromptMessage;
 use chatctx_core::settings::DecisionSettings;
 use chatctx_core::time::Timestamp;
@@ -65,7 +65,7 @@ pub struct HistoryRecord {
     #[serde(flatten)]
     pub decision: HistoryDecision,
     /// The answer's items (the kept ones), oldest first.
-    pub kept_items: Vec<ChatHistoryItem>,
+    pub kept_items: HistoryItems,
     /// The exact prompt of the answer.
     pub prompt: Vec<PromptMessage>,
 }
@@ -87,9 +87,11 @@ impl Record {
                 kept_items: std::mem::take(&mut h.items),
                 prompt: std::mem::take(&mut h.prompt),
             }),
-            (Explain::History(decision), _) => {
-                Detail::History(HistoryRecord { decision: *decision, kept_items: Vec::new(), prompt: Vec::new() })
-            }
+            (Explain::History(decision), _) => Detail::History(HistoryRecord {
+                decision: *decision,
+                kept_items: HistoryItems::default(),
+                prompt: Vec::new(),
+            }),
             (Explain::Resolve(d), _) => Detail::Resolve(*d),
             (Explain::List(d), _) => Detail::List(*d),
             (Explain::Scenario(d), _) => Detail::Scenario(*d),
@@ -110,27 +112,28 @@ impl Record {
     /// little per entry. Counted from the fields rather than by writing the record out, which would cost a
     /// history call about as much again.
     fn weight(&self) -> usize {
-        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-        let item = |i: &ChatHistoryItem| {
-            let quote = i.quote.as_ref().map_or(0, |q| q.sender_ref.len() + q.text.len() + q.markdown_block.len());
+        let opt = |s: Option<&str>| s.map_or(0, str::len);
+        let owned = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        let item = |i: ItemView<'_>| {
+            let quote = i.quote.map_or(0, |q| q.sender_ref.len() + q.text.len() + q.markdown_block.len());
             let sender = &i.sender;
             160 + i.channel.len()
                 + i.chat_id.len()
-                + opt(&i.chat_type)
-                + opt(&i.message_id)
-                + opt(&i.reply_to_message_id)
+                + opt(i.chat_type)
+                + opt(i.message_id)
+                + opt(i.reply_to_message_id)
                 + i.text.len()
                 + quote
                 + sender.user_id.len()
-                + opt(&sender.username)
+                + opt(sender.username)
                 + sender.nickname.len()
                 + sender.display_ref.len()
                 + i.actions.iter().map(String::len).sum::<usize>()
         };
         let fixed = 256 + self.request_id.len() + self.channel.len() + self.chat_id.len();
         fixed
-            + opt(&self.topic_id)
-            + opt(&self.current_message_id)
+            + owned(&self.topic_id)
+            + owned(&self.current_message_id)
             + match &self.detail {
                 Detail::History(h) => {
                     h.decision.items.len() * 96
@@ -165,12 +168,9 @@ impl ChatRecords {
     /// The messages whose text `r` holds: a history answer's items and its current message.
     fn message_ids(r: &Record) -> Vec<&str> {
         match &r.detail {
-            Detail::History(h) => h
-                .kept_items
-                .iter()
-                .filter_map(|i| i.message_id.as_deref())
-                .chain(r.current_message_id.as_deref())
-                .collect(),
+            Detail::History(h) => {
+                h.kept_items.iter().filter_map(|i| i.message_id).chain(r.current_message_id.as_deref()).collect()
+            }
             _ => Vec::new(),
         }
     }

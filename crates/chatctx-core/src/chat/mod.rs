@@ -8,6 +8,7 @@
 mod people;
 mod summaries;
 mod titles;
+mod views;
 
 pub use people::PersonDoc;
 pub(crate) use people::{Anonymous, People};
@@ -19,7 +20,7 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
-use crate::history::{ChatHistoryItem, HistoryQuote, markdown_block};
+use crate::history::markdown_block;
 use crate::kinds::{ItemKind, Origin};
 use crate::objects::Objects;
 use crate::render::ItemLine;
@@ -490,28 +491,6 @@ impl Chat {
             cut,
             quote: extra.and_then(|x| x.quote.as_ref()).map(|q| Cow::Owned(markdown_block(&q.0, &q.1))),
             actions: extra.map_or(&[], |x| &x.actions),
-        }
-    }
-
-    /// The history item view of a stored item.
-    pub(crate) fn view(&self, channel: &str, chat_id: &str, item: &Item) -> ChatHistoryItem {
-        ChatHistoryItem {
-            channel: channel.to_owned(),
-            kind: item.kind,
-            chat_id: chat_id.to_owned(),
-            topic_id: None,
-            chat_type: self.chat_type.as_deref().map(str::to_owned),
-            message_id: item.message_id.as_deref().map(str::to_owned),
-            reply_to_message_id: item.reply_to.as_deref().map(str::to_owned),
-            sent_at: item.sent_at,
-            sender: self.people.sender(item.sender),
-            text: item.text.to_string(),
-            quote: item
-                .extra
-                .as_ref()
-                .and_then(|x| x.quote.as_ref())
-                .map(|q| HistoryQuote::new(q.0.to_string(), q.1.to_string())),
-            actions: item.extra.as_ref().map(|x| x.actions.clone()).unwrap_or_default(),
         }
     }
 }

@@ -5,7 +5,7 @@ use hashbrown::HashMap;
 
 use crate::directory::{View, has_name, with_names};
 use crate::event::Person;
-use crate::history::Sender;
+use crate::history::{Sender, SenderView};
 use crate::people::{display_ref, nickname};
 
 /// `p` as a chat shows them: with their own names when they carry any, else with the directory's.
@@ -331,22 +331,18 @@ impl People {
     }
 
     pub(super) fn sender(&self, idx: u32) -> Sender {
-        match self.profiles.get(idx as usize) {
-            Some(p) => Sender {
-                user_id: p.user_id.to_string(),
-                username: p.username.as_deref().map(str::to_owned),
-                nickname: p.nickname.to_string(),
-                is_bot: p.is_bot,
-                display_ref: p.display_ref.to_string(),
-            },
-            None => Sender {
-                user_id: String::new(),
-                username: None,
-                nickname: "unknown".into(),
-                is_bot: false,
-                display_ref: "unknown".into(),
-            },
-        }
+        self.sender_view(idx).to_owned()
+    }
+
+    /// A profile as an answer's speaker, borrowed.
+    pub(crate) fn sender_view(&self, idx: u32) -> SenderView<'_> {
+        self.profiles.get(idx as usize).map_or(SenderView::UNKNOWN, |p| SenderView {
+            user_id: &p.user_id,
+            username: p.username.as_deref(),
+            nickname: &p.nickname,
+            is_bot: p.is_bot,
+            display_ref: &p.display_ref,
+        })
     }
 }
 

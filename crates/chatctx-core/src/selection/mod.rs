@@ -235,7 +235,13 @@ pub(crate) fn select<'c>(
     }
     let budget = (conv.max_context_tokens > 0).then_some(conv.max_context_tokens as u64);
     if let Some(max) = budget {
-        let dropped = fit_budget(&mut chosen, max.saturating_sub(covered.map_or(0, |c| c.tokens)), current, parent);
+        let dropped = fit_budget(
+            &mut chosen,
+            max.saturating_sub(covered.map_or(0, |c| c.tokens)),
+            current,
+            parent,
+            notes.is_some(),
+        );
         if let Some(n) = notes.as_mut() {
             for i in dropped {
                 n.set(i, Reason::TokenBudget);
@@ -443,12 +449,14 @@ fn keep_reply_parent<'c>(
 }
 
 /// The token budget drops the oldest selected items first, never the reply parent: one pass from the newest
-/// finds how far back the budget reaches. Returns the items it dropped.
+/// finds how far back the budget reaches. Returns the items it dropped when `report` is set (for a record;
+/// a long history drops most of its items, and nothing else wants them).
 fn fit_budget<'c>(
     chosen: &mut Vec<&'c Item>,
     budget: u64,
     current: Option<&Item>,
     parent: Option<&'c Item>,
+    report: bool,
 ) -> Vec<&'c Item> {
     let is_parent = |i: &Item| parent.is_some_and(|p| std::ptr::eq(i, p));
     let mut total: u64 = current.map_or(0, |c| u64::from(c.tokens)) + parent.map_or(0, |p| u64::from(p.tokens));
@@ -465,7 +473,13 @@ fn fit_budget<'c>(
     }
     // The parent, when it is older than the budget reaches, stays first.
     let older_parent = parent.filter(|p| chosen[..start].binary_search_by_key(&p.key(), |i| i.key()).is_ok());
-    let dropped: Vec<&Item> = chosen.drain(..start).filter(|i| !is_parent(i)).collect();
+    let dropped: Vec<&Item> = match report {
+        true => chosen.drain(..start).filter(|i| !is_parent(i)).collect(),
+        false => {
+            chosen.drain(..start);
+            Vec::new()
+        }
+    };
     if let Some(p) = older_parent {
         chosen.insert(0, p);
     }

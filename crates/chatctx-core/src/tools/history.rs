@@ -12,7 +12,7 @@ use crate::chat::{Chat, Item};
 use crate::decision::HistoryDecision;
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
-use crate::history::ChatHistoryItem;
+use crate::history::HistoryItems;
 use crate::json::{Fields, object};
 use crate::render::{self, ItemLine, PromptMessage};
 use crate::selection::{SelectionReport, Triage, TriageRequest};
@@ -71,8 +71,9 @@ pub struct HistoryContext {
     /// ones; the prompt then opens with it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
-    /// The selected items, oldest first (after the message the summary covers).
-    pub items: Vec<ChatHistoryItem>,
+    /// The selected items, oldest first (after the message the summary covers), stored together with the
+    /// `single` payload's messages ([`HistoryItems`]).
+    pub items: HistoryItems,
     /// What selection did.
     pub selection: SelectionReport,
     /// The rendered history.
@@ -101,22 +102,10 @@ impl Engine {
         let mut h = self.select_history(req, self.records(&req.scope))?;
         let explain = h.selected.decision.take().map(Box::new);
         let cut = self.settings().conversation.context_truncation;
-        let items: Vec<ChatHistoryItem> = h
-            .selected
-            .items
-            .iter()
-            .map(|i| {
-                let mut v = h.chat.view(&req.scope.channel, &req.scope.chat_id, i);
-                if let Some(at) = i.reply_cut(cut) {
-                    v.text.truncate(at);
-                    v.text.push_str(render::ELLIPSIS);
-                }
-                v
-            })
-            .collect();
+        let items = h.chat.history_items(&req.scope.channel, &req.scope.chat_id, &h.selected.items, cut);
         let (prompt, history) = self.history_prompt(&mut h, &req.scope.channel);
         let rendered = match self.settings().history.format {
-            Format::Single => Rendered::Single(render::payload(&req.scope.channel, &items)),
+            Format::Single => Rendered::Single(render::payload_of(&req.scope.channel, &items)),
             Format::PerItem => Rendered::PerItem(prompt[history].to_vec()),
         };
         let summary = h.summary.map(|(s, _)| s.clone());

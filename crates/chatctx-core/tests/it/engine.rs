@@ -89,12 +89,14 @@ fn mentions_use_the_nickname_of_a_known_member() {
     );
     let h = history(&e, "-1", None, None);
     assert_eq!(
-        h.items[0].text, "hi [Bob the Builder](tg:@Bob)",
+        h.items.to_vec()[0].text,
+        "hi [Bob the Builder](tg:@Bob)",
         "mentioned before he spoke: the reference took his name when his first message named him (issue 30, point 4)"
     );
-    assert_eq!(h.items[1].sender.display_ref, "[Bob the Builder](tg:@Bob)", "display_name first");
+    assert_eq!(h.items.to_vec()[1].sender.display_ref, "[Bob the Builder](tg:@Bob)", "display_name first");
     assert_eq!(
-        h.items[2].text, "👋🏽 [Bob the Builder](tg:@Bob) again",
+        h.items.to_vec()[2].text,
+        "👋🏽 [Bob the Builder](tg:@Bob) again",
         "seen: the member's nickname, and one reference per person whatever case the mention was typed in"
     );
 }
@@ -108,7 +110,8 @@ fn a_renamed_person_keeps_old_references_on_old_items() {
             msg("-1", None, 2, json!({"user_id": "1", "username": "ann", "first_name": "Annie"}), "after", false, 2),
         ],
     );
-    let refs: Vec<String> = history(&e, "-1", None, None).items.into_iter().map(|i| i.sender.display_ref).collect();
+    let refs: Vec<String> =
+        history(&e, "-1", None, None).items.to_vec().into_iter().map(|i| i.sender.display_ref).collect();
     assert_eq!(refs, ["[Ann](tg:@ann)", "[Annie](tg:@ann)"]);
 }
 

@@ -95,5 +95,5 @@ pub fn history(e: &Engine, chat: &str, topic: Option<&str>, current: Option<u32>
 }
 
 pub fn texts(h: &HistoryContext) -> Vec<&str> {
-    h.items.iter().map(|i| i.text.as_str()).collect()
+    h.items.iter().map(|i| i.text).collect()
 }

@@ -60,8 +60,12 @@ fn reactions_and_system_notes_follow_the_policy() {
     let kinds: Vec<ItemKind> = history(&smart, "-1", None, None).items.iter().map(|i| i.kind).collect();
     assert_eq!(kinds, [ItemKind::InboundUser, ItemKind::OutboundReaction, ItemKind::System]);
     let h = history(&smart, "-1", None, None);
-    assert_eq!(h.items[1].sender.display_ref, "assistant", "the bot's reaction without a sender");
-    assert_eq!(h.items[1].text, "reacted 👀 to [Ann](tg:@ann)'s message “q”", "the target by its author and words");
+    assert_eq!(h.items.to_vec()[1].sender.display_ref, "assistant", "the bot's reaction without a sender");
+    assert_eq!(
+        h.items.to_vec()[1].text,
+        "reacted 👀 to [Ann](tg:@ann)'s message “q”",
+        "the target by its author and words"
+    );
     let talkative = engine(settings(Mode::Talkative, Scope::Topic), events);
     assert_eq!(history(&talkative, "-1", None, None).items.len(), 5);
 }

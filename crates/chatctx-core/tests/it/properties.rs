@@ -108,7 +108,7 @@ proptest! {
         now: None,
     }) {
                 prop_assert!(h.items.len() <= 16);
-                prop_assert!(h.items.windows(2).all(|w| w[0].sent_at <= w[1].sent_at), "chronological");
+                prop_assert!(h.items.to_vec().windows(2).all(|w| w[0].sent_at <= w[1].sent_at), "chronological");
             }
         }
     }
@@ -149,12 +149,27 @@ proptest! {
         now: None,
     };
             let (Ok(h), Ok(p)) = (e.get_chat_history_context(&req), e.get_chat_history_prompt(&req)) else { continue };
+            // The answer's items, stored in one block, read and serialize as the owned items they stand for.
+            let owned = h.items.to_vec();
+            prop_assert_eq!(serde_json::to_string(&h.items).unwrap(), serde_json::to_string(&owned).unwrap());
+            prop_assert_eq!(&chatctx_core::history::HistoryItems::from_items(&owned), &h.items);
+            // Each is the stored message as a single-message read shows it (a cut bot reply aside).
+            for item in owned.iter().filter(|i| cut == 0 || !i.text.ends_with(render::ELLIPSIS)) {
+                let Some(id) = item.message_id.as_deref() else { continue };
+                let stored = e.message("telegram", "-0", id);
+                prop_assert_eq!(Some(item), stored.as_ref());
+            }
             prop_assert_eq!(&p.prompt, &h.prompt);
             prop_assert_eq!(&p.selection, &h.selection);
             let history = &h.prompt[1..h.prompt.len() - usize::from(req.scope.current_message_id.is_some())];
             match &h.rendered {
                 Rendered::Single(payload) => {
                     prop_assert_eq!(payload.messages.len(), h.items.len());
+                    prop_assert_eq!(
+                        serde_json::to_string(&payload.messages).unwrap(),
+                        serde_json::to_string(&payload.messages.to_vec()).unwrap()
+                    );
+                    prop_assert_eq!(&render::payload("telegram", &owned), payload);
                     if h.items.is_empty() {
                         prop_assert!(history.is_empty());
                     } else {
@@ -163,7 +178,7 @@ proptest! {
                     }
                 }
                 Rendered::PerItem(messages) => {
-                    prop_assert_eq!(messages, &render::per_item(&h.items));
+                    prop_assert_eq!(messages, &render::per_item(&h.items.to_vec()));
                     prop_assert_eq!(messages.as_slice(), history);
                 }
             }

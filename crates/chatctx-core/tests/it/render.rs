@@ -82,7 +82,12 @@ fn addressing_input_carries_history_and_the_current_speaker() {
     let e = seed_conversation(Format::Single);
     let h = history(&e, "-100500", None, Some(43));
     let current = e.message("telegram", "-100500", "43").unwrap();
-    let typed = render::addressing_input("mistermorph_bot", &["morph".to_owned(), "MM".to_owned()], &current, &h.items);
+    let typed = render::addressing_input(
+        "mistermorph_bot",
+        &["morph".to_owned(), "MM".to_owned()],
+        &current,
+        &h.items.to_vec(),
+    );
     let input = serde_json::to_value(&typed).unwrap();
     assert_eq!(input["bot_username"], "mistermorph_bot");
     assert_eq!(input["aliases"], json!(["morph", "MM"]));

@@ -249,7 +249,7 @@ fn bot_replies_are_truncated_and_followed_by_their_actions() {
         ],
     );
     let h = history(&e, "-1", None, Some(3));
-    assert_eq!(h.items[1].text, "A very lon…");
+    assert_eq!(h.items.to_vec()[1].text, "A very lon…");
     assert_eq!(h.prompt[1].content, "A very lon…\n\n[actions] search_web rust");
 }
 
@@ -287,7 +287,7 @@ fn explained(e: &Engine, current: u32) -> (HistoryContext, chatctx_core::decisio
     let mut h = e.get_chat_history_context(&GetChatHistoryContext { scope, now: None }).unwrap();
     let d = *h.explain.take().expect("asked for");
     let kept: Vec<Option<&str>> = d.items.iter().filter(|i| i.kept).map(|i| i.message_id.as_deref()).collect();
-    let answered: Vec<Option<&str>> = h.items.iter().map(|i| i.message_id.as_deref()).collect();
+    let answered: Vec<Option<&str>> = h.items.iter().map(|i| i.message_id).collect();
     assert_eq!(kept, answered, "the kept verdicts are the answer's items: {d:?}");
     assert_eq!(d.method, h.selection.method);
     (h, d)
@@ -418,6 +418,6 @@ fn a_typed_name_addresses_a_participant_without_entities() {
             now: None,
         })
         .unwrap();
-    let ids: Vec<&str> = h.items.iter().filter_map(|i| i.message_id.as_deref()).collect();
+    let ids: Vec<&str> = h.items.iter().filter_map(|i| i.message_id).collect();
     assert_eq!(ids, ["1", "6"], "Matt's message, addressed by name, and the newest");
 }

@@ -1,4 +1,9 @@
-//! `ChatHistoryItem`, exactly as docs/protocol.md §5.1, with field-completeness validation.
+//! `ChatHistoryItem`, exactly as docs/protocol.md §5.1, with field-completeness validation, and
+//! [`HistoryItems`], the items of one answer stored together ([`block`]).
+
+pub(crate) mod block;
+
+pub use block::{HistoryItems, ItemView, QuoteView, SenderView};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -87,6 +92,12 @@ impl HistoryQuote {
 /// The Markdown block quote of `text` by `sender_ref`.
 pub fn markdown_block(sender_ref: &str, text: &str) -> String {
     let mut out = String::with_capacity(text.len() + sender_ref.len() + 8);
+    push_markdown_block(&mut out, sender_ref, text);
+    out
+}
+
+/// Appends [`markdown_block`] to `out`.
+pub(crate) fn push_markdown_block(out: &mut String, sender_ref: &str, text: &str) {
     out.push_str("> ");
     if !sender_ref.is_empty() {
         out.push_str(sender_ref);
@@ -98,7 +109,6 @@ pub fn markdown_block(sender_ref: &str, text: &str) -> String {
         out.push_str("\n> ");
         out.push_str(line);
     }
-    out
 }
 
 const EV: ErrorCode = ErrorCode::InvalidEvent;

@@ -4,6 +4,10 @@
 //! item, the bot's own as `assistant`, so that a growing conversation keeps a stable prefix for prompt caches.
 //! The prompt is always system → history → state block → current message.
 
+mod payload;
+
+pub use payload::{HistoryPayload, PayloadMessage, PayloadMessages, PayloadView, payload, payload_of};
+
 use std::borrow::Cow;
 
 use schemars::JsonSchema;
@@ -37,61 +41,6 @@ pub enum Role {
     User,
     /// The bot.
     Assistant,
-}
-
-/// The `chat_history_context` payload, fields in the seed's order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-pub struct HistoryPayload {
-    /// Always `chat_history_context`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// Platform.
-    pub channel: String,
-    /// [`HISTORY_NOTE`].
-    pub note: &'static str,
-    /// The items, oldest first.
-    pub messages: Vec<PayloadMessage>,
-}
-
-/// One entry of the payload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(crate = "crate::wire")]
-pub struct PayloadMessage {
-    /// Item kind.
-    pub kind: ItemKind,
-    /// RFC 3339 UTC.
-    pub time: String,
-    /// The speaker's reference.
-    pub sender: String,
-    /// The text.
-    pub text: String,
-    /// The quote as a block quote.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub quote: Option<String>,
-    /// The tools the bot used for this reply (an extension: present only on bot items that have actions).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub actions: Vec<String>,
-}
-
-/// The payload for `items`.
-pub fn payload(channel: &str, items: &[ChatHistoryItem]) -> HistoryPayload {
-    HistoryPayload {
-        kind: "chat_history_context",
-        channel: channel.to_owned(),
-        note: HISTORY_NOTE,
-        messages: items
-            .iter()
-            .map(|i| PayloadMessage {
-                kind: i.kind,
-                time: i.sent_at.to_rfc3339(),
-                sender: i.sender.display_ref.clone(),
-                text: i.text.clone(),
-                quote: i.quote.as_ref().map(|q| q.markdown_block.clone()),
-                actions: i.actions.clone(),
-            })
-            .collect(),
-    }
 }
 
 /// What rendering reads of one history item, borrowed: from an owned [`ChatHistoryItem`], or straight from
@@ -199,55 +148,47 @@ pub fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Appends the escaped contents of a JSON string. Eight bytes at a time are checked for anything to escape
-/// (a control character, `"` or `\\`), so plain text is copied in runs.
+/// Appends the escaped contents of a JSON string. Blocks of 32 bytes are checked for anything to escape (a
+/// control character, `"` or `\\`) without branching inside the block, which the compiler turns into vector
+/// compares, so plain text is copied in runs at about the speed of a copy.
 fn push_json_contents(out: &mut String, s: &str) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // Whether any byte of `w` is below `n` (exact for n <= 0x80; bytes of multi-byte characters never are).
-    let has_less = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH != 0;
+    const BLOCK: usize = 32;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let needs_escape = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
     let bytes = s.as_bytes();
     let mut run = 0;
     let mut i = 0;
     while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            let w = u64::from_le_bytes(word);
-            if !(has_less(w, 0x20)
-                || has_less(w ^ (ONES * u64::from(b'"')), 1)
-                || has_less(w ^ (ONES * u64::from(b'\\')), 1))
-            {
-                i += 8;
-                continue;
-            }
+        let end = (i + BLOCK).min(bytes.len());
+        if !bytes[i..end].iter().fold(false, |any, &b| any | needs_escape(b)) {
+            i = end;
+            continue;
         }
-        let b = bytes[i];
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..0x20 => "",
-            _ => {
-                i += 1;
-                continue;
+        // A block with something to escape, byte by byte.
+        for at in i..end {
+            let b = bytes[at];
+            let escape: &str = match b {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                0..0x20 => "",
+                _ => continue,
+            };
+            out.push_str(&s[run..at]);
+            if escape.is_empty() {
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+            } else {
+                out.push_str(escape);
             }
-        };
-        out.push_str(&s[run..i]);
-        if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0xf)]));
-        } else {
-            out.push_str(escape);
+            run = at + 1;
         }
-        i += 1;
-        run = i;
+        i = end;
     }
     out.push_str(&s[run..]);
 }
