@@ -5,6 +5,7 @@
 //! - [`summaries`]: where a conversation's summary sits and what it covers.
 //! - [`titles`]: the names people see for the chat and its topics.
 
+mod items;
 mod people;
 mod summaries;
 mod titles;
@@ -15,10 +16,11 @@ pub(crate) use people::{Anonymous, People};
 pub(crate) use summaries::{in_scope, slot};
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
+
+pub(crate) use items::Items;
 
 use crate::history::markdown_block;
 use crate::kinds::{ItemKind, Origin};
@@ -93,7 +95,7 @@ pub(crate) struct Conv {
     pub(crate) topic: Option<Box<str>>,
     /// The topic's title (a forum topic's name, a thread's), when the platform said it.
     pub(crate) title: Option<Box<str>>,
-    pub(crate) items: VecDeque<Item>,
+    pub(crate) items: Items,
     /// The newest item that left this conversation's store (not by an edit), and what made it leave: range
     /// reads that reach back past it say they were truncated.
     pub(crate) lost: Option<(Key, Lost)>,
@@ -139,7 +141,8 @@ impl Conv {
         self.items.range(floor.map_or(0, |f| self.items.partition_point(|i| i.key() <= f))..)
     }
 
-    fn end_before(&self, key: Option<Key>) -> usize {
+    /// Where the items strictly before `key` end (all without one).
+    pub(crate) fn end_before(&self, key: Option<Key>) -> usize {
         key.map_or(self.items.len(), |k| self.items.partition_point(|i| i.key() < k))
     }
 }
@@ -315,7 +318,7 @@ impl Chat {
             return idx;
         }
         let idx = u32::try_from(self.convs.len()).unwrap_or(u32::MAX);
-        self.convs.push(Conv { topic: topic.map(Into::into), title: None, items: VecDeque::new(), lost: None });
+        self.convs.push(Conv { topic: topic.map(Into::into), title: None, items: Items::default(), lost: None });
         match topic {
             Some(t) => {
                 self.topics.insert(t.into(), idx);
@@ -335,7 +338,7 @@ impl Chat {
     fn recycle(&mut self, idx: u32, topic: &str) {
         let conv = &mut self.convs[idx as usize];
         let old = conv.topic.replace(topic.into());
-        for item in std::mem::take(&mut conv.items) {
+        for item in std::mem::take(&mut conv.items).into_items() {
             if let Some(id) = item.message_id {
                 self.index.remove(&*id);
                 self.objects.evict_derived(&id);
@@ -504,9 +507,8 @@ pub(crate) fn is_bot_reply(kind: ItemKind) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn slices_before_a_key_are_the_items_before_it_even_when_the_ring_wraps() {
-        let item = |seq: u64| Item {
+    fn plain(seq: u64) -> Item {
+        Item {
             seq,
             sent_at: Timestamp::from_unix(1_000 + seq as i64).unwrap_or_default(),
             sender: 0,
@@ -518,8 +520,45 @@ mod tests {
             reply_to: None,
             text: "".into(),
             extra: None,
-        };
-        let mut conv = Conv { topic: None, title: None, items: VecDeque::with_capacity(8), lost: None };
+        }
+    }
+
+    #[test]
+    fn the_counts_of_a_conversations_items_follow_every_change() {
+        let mut items = Items::default();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let kinds = [ItemKind::InboundUser, ItemKind::InboundReaction, ItemKind::OutboundAgent, ItemKind::System];
+        let origins = [Origin::Interactive, Origin::Interactive, Origin::Scheduled, Origin::Heartbeat];
+        for seq in 0..4_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let pick = |n: usize, shift: u32| (x >> shift) as usize % n;
+            let item = Item {
+                kind: kinds[pick(4, 8)],
+                origin: origins[pick(4, 12)],
+                triggered: pick(2, 16) == 0,
+                ..plain(seq)
+            };
+            match pick(6, 20) {
+                0 | 1 => items.push_back(item),
+                2 => items.insert(pick(items.len() + 1, 24), item),
+                3 => drop(items.pop_front()),
+                4 => drop(items.remove(pick(items.len().max(1), 28))),
+                _ => items.retain(|i| (i.seq + seq) % 5 != 0),
+            }
+            assert!(items.counts_hold(), "after step {seq}");
+            let eligible = |mode| items.iter().all(|i| i.origin == Origin::Interactive && i.eligible(mode));
+            for mode in [Mode::Talkative, Mode::Smart] {
+                assert_eq!(items.all_eligible(mode), eligible(mode), "step {seq}, {mode:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn slices_before_a_key_are_the_items_before_it_even_when_the_ring_wraps() {
+        let item = plain;
+        let mut conv = Conv { topic: None, title: None, items: Items::default(), lost: None };
         for seq in 0..8 {
             conv.items.push_back(item(seq));
         }

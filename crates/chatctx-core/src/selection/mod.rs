@@ -12,6 +12,7 @@
 //! The core does no I/O: model triage is a [`Triage`] implementation the caller installs (the binary's is an
 //! OpenAI-compatible HTTP client). Without one, triage fails open and keeps every older item.
 
+mod budget;
 mod lexical;
 mod triage;
 
@@ -19,6 +20,8 @@ pub use triage::{TRIAGE_SYSTEM, Triage, TriageRequest, TriageSlot, parse_relevan
 
 use schemars::JsonSchema;
 use serde::Serialize;
+
+use budget::{fit_budget, newest_within_budget};
 
 use crate::chat::{Chat, Item, Key, in_scope};
 use crate::decision::{Budget, HistoryDecision, ItemVerdict, Reason, TriageOutcome, TriageRecord};
@@ -166,6 +169,7 @@ impl Reason {
 }
 
 /// Where a selection runs: the topic, the message being answered (if any), and what a summary covers.
+#[derive(Clone, Copy)]
 pub(crate) struct Place<'a, 'c> {
     pub(crate) topic: Option<&'a str>,
     pub(crate) current: Option<&'c Item>,
@@ -218,7 +222,22 @@ pub(crate) fn select<'c>(
         };
     }
     let mut forced = Vec::new();
-    let list = lookback(chat, settings, topic, current, floor, &mut forced, notes.as_mut());
+    // When every stored item is eligible and all of them are kept, only the token budget chooses: the items
+    // are counted by position and read back only as far as the budget reaches (the same answer; a property
+    // test compares the two ways).
+    let fast =
+        if notes.is_none() { newest_within_budget(chat, settings, Place { topic, current, covered }) } else { None };
+    let list = match fast {
+        Some((considered, list)) => {
+            let mut chosen = list;
+            let parent = keep_reply_parent(chat, current, &mut chosen, &mut forced);
+            let budget = (conv.max_context_tokens as u64).saturating_sub(covered.map_or(0, |c| c.tokens));
+            fit_budget(&mut chosen, budget, current, parent, false);
+            let report = SelectionReport { method: SelectionMethod::All, considered, kept: chosen.len(), forced };
+            return Selected { items: chosen, report, decision: None };
+        }
+        None => lookback(chat, settings, topic, current, floor, &mut forced, notes.as_mut()),
+    };
     let considered = list.len();
     // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
     let (mut chosen, method) = pick_older(chat, conv, list, current, triage, render_line, notes.as_mut());
@@ -435,12 +454,7 @@ fn keep_reply_parent<'c>(
     chosen: &mut Vec<&'c Item>,
     forced: &mut Vec<&'static str>,
 ) -> Option<&'c Item> {
-    let before = current.map(Item::key);
-    let pid = current.and_then(|c| c.reply_to.as_deref())?;
-    let (_, p) = chat.message(pid)?;
-    if before.is_some_and(|b| p.key() >= b) {
-        return None;
-    }
+    let p = reply_parent(chat, current)?;
     if let Err(at) = chosen.binary_search_by_key(&p.key(), |i| i.key()) {
         chosen.insert(at, p);
         forced.push("reply_parent");
@@ -448,42 +462,10 @@ fn keep_reply_parent<'c>(
     Some(p)
 }
 
-/// The token budget drops the oldest selected items first, never the reply parent: one pass from the newest
-/// finds how far back the budget reaches. Returns the items it dropped when `report` is set (for a record;
-/// a long history drops most of its items, and nothing else wants them).
-fn fit_budget<'c>(
-    chosen: &mut Vec<&'c Item>,
-    budget: u64,
-    current: Option<&Item>,
-    parent: Option<&'c Item>,
-    report: bool,
-) -> Vec<&'c Item> {
-    let is_parent = |i: &Item| parent.is_some_and(|p| std::ptr::eq(i, p));
-    let mut total: u64 = current.map_or(0, |c| u64::from(c.tokens)) + parent.map_or(0, |p| u64::from(p.tokens));
-    let mut start = chosen.len();
-    while start > 0 {
-        let i = chosen[start - 1];
-        if !is_parent(i) {
-            if total + u64::from(i.tokens) > budget {
-                break;
-            }
-            total += u64::from(i.tokens);
-        }
-        start -= 1;
-    }
-    // The parent, when it is older than the budget reaches, stays first.
-    let older_parent = parent.filter(|p| chosen[..start].binary_search_by_key(&p.key(), |i| i.key()).is_ok());
-    let dropped: Vec<&Item> = match report {
-        true => chosen.drain(..start).filter(|i| !is_parent(i)).collect(),
-        false => {
-            chosen.drain(..start);
-            Vec::new()
-        }
-    };
-    if let Some(p) = older_parent {
-        chosen.insert(0, p);
-    }
-    dropped
+/// The stored message `current` replies to, when it came before it.
+fn reply_parent<'c>(chat: &'c Chat, current: Option<&Item>) -> Option<&'c Item> {
+    let (_, p) = chat.message(current.and_then(|c| c.reply_to.as_deref())?)?;
+    current.is_none_or(|c| p.key() < c.key()).then_some(p)
 }
 
 /// How many items before `before` in the scope pass `keep` (for the mode cap's report).

@@ -1,6 +1,7 @@
 //! Integration tests of the core engine.
 #![allow(clippy::disallowed_methods)]
 
+mod budget;
 mod delete;
 mod directory;
 mod engine;
