@@ -153,13 +153,13 @@ impl TimeWriter {
                 date
             }
         };
-        let mut time = *b"00:00:00Z";
-        two(&mut time, 0, secs / 3600);
-        two(&mut time, 3, secs / 60 % 60);
-        two(&mut time, 6, secs % 60);
+        let mut all = *b"0000-00-00T00:00:00Z";
+        all[..11].copy_from_slice(&date);
+        two(&mut all, 11, secs / 3600);
+        two(&mut all, 14, secs / 60 % 60);
+        two(&mut all, 17, secs % 60);
         // Every byte is ASCII.
-        out.push_str(std::str::from_utf8(&date).unwrap_or_default());
-        out.push_str(std::str::from_utf8(&time).unwrap_or_default());
+        out.push_str(std::str::from_utf8(&all).unwrap_or_default());
     }
 }
 

@@ -95,6 +95,12 @@ pub fn single(channel: &str, items: &[ChatHistoryItem]) -> PromptMessage {
 pub fn single_lines(channel: &str, lines: &[ItemLine<'_>]) -> PromptMessage {
     let size: usize =
         lines.iter().map(|l| l.text.len() + l.sender.len() + l.quote.as_ref().map_or(0, |q| q.len()) + 80).sum();
+    single_from(channel, size, lines.iter().cloned())
+}
+
+/// [`single_lines`] from lines made as they are written, in about `size` bytes (a hint: the buffer grows past
+/// it if need be).
+pub fn single_from<'a>(channel: &str, size: usize, lines: impl Iterator<Item = ItemLine<'a>>) -> PromptMessage {
     let mut out = String::with_capacity(size + channel.len() + HISTORY_NOTE.len() + 80);
     out.push_str(r#"{"type":"chat_history_context","channel":"#);
     push_json_str(&mut out, channel);
@@ -102,7 +108,7 @@ pub fn single_lines(channel: &str, lines: &[ItemLine<'_>]) -> PromptMessage {
     push_json_str(&mut out, HISTORY_NOTE);
     out.push_str(r#","messages":["#);
     let mut times = TimeWriter::default();
-    for (n, l) in lines.iter().enumerate() {
+    for (n, l) in lines.enumerate() {
         if n > 0 {
             out.push(',');
         }
@@ -160,7 +166,12 @@ fn push_json_contents(out: &mut String, s: &str) {
     let mut i = 0;
     while i < bytes.len() {
         let end = (i + BLOCK).min(bytes.len());
-        if !bytes[i..end].iter().fold(false, |any, &b| any | needs_escape(b)) {
+        // A whole block as a fixed-size array: the check is unrolled into a few vector compares.
+        let clean = match <&[u8; BLOCK]>::try_from(&bytes[i..end]) {
+            Ok(block) => !block.iter().fold(false, |any, &b| any | needs_escape(b)),
+            Err(_) => !bytes[i..end].iter().fold(false, |any, &b| any | needs_escape(b)),
+        };
+        if clean {
             i = end;
             continue;
         }

@@ -33,7 +33,7 @@ pub(super) fn newest_within_budget<'c>(
     let is_parent = |i: &Item| parent.is_some_and(|p| std::ptr::eq(i, p));
     let budget = (conv.max_context_tokens as u64).saturating_sub(place.covered.map_or(0, |c| c.tokens));
     let mut total = place.current.map_or(0, |c| u64::from(c.tokens)) + parent.map_or(0, |p| u64::from(p.tokens));
-    let mut list = Vec::new();
+    let mut list = Vec::with_capacity(considered.min(128));
     let mut walk = c.items.range(end - considered..end).rev();
     for i in walk.by_ref() {
         if !is_parent(i) {

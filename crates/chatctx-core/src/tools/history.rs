@@ -14,7 +14,7 @@ use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::history::HistoryItems;
 use crate::json::{Fields, object};
-use crate::render::{self, ItemLine, PromptMessage};
+use crate::render::{self, PromptMessage};
 use crate::selection::{SelectionReport, Triage, TriageRequest};
 use crate::settings::Format;
 use crate::summary::Summary;
@@ -193,11 +193,15 @@ impl Engine {
     fn history_prompt(&self, h: &mut HistorySelection<'_>, channel: &str) -> (Vec<PromptMessage>, Range<usize>) {
         let settings = self.settings();
         let cut = settings.conversation.context_truncation;
-        let lines: Vec<ItemLine<'_>> = h.selected.items.iter().map(|i| h.chat.line(i, cut)).collect();
-        let history = match (lines.is_empty(), settings.history.format) {
+        let items = &h.selected.items;
+        let lines = items.iter().map(|i| h.chat.line(i, cut));
+        let history = match (items.is_empty(), settings.history.format) {
             (true, _) => Vec::new(),
-            (false, Format::Single) => vec![render::single_lines(channel, &lines)],
-            (false, Format::PerItem) => lines.iter().map(render::line_message).collect(),
+            (false, Format::Single) => {
+                let size = items.iter().map(|i| i.text.len() + 120).sum();
+                vec![render::single_from(channel, size, lines)]
+            }
+            (false, Format::PerItem) => lines.map(|l| render::line_message(&l)).collect(),
         };
         let first = usize::from(!settings.prompt.system.is_empty()) + usize::from(h.summary.is_some());
         let range = first..first + history.len();
