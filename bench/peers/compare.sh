@@ -25,6 +25,8 @@ peers = [json.loads(l) for l in open("bench/out/peers.jsonl")]
 fastest = min(peers, key=lambda p: p["p50_us"])
 for o in ours:
     if "token budget" in o["case"]:
+        # Issue 32: the whole answer at least 50x the fastest peer, the prompt alone at least 100x.
+        target = 100 if "prompt" in o["case"] else 50
         print(f"{o['case']}: p50 {o['p50_us']:.1f} µs vs the fastest peer ({fastest['case']}) p50 "
-              f"{fastest['p50_us']:.1f} µs: {fastest['p50_us'] / o['p50_us']:.0f}x faster (target >= 50x)")
+              f"{fastest['p50_us']:.1f} µs: {fastest['p50_us'] / o['p50_us']:.0f}x faster (target >= {target}x)")
 PY
