@@ -9,10 +9,8 @@
 //! `PayloadView`s, in `crate::render`, as its `PayloadMessage`), so the wire and the schemas do not change;
 //! tests hold both.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Serialize, Serializer};
 
 use super::{ChatHistoryItem, HistoryQuote, Sender};
@@ -185,23 +183,32 @@ impl Serialize for HistoryItems {
     }
 }
 
-impl JsonSchema for HistoryItems {
-    fn inline_schema() -> bool {
-        <Vec<ChatHistoryItem>>::inline_schema()
-    }
+/// Implements `JsonSchema` for a type as the schema of the type it serializes as (the same name, id and
+/// definition), so that documents and generated clients do not change.
+macro_rules! schema_as {
+    ($t:ty => $as:ty) => {
+        impl schemars::JsonSchema for $t {
+            fn inline_schema() -> bool {
+                <$as>::inline_schema()
+            }
 
-    fn schema_name() -> Cow<'static, str> {
-        <Vec<ChatHistoryItem>>::schema_name()
-    }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                <$as>::schema_name()
+            }
 
-    fn schema_id() -> Cow<'static, str> {
-        <Vec<ChatHistoryItem>>::schema_id()
-    }
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                <$as>::schema_id()
+            }
 
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        <Vec<ChatHistoryItem>>::json_schema(generator)
-    }
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                <$as>::json_schema(generator)
+            }
+        }
+    };
 }
+pub(crate) use schema_as;
+
+schema_as!(HistoryItems => Vec<ChatHistoryItem>);
 
 /// Writes a [`HistoryItems`] block: strings once each, speakers once per answer.
 pub(crate) struct Builder {

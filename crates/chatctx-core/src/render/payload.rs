@@ -1,9 +1,7 @@
 //! The `single` payload (`chat_history_context`): its messages are read from the answer's
 //! [`HistoryItems`] block, shared with the answer's `items` ([`crate::history::block`]).
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
 use super::HISTORY_NOTE;
@@ -129,23 +127,7 @@ impl Serialize for PayloadMessages {
     }
 }
 
-impl JsonSchema for PayloadMessages {
-    fn inline_schema() -> bool {
-        <Vec<PayloadMessage>>::inline_schema()
-    }
-
-    fn schema_name() -> Cow<'static, str> {
-        <Vec<PayloadMessage>>::schema_name()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        <Vec<PayloadMessage>>::schema_id()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        <Vec<PayloadMessage>>::json_schema(generator)
-    }
-}
+crate::history::block::schema_as!(PayloadMessages => Vec<PayloadMessage>);
 
 /// One payload message, borrowed; serialized exactly as the [`PayloadMessage`] it stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -169,7 +169,6 @@ impl Reason {
 }
 
 /// Where a selection runs: the topic, the message being answered (if any), and what a summary covers.
-#[derive(Clone, Copy)]
 pub(crate) struct Place<'a, 'c> {
     pub(crate) topic: Option<&'a str>,
     pub(crate) current: Option<&'c Item>,
@@ -225,19 +224,15 @@ pub(crate) fn select<'c>(
     // When every stored item is eligible and all of them are kept, only the token budget chooses: the items
     // are counted by position and read back only as far as the budget reaches (the same answer; a property
     // test compares the two ways).
-    let fast =
-        if notes.is_none() { newest_within_budget(chat, settings, Place { topic, current, covered }) } else { None };
-    let list = match fast {
-        Some((considered, list)) => {
-            let mut chosen = list;
-            let parent = keep_reply_parent(chat, current, &mut chosen, &mut forced);
-            let budget = (conv.max_context_tokens as u64).saturating_sub(covered.map_or(0, |c| c.tokens));
-            fit_budget(&mut chosen, budget, current, parent, false);
-            let report = SelectionReport { method: SelectionMethod::All, considered, kept: chosen.len(), forced };
-            return Selected { items: chosen, report, decision: None };
-        }
-        None => lookback(chat, settings, topic, current, floor, &mut forced, notes.as_mut()),
-    };
+    let fast = notes.is_none().then(|| newest_within_budget(chat, settings, Place { topic, current, covered }));
+    if let Some((considered, mut chosen)) = fast.flatten() {
+        let parent = keep_reply_parent(chat, current, &mut chosen, &mut forced);
+        let budget = (conv.max_context_tokens as u64).saturating_sub(covered.map_or(0, |c| c.tokens));
+        fit_budget(&mut chosen, budget, current, parent, false);
+        let report = SelectionReport { method: SelectionMethod::All, considered, kept: chosen.len(), forced };
+        return Selected { items: chosen, report, decision: None };
+    }
+    let list = lookback(chat, settings, topic, current, floor, &mut forced, notes.as_mut());
     let considered = list.len();
     // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
     let (mut chosen, method) = pick_older(chat, conv, list, current, triage, render_line, notes.as_mut());
