@@ -1,5 +1,5 @@
 //! `ChatHistoryItem`, exactly as docs/protocol.md §5.1, with field-completeness validation, and
-//! [`HistoryItems`], the items of one answer stored together ([`block`]).
+//! [`HistoryItems`], the items of one answer stored together.
 
 pub(crate) mod block;
 
