@@ -20,7 +20,9 @@ pub struct HistoryPayload {
     pub channel: String,
     /// [`HISTORY_NOTE`].
     pub note: &'static str,
-    /// The items, oldest first (read from the answer's [`HistoryItems`]).
+    /// The items, oldest first.
+    // Read from the answer's `HistoryItems` block; the comment above is the field's description in the OpenAPI
+    // document, which must not change.
     pub messages: PayloadMessages,
 }
 

@@ -71,8 +71,9 @@ pub struct HistoryContext {
     /// ones; the prompt then opens with it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
-    /// The selected items, oldest first (after the message the summary covers), stored together with the
-    /// `single` payload's messages ([`HistoryItems`]).
+    /// The selected items, oldest first (after the message the summary covers).
+    // One block shared with the `single` payload's messages ([`HistoryItems`]); the comment above is the
+    // field's description in the OpenAPI document, which must not change.
     pub items: HistoryItems,
     /// What selection did.
     pub selection: SelectionReport,
