@@ -4,7 +4,8 @@
 //! takes the long way; a plain one takes the short way whenever it may.
 
 use chatctx_core::settings::{Mode, Policy, Scope as HistoryScope};
-use chatctx_core::tools::{GetChatHistoryContext, Scope};
+use chatctx_core::tools::summary::UpdateSummary;
+use chatctx_core::tools::{GetChatHistoryContext, Request, Scope};
 use proptest::prelude::*;
 
 use super::*;
@@ -67,6 +68,7 @@ proptest! {
         cap in 4usize..50,
         // Most histories qualify for the short way only without these; each is in some cases.
         (with_background, with_reactions, all_triggered) in (any::<bool>(), any::<bool>(), any::<bool>()),
+        summarized in proptest::option::of(0u8..60),
     ) {
         let mut s = Settings::default();
         s.history.mode = if talkative { Mode::Talkative } else { Mode::Smart };
@@ -93,6 +95,12 @@ proptest! {
             if let Ok(x) = Event::decode(&event(op, T0 + n as i64 * 7)) {
                 let _ = e.apply(x);
             }
+        }
+        // A summary covering the history up to a message, when that message is stored: selection starts after it.
+        if let Some(id) = summarized {
+            let args = json!({"chat_id": "-1", "text": "earlier", "covers_until_message_id": id.to_string()});
+            let request = UpdateSummary::decode(&args).unwrap();
+            let _ = e.update_summary(&request, Timestamp::from_unix(T0 + 10_000).unwrap());
         }
         let currents = ops.iter().filter_map(|o| match o { Op::Message(id, ..) => Some(id.to_string()), _ => None });
         for current in std::iter::once(None).chain(currents.map(Some)) {
