@@ -224,8 +224,8 @@ pub struct StoreSettings {
     pub pool_size: usize,
     /// SQLite: how long the integrity check at start may take (`0` skips it).
     pub check_timeout: Span,
-    /// Operations a chat may log before its log is compacted into one snapshot (`0`: twice what one of its
-    /// conversations holds, at least 400).
+    /// Operations a chat may log before its log is compacted into one snapshot (`0`: what one of its
+    /// conversations holds, at least 200).
     pub compact_after: u64,
 }
 
