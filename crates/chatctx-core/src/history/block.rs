@@ -215,7 +215,12 @@ pub(crate) struct Builder {
     block: Block,
     /// Per speaker written: the caller's key for it (a chat's profile index), parallel to `block.senders`.
     sender_keys: Vec<u32>,
+    /// The same keys by value, once there are more than [`SCAN_SENDERS`] (a long history of a busy channel).
+    sender_map: Option<hashbrown::HashMap<u32, usize>>,
 }
+
+/// Up to this many speakers, a speaker is found by scanning `sender_keys`.
+const SCAN_SENDERS: usize = 16;
 
 /// Where a speaker's key is unknown (owned items): never matched.
 const NO_KEY: u32 = u32::MAX;
@@ -225,7 +230,7 @@ impl Builder {
     pub(crate) fn with_capacity(items: usize, bytes: usize) -> Self {
         let block =
             Block { strings: String::with_capacity(bytes), senders: Vec::new(), entries: Vec::with_capacity(items) };
-        Self { block, sender_keys: Vec::new() }
+        Self { block, sender_keys: Vec::new(), sender_map: None }
     }
 
     /// Writes `s`; where it is.
@@ -245,11 +250,21 @@ impl Builder {
     /// The speaker known to the caller as `key` (a chat's profile index), written the first time it is asked
     /// for.
     pub(crate) fn sender(&mut self, key: u32, view: &SenderView<'_>) -> usize {
-        // Few speakers per answer: a scan of a compact array beats hashing.
-        if let Some(at) = self.sender_keys.iter().position(|&k| k == key) {
+        // Few speakers per answer: a scan of a compact array beats hashing, until there are many.
+        let known = match &self.sender_map {
+            Some(map) => map.get(&key).copied(),
+            None => self.sender_keys.iter().position(|&k| k == key),
+        };
+        if let Some(at) = known {
             return at;
         }
-        self.push_sender(key, view)
+        let at = self.push_sender(key, view);
+        if let Some(map) = &mut self.sender_map {
+            map.insert(key, at);
+        } else if self.sender_keys.len() > SCAN_SENDERS {
+            self.sender_map = Some(self.sender_keys.iter().enumerate().map(|(at, &k)| (k, at)).collect());
+        }
+        at
     }
 
     fn sender_owned(&mut self, s: &Sender) -> usize {
@@ -419,6 +434,31 @@ impl ItemView<'_> {
                 markdown_block: q.markdown_block.to_owned(),
             }),
             actions: self.actions.to_vec(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_speaker_is_written_once_however_many_there_are() {
+        let mut b = Builder::with_capacity(0, 0);
+        let names: Vec<String> = (0..100).map(|i| format!("user {i}")).collect();
+        let view = |i: usize| SenderView {
+            user_id: &names[i],
+            username: None,
+            nickname: &names[i],
+            is_bot: false,
+            display_ref: &names[i],
+        };
+        // Keys in a scattered order, each asked for several times, past the point where the scan gives way.
+        let order: Vec<usize> = (0..400).map(|n| (n * 37) % 100).collect();
+        let slots: Vec<usize> = order.iter().map(|&i| b.sender(i as u32 * 3, &view(i))).collect();
+        assert_eq!(b.block.senders.len(), 100, "one record per speaker");
+        for (&i, &slot) in order.iter().zip(&slots) {
+            assert_eq!(b.block.str(b.block.senders[slot].user_id), names[i], "speaker {i}");
         }
     }
 }
