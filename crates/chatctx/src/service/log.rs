@@ -70,8 +70,11 @@ impl Damaged {
 }
 
 /// A restart hands what it read and decoded to the applying thread in batches of this many operations (one
-/// wake-up per batch, not per operation), at most [`READ_AHEAD`] batches ahead.
-const BATCH: usize = 128;
+/// wake-up per batch, not per operation), or fewer when their lines reach [`BATCH_BYTES`] (a chat's snapshot is
+/// one long line), at most [`READ_AHEAD`] batches ahead. 1,024 rather than 128: on 1,000,000 messages, ready in
+/// ~0.98 s instead of ~1.18 s (medians of eight runs in turn; 4,096 measured the same as 1,024).
+const BATCH: usize = 1024;
+const BATCH_BYTES: usize = 1 << 20;
 const READ_AHEAD: usize = 4;
 
 /// Logged operations read and decoded, with their positions.
@@ -99,15 +102,19 @@ pub(super) fn rebuild(
             // line that fails to apply stops the replay.
             let mut newest = Timestamp::default();
             let mut batch = Batch::with_capacity(BATCH);
+            let mut bytes = 0;
             let read = store.load(&mut |pos, mut op| {
                 if stop.load(std::sync::atomic::Ordering::Relaxed) {
                     return;
                 }
+                bytes += op.line.len();
                 let prepared = prepare(&std::mem::take(&mut op.line), &mut newest);
                 batch.push((pos, op, prepared));
-                if batch.len() == BATCH && ahead.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))).is_err()
-                {
-                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                if batch.len() == BATCH || bytes >= BATCH_BYTES {
+                    bytes = 0;
+                    if ahead.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))).is_err() {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
             });
             let _ = ahead.send(batch);

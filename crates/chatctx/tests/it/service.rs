@@ -257,10 +257,11 @@ fn concurrent_writers_are_all_durable() {
 #[test]
 fn a_long_log_rebuilds_the_same_state_and_stops_at_a_damaged_operation() {
     let (_dir, path) = db("long-log");
-    let chats = ["-1", "-2", "-3", "-4", "-5"];
+    // Twenty chats of about 120 operations each: past two batches of the replay, short of compaction.
+    let chats: Vec<String> = (1..=20).map(|c| format!("-{c}")).collect();
     let (svc, _) = open(&path);
-    for i in 1..=700u32 {
-        let chat = chats[i as usize % 5];
+    for i in 1..=2_200u32 {
+        let chat = chats[i as usize % 20].as_str();
         let mut m = message(i, &format!("message {i} about the photo"), i % 4 == 0);
         m["chat_id"] = json!(chat);
         assert_eq!(svc.ingest(&[m], now()).unwrap().accepted, 1);
@@ -284,13 +285,13 @@ fn a_long_log_rebuilds_the_same_state_and_stops_at_a_damaged_operation() {
     let before = export(&svc);
     drop(svc);
     let (again, loaded) = open(&path);
-    assert!(loaded > 700, "{loaded} operations: several batches");
+    assert!(loaded > 2_048, "{loaded} operations: several batches");
     assert_eq!(export(&again), before);
     drop(again);
 
     let conn = rusqlite::Connection::open(&path).unwrap();
     let (chat, pos): (String, i64) = conn
-        .query_row("SELECT chat_id, pos FROM ops ORDER BY seq LIMIT 1 OFFSET 600", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row("SELECT chat_id, pos FROM ops ORDER BY seq LIMIT 1 OFFSET 1500", [], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap();
     conn.execute(
         "UPDATE ops SET line = '{\"event\": {\"type\": \"message\"}}' WHERE chat_id = ?1 AND pos = ?2",
