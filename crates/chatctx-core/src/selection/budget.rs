@@ -1,20 +1,17 @@
 //! The token budget (`max_context_tokens`): dropping the oldest selected items that do not fit, and the short
 //! way to a selection the budget alone decides.
 
-use super::{Place, reply_parent};
+use super::{Place, Selected, SelectionMethod, SelectionReport, keep_reply_parent, reply_parent};
 use crate::chat::{Chat, Item, in_scope};
 use crate::settings::Settings;
 
-/// When selection would keep every item it considers and only the budget chooses — one conversation in
-/// scope, every stored item in it eligible (no background item, nothing the mode leaves out), no recency
-/// window, and the method `all` (no selector, or no more items than its thresholds) — how many items are
-/// considered, and those a budget could keep, oldest first: the newest that fit, and the reply parent when
-/// it is among the considered ones (as the full list would have it). `None` when the long way must run.
-pub(super) fn newest_within_budget<'c>(
-    chat: &'c Chat,
-    settings: &Settings,
-    place: Place<'_, 'c>,
-) -> Option<(usize, Vec<&'c Item>)> {
+/// The selection when it would keep every item it considers and only the budget chooses — one conversation
+/// in scope, every stored item in it eligible (no background item, nothing the mode leaves out), no recency
+/// window, and the method `all` (no selector, or no more items than its thresholds): the considered items
+/// are counted by position, and only those a budget could keep are read — the newest that fit, and the reply
+/// parent when it is among the considered ones (as the full list would have it). `None` when the long way
+/// must run.
+pub(super) fn budget_alone<'c>(chat: &'c Chat, settings: &Settings, place: Place<'_, 'c>) -> Option<Selected<'c>> {
     let conv = &settings.conversation;
     if conv.max_context_tokens == 0 || conv.context_recency_hours > 0.0 {
         return None;
@@ -49,7 +46,11 @@ pub(super) fn newest_within_budget<'c>(
         list.push(p);
     }
     list.reverse();
-    Some((considered, list))
+    let mut forced = Vec::new();
+    keep_reply_parent(chat, place.current, &mut list, &mut forced);
+    fit_budget(&mut list, budget, place.current, parent, false);
+    let report = SelectionReport { method: SelectionMethod::All, considered, kept: list.len(), forced };
+    Some(Selected { items: list, report, decision: None })
 }
 
 /// The token budget drops the oldest selected items first, never the reply parent: one pass from the newest

@@ -21,7 +21,7 @@ pub use triage::{TRIAGE_SYSTEM, Triage, TriageRequest, TriageSlot, parse_relevan
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use budget::{fit_budget, newest_within_budget};
+use budget::{budget_alone, fit_budget};
 
 use crate::chat::{Chat, Item, Key, in_scope};
 use crate::decision::{Budget, HistoryDecision, ItemVerdict, Reason, TriageOutcome, TriageRecord};
@@ -220,18 +220,15 @@ pub(crate) fn select<'c>(
             decision,
         };
     }
-    let mut forced = Vec::new();
     // When every stored item is eligible and all of them are kept, only the token budget chooses: the items
     // are counted by position and read back only as far as the budget reaches (the same answer; a property
     // test compares the two ways).
-    let fast = notes.is_none().then(|| newest_within_budget(chat, settings, Place { topic, current, covered }));
-    if let Some((considered, mut chosen)) = fast.flatten() {
-        let parent = keep_reply_parent(chat, current, &mut chosen, &mut forced);
-        let budget = (conv.max_context_tokens as u64).saturating_sub(covered.map_or(0, |c| c.tokens));
-        fit_budget(&mut chosen, budget, current, parent, false);
-        let report = SelectionReport { method: SelectionMethod::All, considered, kept: chosen.len(), forced };
-        return Selected { items: chosen, report, decision: None };
+    if notes.is_none()
+        && let Some(selected) = budget_alone(chat, settings, Place { topic, current, covered })
+    {
+        return selected;
     }
+    let mut forced = Vec::new();
     let list = lookback(chat, settings, topic, current, floor, &mut forced, notes.as_mut());
     let considered = list.len();
     // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
