@@ -36,3 +36,28 @@ macro_rules! __wire_json_schema {
 
 #[doc(hidden)]
 pub use crate::__wire_json_schema as json_schema;
+
+/// Implements `JsonSchema` for a type as the schema of the type it serializes as (the same name, id and
+/// definition), so that documents and generated clients do not change.
+macro_rules! schema_as {
+    ($t:ty => $as:ty) => {
+        impl $crate::wire::JsonSchema for $t {
+            fn inline_schema() -> bool {
+                <$as as $crate::wire::JsonSchema>::inline_schema()
+            }
+
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                <$as as $crate::wire::JsonSchema>::schema_name()
+            }
+
+            fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                <$as as $crate::wire::JsonSchema>::schema_id()
+            }
+
+            fn json_schema(generator: &mut $crate::wire::SchemaGenerator) -> $crate::wire::Schema {
+                <$as as $crate::wire::JsonSchema>::json_schema(generator)
+            }
+        }
+    };
+}
+pub(crate) use schema_as;

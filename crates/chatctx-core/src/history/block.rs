@@ -183,32 +183,7 @@ impl Serialize for HistoryItems {
     }
 }
 
-/// Implements `JsonSchema` for a type as the schema of the type it serializes as (the same name, id and
-/// definition), so that documents and generated clients do not change.
-macro_rules! schema_as {
-    ($t:ty => $as:ty) => {
-        impl schemars::JsonSchema for $t {
-            fn inline_schema() -> bool {
-                <$as>::inline_schema()
-            }
-
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                <$as>::schema_name()
-            }
-
-            fn schema_id() -> std::borrow::Cow<'static, str> {
-                <$as>::schema_id()
-            }
-
-            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                <$as>::json_schema(generator)
-            }
-        }
-    };
-}
-pub(crate) use schema_as;
-
-schema_as!(HistoryItems => Vec<ChatHistoryItem>);
+crate::wire::schema_as!(HistoryItems => Vec<ChatHistoryItem>);
 
 /// Writes a [`HistoryItems`] block: strings once each, speakers once per answer.
 pub(crate) struct Builder {

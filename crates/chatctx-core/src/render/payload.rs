@@ -129,7 +129,7 @@ impl Serialize for PayloadMessages {
     }
 }
 
-crate::history::block::schema_as!(PayloadMessages => Vec<PayloadMessage>);
+crate::wire::schema_as!(PayloadMessages => Vec<PayloadMessage>);
 
 /// One payload message, borrowed; serialized exactly as the [`PayloadMessage`] it stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
