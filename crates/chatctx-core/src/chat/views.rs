@@ -35,7 +35,7 @@ impl Chat {
         let mut b = Builder::with_capacity(items.len(), items.iter().map(|i| i.text.len() + 48).sum());
         let chat_at = (b.str(channel), b.str(chat_id), self.chat_type.as_deref().map(|t| b.str(t)));
         for i in items {
-            let sender = b.sender(i.sender, &self.people.sender_view(i.sender));
+            let sender = b.sender(i.sender, || self.people.sender_view(i.sender));
             let extra = i.extra.as_deref();
             let text = |out: &mut String| match i.reply_cut(cut) {
                 Some(at) => {

@@ -224,7 +224,7 @@ impl Builder {
 
     /// The speaker known to the caller as `key` (a chat's profile index), written the first time it is asked
     /// for.
-    pub(crate) fn sender(&mut self, key: u32, view: &SenderView<'_>) -> usize {
+    pub(crate) fn sender<'v>(&mut self, key: u32, view: impl FnOnce() -> SenderView<'v>) -> usize {
         // Few speakers per answer: a scan of a compact array beats hashing, until there are many.
         let known = match &self.sender_map {
             Some(map) => map.get(&key).copied(),
@@ -233,7 +233,7 @@ impl Builder {
         if let Some(at) = known {
             return at;
         }
-        let at = self.push_sender(key, view);
+        let at = self.push_sender(key, &view());
         if let Some(map) = &mut self.sender_map {
             map.insert(key, at);
         } else if self.sender_keys.len() > SCAN_SENDERS {
@@ -430,7 +430,7 @@ mod tests {
         };
         // Keys in a scattered order, each asked for several times, past the point where the scan gives way.
         let order: Vec<usize> = (0..400).map(|n| (n * 37) % 100).collect();
-        let slots: Vec<usize> = order.iter().map(|&i| b.sender(i as u32 * 3, &view(i))).collect();
+        let slots: Vec<usize> = order.iter().map(|&i| b.sender(i as u32 * 3, || view(i))).collect();
         assert_eq!(b.block.senders.len(), 100, "one record per speaker");
         for (&i, &slot) in order.iter().zip(&slots) {
             assert_eq!(b.block.str(b.block.senders[slot].user_id), names[i], "speaker {i}");
