@@ -72,55 +72,18 @@ const EN_OBJECTS: &[&str] = &[
     "meme",
 ];
 
-/// Russian stems that refer on their own: demonstratives (этот, тот in every case), third-person pronouns,
-/// positional words (выше, ранее, предыдущий, последний, прошлый, вчерашний).
-const RU_REFERRING: &[&str] = &[
-    "это",
-    "этот",
-    "эта",
-    "эти",
-    "этого",
-    "этой",
-    "этом",
-    "этим",
-    "этими",
-    "этих",
-    "эту",
-    "тот",
-    "та",
-    "те",
-    "того",
-    "той",
-    "том",
-    "тем",
-    "теми",
-    "тех",
-    "ту",
-    "его",
-    "её",
-    "ее",
-    "их",
-    "он",
-    "она",
-    "оно",
-    "они",
-    "него",
-    "неё",
-    "нее",
-    "них",
-    "ним",
-    "ней",
-    "нём",
-    "нем",
-    "выше",
-    "ранее",
-    "раньше",
-    "вышеупомян",
-    "предыдущ",
-    "прошл",
-    "вчерашн",
-    "последн",
+/// Russian words that refer on their own, compared whole: demonstratives (этот, тот in every case),
+/// third-person pronouns, выше.
+const RU_REFERRING_WORDS: &[&str] = &[
+    "это", "этот", "эта", "эти", "этой", "этом", "этим", "этих", "эту", "тот", "та", "те", "того", "той", "том", "тем",
+    "теми", "тех", "ту", "его", "её", "ее", "их", "он", "она", "оно", "они", "него", "неё", "нее", "них", "ним", "ней",
+    "нём", "нем", "выше",
 ];
+
+/// Russian stems that refer on their own (the longer words, which decline): этого, этими, positional words
+/// (ранее, предыдущий, последний, прошлый, вчерашний).
+const RU_REFERRING_STEMS: &[&str] =
+    &["этого", "этими", "ранее", "раньше", "вышеупомян", "предыдущ", "прошл", "вчерашн", "последн"];
 
 /// Russian possessives that make a following object noun a reference ("моё фото", "твою ссылку").
 const RU_DETERMINERS: &[&str] = &["мо", "тво", "наш", "ваш", "перв", "втор", "котор"];
@@ -159,29 +122,42 @@ pub fn refers(text: &str) -> bool {
     let lower = text.to_lowercase();
     let words: Vec<&str> =
         lower.split(|c: char| !(c.is_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+    // The English lists are ASCII and the Russian ones Cyrillic: a word is looked up in its own script's.
+    let determiner = |d: &&str| {
+        if d.is_ascii() { EN_DETERMINERS.contains(d) } else { is_stem_of(d, RU_DETERMINERS) }
+    };
     for (i, w) in words.iter().enumerate() {
-        if EN_REFERRING.contains(w) || is_ru_word(w, RU_REFERRING) {
+        let (referring, named) = if w.is_ascii() {
+            (EN_REFERRING.contains(w), EN_OBJECTS.contains(w))
+        } else {
+            (RU_REFERRING_WORDS.contains(w) || is_stem_of(w, RU_REFERRING_STEMS), is_stem_of(w, RU_OBJECTS))
+        };
+        if referring {
             return true;
         }
         // An object named with a determiner up to two words before it ("the new poll", "моё последнее фото").
-        let named = EN_OBJECTS.contains(w) || is_stem_of(w, RU_OBJECTS);
-        if named
-            && words[i.saturating_sub(2)..i].iter().any(|d| EN_DETERMINERS.contains(d) || is_stem_of(d, RU_DETERMINERS))
-        {
+        if named && words[i.saturating_sub(2)..i].iter().any(determiner) {
             return true;
         }
     }
     false
 }
 
-/// A Russian referring word: whole for the short pronouns, by stem for the declining adjectives.
-fn is_ru_word(word: &str, list: &[&str]) -> bool {
-    list.iter().any(|s| if s.chars().count() >= 5 { word.starts_with(s) } else { word == *s })
-}
-
 #[cfg(test)]
 mod tests {
     use super::refers;
+
+    #[test]
+    fn each_list_is_in_its_own_script() {
+        for list in [super::EN_REFERRING, super::EN_DETERMINERS, super::EN_OBJECTS] {
+            assert!(list.iter().all(|w| w.is_ascii()), "{list:?}");
+        }
+        for list in [super::RU_REFERRING_WORDS, super::RU_REFERRING_STEMS, super::RU_DETERMINERS, super::RU_OBJECTS] {
+            assert!(list.iter().all(|w| w.chars().next().is_some_and(|c| !c.is_ascii())), "{list:?}");
+        }
+        assert!(super::RU_REFERRING_WORDS.iter().all(|w| w.chars().count() < 5));
+        assert!(super::RU_REFERRING_STEMS.iter().all(|w| w.chars().count() >= 5));
+    }
 
     #[test]
     fn referring_and_not() {
