@@ -278,9 +278,7 @@ impl Chat {
                     item.tokens = tokens(item);
                 }
             }
-            for o in self.objects.each_mut().filter(|o| o.author.as_deref() == Some(old)) {
-                o.author = Some(new.to_owned());
-            }
+            self.objects.rename_author(old, new);
         }
     }
 

@@ -26,6 +26,8 @@ use crate::tools::request::Id;
 use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
 
 mod answer;
+#[cfg(test)]
+mod flat_tests;
 mod pool;
 mod reasons;
 pub mod refers;
@@ -302,7 +304,7 @@ fn resolve(
 ) -> (Resolution, Option<String>) {
     let cfg = &settings.resolver;
     if cfg.require_reference && !refers_to_something(chat, req) {
-        let mut resolution = no_reference(req, cfg);
+        let mut resolution = no_reference(chat, req, cfg);
         if req.scope.explain || settings.decisions.keep > 0 {
             resolution.explain = Some(Box::new(crate::decision::ResolveDecision {
                 status: resolution.status,
@@ -322,7 +324,7 @@ fn resolve(
             .total_cmp(&a.score)
             .then(b.last_touched.cmp(&a.last_touched))
             .then(b.created_at.cmp(&a.created_at))
-            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| a.id().cmp(&b.id()))
     };
     // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
     // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
@@ -337,7 +339,7 @@ fn resolve(
     }
     order.sort_by(|&a, &b| rank(&pool[a], &pool[b]));
     let ranked: Vec<&Cand<'_>> = order.iter().map(|&i| &pool[i]).collect();
-    let (mut resolution, winner) = decide(&ranked, pool.len(), req, cfg, fallback);
+    let (mut resolution, winner) = decide(chat, &ranked, pool.len(), req, cfg, fallback);
     if req.scope.explain || settings.decisions.keep > 0 {
         resolution.explain = Some(Box::new(record(&pool, &ctx, req, cfg, &resolution)));
     }
@@ -364,8 +366,8 @@ fn refers_to_something(chat: &Chat, req: &ResolveReferenceTarget) -> bool {
 }
 
 /// `not_found` for a message that refers to nothing (nothing scored, nothing recorded).
-fn no_reference(req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolution {
-    let mut r = decide(&[], 0, req, cfg, false).0;
+fn no_reference(chat: &Chat, req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolution {
+    let mut r = decide(chat, &[], 0, req, cfg, false).0;
     r.confidence = 0.0;
     r.why = Some("no_reference");
     r
@@ -383,7 +385,7 @@ fn record(
     let candidates: Vec<crate::decision::CandidateVerdict> = pool
         .iter()
         .map(|c| crate::decision::CandidateVerdict {
-            id: match c.id {
+            id: match c.id() {
                 pool::CandId::Msg(mid, _) => crate::decision::CandKey::Message(mid.clone()),
                 pool::CandId::Obj(id) => crate::decision::CandKey::Object(crate::decision::ShortId::new(id)),
             },
