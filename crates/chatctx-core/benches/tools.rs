@@ -3,6 +3,7 @@
 //! linear pass that scores the same candidates from a flat array.
 //! Run: `cargo bench -p chatctx-core --bench tools`
 //! With `CHATCTX_PROFILE_RESOLVE=1` it only builds the chats and loops over resolve, for `perf record -D`.
+//! With `EXPLAIN=1` every resolve request also asks for its decision record (`"explain": true`).
 
 // `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
 #![allow(clippy::disallowed_methods)]
@@ -103,7 +104,7 @@ fn requests() -> Vec<ResolveReferenceTarget> {
     ];
     let mut out = Vec::new();
     for m in 1901..=2000u32 {
-        let mut args = json!({"chat_id": BUSY, "current_message_id": m.to_string(), "sender_user_id": (1000 + m % 20).to_string()});
+        let mut args = json!({"chat_id": BUSY, "explain": std::env::var_os("EXPLAIN").is_some(), "current_message_id": m.to_string(), "sender_user_id": (1000 + m % 20).to_string()});
         let h = &hints[(m % 5) as usize];
         if !h.is_null() {
             args["normalized_reference_hints"] = h.clone();

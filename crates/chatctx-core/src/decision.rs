@@ -159,8 +159,10 @@ pub struct ScorePart {
 /// record costs a resolution little.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CandidateVerdict {
-    /// Its id.
-    pub(crate) id: CandKey,
+    /// Where its id is in [`ResolveDecision`]'s `ids`: a message candidate's message id, or an object's id.
+    pub(crate) id: (u32, u32),
+    /// A message candidate: its object id is `"{message_id}:{kind}"`.
+    pub(crate) message: bool,
     /// Its kind.
     pub kind: ObjectKind,
     /// How near the request it is.
@@ -178,44 +180,6 @@ pub struct CandidateVerdict {
     pub(crate) created_at: Timestamp,
 }
 
-/// An id kept without a heap allocation when it is short (as message and object ids mostly are).
-#[derive(Clone, PartialEq, Eq)]
-pub enum ShortId {
-    /// Up to 30 bytes, inline.
-    Inline([u8; 30], u8),
-    /// A longer one.
-    Heap(String),
-}
-
-impl ShortId {
-    /// `id`, kept.
-    pub fn new(id: &str) -> Self {
-        let mut buf = [0u8; 30];
-        match buf.get_mut(..id.len()) {
-            Some(to) => {
-                to.copy_from_slice(id.as_bytes());
-                Self::Inline(buf, id.len() as u8)
-            }
-            None => Self::Heap(id.to_owned()),
-        }
-    }
-
-    /// The id.
-    pub fn as_str(&self) -> &str {
-        match self {
-            // A whole UTF-8 string was copied in, so the bytes are UTF-8.
-            Self::Inline(buf, len) => std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or_default(),
-            Self::Heap(s) => s,
-        }
-    }
-}
-
-impl std::fmt::Debug for ShortId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
 /// How `resolve_reference_target` decided: every candidate scored, and the weights they were scored with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolveDecision {
@@ -223,6 +187,8 @@ pub struct ResolveDecision {
     pub status: Status,
     /// Every candidate scored, in the order they were gathered.
     pub candidates: Vec<CandidateVerdict>,
+    /// The candidates' ids back to back, each verdict holding its range: one allocation for all of them.
+    pub(crate) ids: String,
     /// Why the answer is what it is (see [`ResolveView::why`]).
     pub why: &'static str,
     /// The lead of the best over the runner-up.
@@ -233,23 +199,21 @@ pub struct ResolveDecision {
     pub(crate) weights: crate::settings::ResolverSettings,
 }
 
-/// A candidate's id as a record keeps it: a message candidate's message id (shared with the store), or an
-/// object's id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CandKey {
-    /// A message candidate: its object id is `"{message_id}:{kind}"`.
-    Message(Arc<str>),
-    /// A registered object.
-    Object(ShortId),
-}
+impl ResolveDecision {
+    /// The object id of one of its candidates.
+    pub fn object_id(&self, c: &CandidateVerdict) -> String {
+        let id = self.ids.get(c.id.0 as usize..c.id.1 as usize).unwrap_or_default();
+        if c.message { [id, ":", c.kind.as_str()].concat() } else { id.to_owned() }
+    }
 
-impl CandidateVerdict {
-    /// Its object id.
-    pub fn object_id(&self) -> String {
-        match &self.id {
-            CandKey::Message(mid) => format!("{mid}:{}", self.kind.as_str()),
-            CandKey::Object(id) => id.as_str().to_owned(),
-        }
+    /// How many bytes its candidates' ids take (for the records' memory accounting).
+    pub fn id_bytes(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Its candidates with their object ids.
+    pub fn candidates_with_ids(&self) -> impl Iterator<Item = (String, &CandidateVerdict)> {
+        self.candidates.iter().map(|c| (self.object_id(c), c))
     }
 }
 

@@ -140,7 +140,7 @@ impl Record {
                         + h.prompt.iter().map(|m| m.content.len() + 32).sum::<usize>()
                         + h.kept_items.iter().map(item).sum::<usize>()
                 }
-                Detail::Resolve(r) => r.candidates.iter().map(|c| 400 + c.object_id().len()).sum(),
+                Detail::Resolve(r) => r.candidates.len() * 400 + r.id_bytes(),
                 Detail::List(l) => l.objects.iter().map(|o| 160 + o.object_id.len()).sum(),
                 Detail::Scenario(s) => s.keys_changed.iter().map(|k| k.len() + 24).sum(),
             }

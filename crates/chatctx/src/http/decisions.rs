@@ -53,12 +53,8 @@ impl Shown {
         let topic = record.topic_id.clone().or_else(|| message.as_ref().and_then(|m| m.topic_id.clone()));
         let candidates = match &record.detail {
             Detail::Resolve(r) => r
-                .candidates
-                .iter()
-                .filter_map(|c| {
-                    let id = c.object_id();
-                    e.glance_object(channel, chat, &id).map(|g| (id, g))
-                })
+                .candidates_with_ids()
+                .filter_map(|(id, _)| e.glance_object(channel, chat, &id).map(|g| (id, g)))
                 .collect(),
             _ => BTreeMap::new(),
         };

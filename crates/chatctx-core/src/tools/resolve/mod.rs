@@ -309,6 +309,7 @@ fn resolve(
             resolution.explain = Some(Box::new(crate::decision::ResolveDecision {
                 status: resolution.status,
                 candidates: Vec::new(),
+                ids: String::new(),
                 why: "no_reference",
                 top_score_gap: 0.0,
                 now,
@@ -373,6 +374,11 @@ fn no_reference(chat: &Chat, req: &ResolveReferenceTarget, cfg: &ResolverSetting
     r
 }
 
+/// Where the next id starts in a record's id buffer (a resolution's few candidates never reach 4 GiB).
+fn offset(ids: &str) -> u32 {
+    u32::try_from(ids.len()).unwrap_or(u32::MAX)
+}
+
 /// The decision record of a resolution: every scored candidate, compact (see [`crate::decision::CandidateVerdict`]).
 fn record(
     pool: &[Cand<'_>],
@@ -382,21 +388,28 @@ fn record(
     resolution: &Resolution,
 ) -> crate::decision::ResolveDecision {
     let kinds = &req.hints.target_kinds;
+    let mut ids = String::with_capacity(pool.len() * 16);
     let candidates: Vec<crate::decision::CandidateVerdict> = pool
         .iter()
-        .map(|c| crate::decision::CandidateVerdict {
-            id: match c.id() {
-                pool::CandId::Msg(mid, _) => crate::decision::CandKey::Message(mid.clone()),
-                pool::CandId::Obj(id) => crate::decision::CandKey::Object(crate::decision::ShortId::new(id)),
-            },
-            kind: c.kind,
-            tier: c.tier,
-            score: c.score,
-            mask: c.mask,
-            flags: score::recorded(c, req),
-            eligible: kinds.is_empty() || kinds.contains(&c.kind),
-            last_touched: c.last_touched,
-            created_at: c.created_at,
+        .map(|c| {
+            let (id, message) = match c.id() {
+                pool::CandId::Msg(mid, _) => (&**mid, true),
+                pool::CandId::Obj(id) => (id, false),
+            };
+            let start = offset(&ids);
+            ids.push_str(id);
+            crate::decision::CandidateVerdict {
+                id: (start, offset(&ids)),
+                message,
+                kind: c.kind,
+                tier: c.tier,
+                score: c.score,
+                mask: c.mask,
+                flags: score::recorded(c, req),
+                eligible: kinds.is_empty() || kinds.contains(&c.kind),
+                last_touched: c.last_touched,
+                created_at: c.created_at,
+            }
         })
         .collect();
     let top = candidates.iter().filter(|c| c.eligible).map(|c| c.score).fold(f64::NEG_INFINITY, f64::max);
@@ -411,6 +424,7 @@ fn record(
     crate::decision::ResolveDecision {
         status: resolution.status,
         candidates,
+        ids,
         why,
         top_score_gap: resolution.diagnostics.top_score_gap,
         now: ctx.now,
@@ -435,26 +449,26 @@ impl Serialize for crate::decision::ResolveDecision {
 /// A resolve record written out: candidates best first (those a kind hint excluded last), with the parts of
 /// their scores, their reason codes and ranks.
 fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
-    let mut order: Vec<&crate::decision::CandidateVerdict> = d.candidates.iter().collect();
-    order.sort_by(|a, b| {
+    let mut order: Vec<(String, &crate::decision::CandidateVerdict)> = d.candidates_with_ids().collect();
+    order.sort_by(|(a_id, a), (b_id, b)| {
         b.eligible
             .cmp(&a.eligible)
             .then(b.score.total_cmp(&a.score))
             .then(b.last_touched.cmp(&a.last_touched))
             .then(b.created_at.cmp(&a.created_at))
-            .then_with(|| a.object_id().cmp(&b.object_id()))
+            .then_with(|| a_id.cmp(b_id))
     });
     crate::decision::ResolveView {
         status: d.status,
         candidates: order
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, c)| crate::decision::CandidateView {
-                object_id: c.object_id(),
+            .map(|(i, (object_id, c))| crate::decision::CandidateView {
+                parts: score::parts(c, &object_id, &d.weights, d.now),
+                object_id,
                 kind: c.kind,
                 tier: c.tier,
                 score: reasons::round(c.score, 2),
-                parts: score::parts(c, &d.weights, d.now),
                 reasons: reasons::reasons_of(c.mask),
                 rank: c.eligible.then_some(i + 1),
             })

@@ -166,6 +166,7 @@ const RECENT_TWICE: u8 = 8;
 /// from its reason bits and [`recorded`]. They add up to its score.
 pub(super) fn parts(
     c: &crate::decision::CandidateVerdict,
+    id: &str,
     cfg: &ResolverSettings,
     now: Timestamp,
 ) -> Vec<crate::decision::ScorePart> {
@@ -208,7 +209,7 @@ pub(super) fn parts(
     debug_assert!(
         (out.iter().map(|p| p.1).sum::<f64>() - c.score).abs() < 1e-6,
         "the score parts of {} do not add up to its score",
-        c.object_id()
+        id
     );
     out.into_iter().map(|(part, points)| crate::decision::ScorePart { part, points: round(points, 3) }).collect()
 }
