@@ -127,8 +127,14 @@ pub fn read_json(text: &str) -> Result<Value, String> {
     read_as(text)
 }
 
-/// [`read_json`] straight into a type.
+/// [`read_json`] straight into a type. Most text is far shallower than serde_json's own limit (128 levels),
+/// which bounds the recursion by itself: it is read at once. Only text that does not read so (deeper, or not
+/// JSON) is measured first and read again as deep as [`READ_DEPTH`], so the answer is the same either way and
+/// a restart does not scan every line twice.
 fn read_as<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    if let Ok(v) = serde_json::from_str(text) {
+        return Ok(v);
+    }
     let depth = chatctx_core::json::nesting(text.as_bytes());
     if depth > READ_DEPTH {
         return Err(format!("is nested {depth} levels deep; at most {READ_DEPTH} can be read"));
