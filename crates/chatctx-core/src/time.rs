@@ -23,9 +23,6 @@ pub struct Timestamp(i64);
 pub struct TimeError(&'static str);
 
 impl Timestamp {
-    /// The Unix epoch (what [`Timestamp::default`] gives).
-    pub const EPOCH: Timestamp = Timestamp(0);
-
     /// A timestamp from Unix seconds, if it lies within years 1 to 9999.
     pub fn from_unix(secs: i64) -> Option<Self> {
         (MIN_UNIX..=MAX_UNIX).contains(&secs).then_some(Self(secs))

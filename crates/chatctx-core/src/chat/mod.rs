@@ -278,7 +278,9 @@ impl Chat {
                     item.tokens = tokens(item);
                 }
             }
-            self.objects.rename_author(old, new);
+            for o in self.objects.each_mut().filter(|o| o.author.as_deref() == Some(old)) {
+                o.author = Some(new.to_owned());
+            }
         }
     }
 

@@ -19,9 +19,6 @@ use crate::kinds::{Activation, ObjectKind};
 use crate::settings::ObjectSettings;
 use crate::time::Timestamp;
 
-mod flat;
-pub(crate) use flat::Flat;
-
 /// Longest `title_or_label` on the wire, in characters.
 pub const MAX_LABEL_CHARS: usize = 80;
 /// Longest `title_or_label` on the wire, in bytes (keeps tool answers compact in any script).
@@ -94,7 +91,22 @@ impl Object {
     /// The object's liveness at `now`. Activity slides from the last activation; a closed object stays
     /// active for the close grace at most.
     pub fn liveness(&self, now: Timestamp, settings: &ObjectSettings) -> Liveness {
-        flat::liveness(self.kind, self.closed_at, self.activated_at, self.last_touched_at, now, settings)
+        let ttl = settings.ttl(self.kind);
+        if let Some(closed) = self.closed_at {
+            let until = closed.plus(settings.close_grace);
+            return match self.activated_at {
+                Some(at) if now < until && now < at.plus(ttl).max(until) => Liveness::Active { expires_at: until },
+                _ if now < until => Liveness::Known,
+                _ => Liveness::Expired,
+            };
+        }
+        if let Some(at) = self.activated_at {
+            let until = at.plus(ttl);
+            if now < until {
+                return Liveness::Active { expires_at: until };
+            }
+        }
+        if now < self.last_touched_at.plus(ttl) { Liveness::Known } else { Liveness::Expired }
     }
 }
 
@@ -131,15 +143,11 @@ pub(crate) struct Ref {
 struct Slot {
     generation: u32,
     obj: Option<Object>,
-    /// The id of the scope the object is registered in ([`ScopeIndex::id`]).
-    scope: u32,
 }
 
 /// The indexes of one scope (the general conversation or one topic).
 #[derive(Debug, Default)]
 pub(crate) struct ScopeIndex {
-    /// Unique in the chat: 0 for the general conversation, then topics in the order they first held an object.
-    pub(crate) id: u32,
     /// Registration order, oldest first.
     order: Vec<Ref>,
     /// Registration order per kind.
@@ -155,8 +163,6 @@ pub(crate) struct ScopeIndex {
 #[derive(Debug, Default)]
 pub(crate) struct Objects {
     slots: Vec<Slot>,
-    /// The flat candidate array: [`Flat`] of each slot, same index, rewritten by every change to the slot.
-    flat: Vec<Flat>,
     free: Vec<u32>,
     by_id: HashMap<Box<str>, Ref>,
     by_source: HashMap<String, Vec<Ref>>,
@@ -178,23 +184,6 @@ impl Objects {
         self.slots.get_mut(r.slot as usize).filter(|s| s.generation == r.generation).and_then(|s| s.obj.as_mut())
     }
 
-    /// The object `r` names, if it still lives.
-    pub(crate) fn at(&self, r: Ref) -> Option<&Object> {
-        self.resolve(r)
-    }
-
-    /// The flat entry of the object `r` names, if it still lives.
-    pub(crate) fn flat(&self, r: Ref) -> Option<&Flat> {
-        self.flat.get(r.slot as usize).filter(|f| f.matches(r))
-    }
-
-    /// Rewrites the flat entry of `slot` from the slot (after any change to it).
-    fn sync(&mut self, slot: u32) {
-        if let (Some(s), Some(f)) = (self.slots.get(slot as usize), self.flat.get_mut(slot as usize)) {
-            *f = Flat::of(s.obj.as_ref(), s.generation, s.scope);
-        }
-    }
-
     pub(crate) fn get(&self, id: &str) -> Option<&Object> {
         self.by_id.get(id).and_then(|&r| self.resolve(r))
     }
@@ -203,18 +192,18 @@ impl Objects {
         self.slots.iter().filter_map(|s| s.obj.as_ref())
     }
 
-    /// Renames an author's reference on every object that carries it (no index depends on it).
-    pub(crate) fn rename_author(&mut self, old: &str, new: &str) {
-        for o in self.slots.iter_mut().filter_map(|s| s.obj.as_mut()) {
-            if o.author.as_deref() == Some(old) {
-                o.author = Some(new.to_owned());
-            }
-        }
+    /// Every object, to change what no index depends on (an author's reference).
+    pub(crate) fn each_mut(&mut self) -> impl Iterator<Item = &mut Object> {
+        self.slots.iter_mut().filter_map(|s| s.obj.as_mut())
     }
 
     /// Number of objects held.
     pub(crate) fn len(&self) -> usize {
         self.live
+    }
+
+    fn scope_mut(&mut self, topic: Option<&str>) -> &mut ScopeIndex {
+        scope_in(&mut self.general, &mut self.topics, topic)
     }
 
     /// The index of a scope, if anything was ever registered there.
@@ -225,18 +214,17 @@ impl Objects {
         }
     }
 
-    /// The newest objects of a scope (of one kind, or any), newest first, skipping stale entries: references
-    /// with their flat entries.
-    pub(crate) fn newest_refs<'a>(
+    /// The newest objects of a scope, newest first, skipping stale entries.
+    pub(crate) fn newest<'a>(
         &'a self,
         idx: &'a ScopeIndex,
         kind: Option<ObjectKind>,
-    ) -> impl Iterator<Item = (Ref, &'a Flat)> + 'a {
+    ) -> impl Iterator<Item = &'a Object> + 'a {
         let list = match kind {
             Some(k) => &idx.by_kind[k as usize],
             None => &idx.order,
         };
-        list.iter().rev().filter_map(move |&r| Some((r, self.flat(r)?)))
+        list.iter().rev().filter_map(move |&r| self.resolve(r))
     }
 
     /// Every object in registration order, oldest first.
@@ -244,9 +232,9 @@ impl Objects {
         self.order.iter().filter_map(move |&r| self.resolve(r))
     }
 
-    /// The newest objects of the whole chat, newest first, as references with their flat entries.
-    pub(crate) fn newest_in_chat_refs(&self) -> impl Iterator<Item = (Ref, &Flat)> + '_ {
-        self.order.iter().rev().filter_map(move |&r| Some((r, self.flat(r)?)))
+    /// The newest objects of the whole chat, newest first.
+    pub(crate) fn newest_in_chat(&self) -> impl Iterator<Item = &Object> + '_ {
+        self.order.iter().rev().filter_map(move |&r| self.resolve(r))
     }
 
     /// The activations of a scope, newest first, each object once (its latest activation).
@@ -254,22 +242,9 @@ impl Objects {
         idx.active.iter().rev().filter_map(move |&(at, r)| self.resolve(r).filter(|o| o.activated_at == Some(at)))
     }
 
-    /// [`Objects::activations`] as references with their flat entries.
-    pub(crate) fn activation_refs<'a>(&'a self, idx: &'a ScopeIndex) -> impl Iterator<Item = (Ref, &'a Flat)> + 'a {
-        idx.active
-            .iter()
-            .rev()
-            .filter_map(move |&(at, r)| Some((r, self.flat(r).filter(|f| f.activated_at == Some(at))?)))
-    }
-
     /// Objects whose source is message `source`.
     pub(crate) fn of_source<'a>(&'a self, source: &str) -> impl Iterator<Item = &'a Object> + 'a {
         self.by_source.get(source).into_iter().flatten().filter_map(|&r| self.resolve(r))
-    }
-
-    /// [`Objects::of_source`] as references with their flat entries.
-    pub(crate) fn source_refs<'a>(&'a self, source: &str) -> impl Iterator<Item = (Ref, &'a Flat)> + 'a {
-        self.by_source.get(source).into_iter().flatten().filter_map(move |&r| Some((r, self.flat(r)?)))
     }
 
     /// Registers `obj`, or updates a known one: fields `obj` leaves empty keep their earlier value, and
@@ -298,7 +273,6 @@ impl Objects {
                 if let Some(slot) = self.resolve_mut(r) {
                     *slot = obj;
                 }
-                self.sync(r.slot);
                 return;
             }
             // It moved (topic, source or kind): re-register under a new reference.
@@ -313,7 +287,6 @@ impl Objects {
             Some(s) => s,
             None => {
                 self.slots.push(Slot::default());
-                self.flat.push(Flat::EMPTY);
                 u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
             }
         };
@@ -328,17 +301,12 @@ impl Objects {
         s.obj = Some(obj);
         self.live += 1;
         self.order.push_back(r);
-        let scope = scope_in(&mut self.general, &mut self.topics, topic.as_deref());
+        let scope = self.scope_mut(topic.as_deref());
         scope.order.push(r);
         scope.by_kind[kind as usize].push(r);
         if let Some(at) = activated {
             insert_sorted(&mut scope.active, at, r);
         }
-        let id = scope.id;
-        if let Some(s) = self.slots.get_mut(slot as usize) {
-            s.scope = id;
-        }
-        self.sync(slot);
     }
 
     /// Drops the oldest objects beyond `max`. An object active at the chat's clock is moved to the back
@@ -366,7 +334,6 @@ impl Objects {
         let Some(o) = self.resolve_mut(r) else { return false };
         o.last_touched_at = o.last_touched_at.max(at);
         if o.activated_at.is_some_and(|prev| prev > at) {
-            self.sync(r.slot);
             return true;
         }
         let same_time = o.activated_at == Some(at);
@@ -374,12 +341,11 @@ impl Objects {
         o.activation = Some(act);
         o.activated_at = Some(at);
         o.activated_by = by.map(str::to_owned);
-        let topic = o.topic_id.clone();
-        self.sync(r.slot);
         if same_time {
             // Its index entry already says (at, r): nothing to add.
             return true;
         }
+        let topic = o.topic_id.clone();
         let scope = scope_in(&mut self.general, &mut self.topics, topic.as_deref());
         insert_sorted(&mut scope.active, at, r);
         if superseded {
@@ -396,7 +362,6 @@ impl Objects {
         {
             o.closed_at = Some(at);
             o.last_touched_at = o.last_touched_at.max(at);
-            self.sync(r.slot);
         }
     }
 
@@ -405,7 +370,6 @@ impl Objects {
         let slot = self.slots.get_mut(r.slot as usize).filter(|s| s.generation == r.generation)?;
         let o = slot.obj.take()?;
         slot.generation = slot.generation.wrapping_add(1);
-        self.sync(r.slot);
         self.free.push(r.slot);
         self.live -= 1;
         if let Some(src) = &o.source_message_id
@@ -461,33 +425,8 @@ fn scope_in<'a>(
     topic: Option<&str>,
 ) -> &'a mut ScopeIndex {
     match topic {
-        Some(t) => {
-            let id = u32::try_from(topics.len() + 1).unwrap_or(u32::MAX);
-            topics.entry_ref(t).or_insert_with(|| ScopeIndex { id, ..ScopeIndex::default() })
-        }
+        Some(t) => topics.entry_ref(t).or_default(),
         None => general,
-    }
-}
-
-impl Objects {
-    /// Whether the flat candidate array says what the slab says: each slot's entry is the one its object (or
-    /// its emptiness) makes, and every live object's scope is the index it is registered in. For tests.
-    #[cfg(test)]
-    pub(crate) fn check_flat(&self) -> Result<(), String> {
-        if self.flat.len() != self.slots.len() {
-            return Err(format!("{} flat entries for {} slots", self.flat.len(), self.slots.len()));
-        }
-        for (i, (s, f)) in self.slots.iter().zip(&self.flat).enumerate() {
-            if *f != Flat::of(s.obj.as_ref(), s.generation, s.scope) {
-                return Err(format!("slot {i}: flat {f:?} for {:?}", s.obj));
-            }
-            if let Some(o) = &s.obj
-                && self.scope(o.topic_id.as_deref()).map(|idx| idx.id) != Some(s.scope)
-            {
-                return Err(format!("slot {i}: scope {} for topic {:?}", s.scope, o.topic_id));
-            }
-        }
-        Ok(())
     }
 }
 

@@ -30,15 +30,6 @@ fn obj(id: &str, kind: ObjectKind, topic: Option<&str>, at: i64) -> Object {
     }
 }
 
-/// The newest objects of a scope, as resolution reads them (references, then the objects).
-fn newest_of<'a>(
-    reg: &'a Objects,
-    scope: &'a super::ScopeIndex,
-    kind: Option<ObjectKind>,
-) -> impl Iterator<Item = &'a Object> {
-    reg.newest_refs(scope, kind).filter_map(|(r, _)| reg.at(r))
-}
-
 fn ts(s: i64) -> Timestamp {
     Timestamp::from_unix(s).unwrap_or_default()
 }
@@ -89,9 +80,9 @@ fn indexes_follow_deletes_moves_and_activations() {
     }
     reg.upsert(obj("9:poll", ObjectKind::Poll, Some("7"), 9), 100, &s);
     let scope = reg.scope(Some("7")).unwrap();
-    let newest: Vec<&str> = newest_of(&reg, scope, None).map(|o| o.object_id.as_str()).take(3).collect();
+    let newest: Vec<&str> = reg.newest(scope, None).map(|o| o.object_id.as_str()).take(3).collect();
     assert_eq!(newest, ["9:poll", "4:link:0", "3:link:0"]);
-    let polls: Vec<&str> = newest_of(&reg, scope, Some(ObjectKind::Poll)).map(|o| o.object_id.as_str()).collect();
+    let polls: Vec<&str> = reg.newest(scope, Some(ObjectKind::Poll)).map(|o| o.object_id.as_str()).collect();
     assert_eq!(polls, ["9:poll"]);
     reg.activate("1:link:0", Activation::Fetched, ts(20), None);
     reg.activate("3:link:0", Activation::Summarized, ts(30), Some("77"));
@@ -103,13 +94,13 @@ fn indexes_follow_deletes_moves_and_activations() {
     let mut moved = obj("3:link:0", ObjectKind::Link, Some("9"), 3);
     moved.title_or_label = Some("moved".into());
     reg.upsert(moved, 100, &s);
-    assert!(newest_of(&reg, reg.scope(Some("7")).unwrap(), None).all(|o| o.object_id != "3:link:0"));
+    assert!(reg.newest(reg.scope(Some("7")).unwrap(), None).all(|o| o.object_id != "3:link:0"));
     assert_eq!(
-        newest_of(&reg, reg.scope(Some("9")).unwrap(), None).next().map(|o| o.activated_by.as_deref()),
+        reg.newest(reg.scope(Some("9")).unwrap(), None).next().map(|o| o.activated_by.as_deref()),
         Some(Some("77"))
     );
     reg.delete("9:poll");
-    assert!(newest_of(&reg, reg.scope(Some("7")).unwrap(), Some(ObjectKind::Poll)).next().is_none());
+    assert!(reg.newest(reg.scope(Some("7")).unwrap(), Some(ObjectKind::Poll)).next().is_none());
     assert_eq!(reg.len(), 5);
 }
 

@@ -1,10 +1,9 @@
 //! The answer: descriptors, candidates, reason codes, and the decision between resolved, ambiguous and
 //! not_found.
 
-use super::pool::{Cand, What};
+use super::pool::Cand;
 use super::reasons::{reasons_of, round};
 use super::{ResolveReferenceTarget, Status, Tier};
-use crate::chat::Chat;
 use crate::kinds::ObjectKind;
 use crate::objects::short_label;
 use crate::settings::ResolverSettings;
@@ -106,7 +105,6 @@ pub struct Resolution {
 }
 
 pub(super) fn decide(
-    chat: &Chat,
     pool: &[&Cand<'_>],
     scored: usize,
     req: &ResolveReferenceTarget,
@@ -135,7 +133,21 @@ pub(super) fn decide(
         return (resolution, None);
     }
     let chat_id = &req.scope.chat_id;
-    let describe = |c: &Cand<'_>| describe(chat, chat_id, c);
+    let describe = |c: &Cand<'_>| Descriptor {
+        object_id: c.id.render(),
+        kind: c.kind,
+        source_message_id: c.source.map(str::to_owned),
+        chat_id: chat_id.clone(),
+        topic_id: c.topic.map(str::to_owned),
+        title_or_label: c.label.map(short_label).filter(|l| !l.is_empty()),
+        created_by_user_id: c.by_user.map(str::to_owned),
+        created_by_bot: c.by_bot,
+        created_at: c.created_at,
+        last_touched_at: c.last_touched,
+        author: c.author.map(str::to_owned),
+        caption: c.obj.and_then(|o| o.caption.clone()),
+        file: c.obj.and_then(|o| o.file.clone()),
+    };
     let candidate =
         |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: reasons_of(c.mask) };
     let first = pool[0];
@@ -165,7 +177,7 @@ pub(super) fn decide(
     let strength = (top / (2.0 * cfg.min_score.max(1.0))).min(1.0);
     let margin = (gap / (3.0 * cfg.ambiguity_gap.max(1e-9))).min(1.0);
     let confidence = round(0.5 + 0.5 * strength * margin, 3);
-    let winner = first.id().render();
+    let winner = first.id.render();
     let resolution = Resolution {
         status: Status::Resolved,
         best_match: Some(describe(first)),
@@ -179,40 +191,4 @@ pub(super) fn decide(
         explain: None,
     };
     (resolution, Some(winner))
-}
-
-/// The descriptor of a candidate: an object's own fields, or a stored message's.
-fn describe(chat: &Chat, chat_id: &str, c: &Cand<'_>) -> Descriptor {
-    let label = |l: &str| Some(short_label(l)).filter(|l| !l.is_empty());
-    let common = |source: Option<&str>, topic: Option<&str>| Descriptor {
-        object_id: c.id().render(),
-        kind: c.kind,
-        source_message_id: source.map(str::to_owned),
-        chat_id: chat_id.to_owned(),
-        topic_id: topic.map(str::to_owned),
-        title_or_label: None,
-        created_by_user_id: None,
-        created_by_bot: c.by_bot,
-        created_at: c.created_at,
-        last_touched_at: c.last_touched,
-        author: None,
-        caption: None,
-        file: None,
-    };
-    match c.what {
-        What::Obj(o) => Descriptor {
-            title_or_label: o.title_or_label.as_deref().and_then(label),
-            created_by_user_id: o.created_by_user_id.clone(),
-            author: o.author.clone(),
-            caption: o.caption.clone(),
-            file: o.file.clone(),
-            ..common(o.source_message_id.as_deref(), o.topic_id.as_deref())
-        },
-        What::Msg(item, topic) => Descriptor {
-            title_or_label: label(&item.text),
-            created_by_user_id: chat.people.user_id(item.sender).map(str::to_owned),
-            author: Some(chat.people.display_ref(item.sender).to_owned()),
-            ..common(item.message_id.as_deref(), topic)
-        },
-    }
 }

@@ -26,8 +26,6 @@ use crate::tools::request::Id;
 use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
 
 mod answer;
-#[cfg(test)]
-mod flat_tests;
 mod pool;
 mod reasons;
 pub mod refers;
@@ -303,8 +301,10 @@ fn resolve(
     now: Timestamp,
 ) -> (Resolution, Option<String>) {
     let cfg = &settings.resolver;
-    if cfg.require_reference && !refers_to_something(chat, req) {
-        let mut resolution = no_reference(chat, req, cfg);
+    let scope =
+        chat.request_scope(req.scope.topic_id.as_deref(), Some(req.current()), req.reply_to_message_id.as_deref());
+    if cfg.require_reference && !refers_to_something(chat, req, scope.current) {
+        let mut resolution = no_reference(req, cfg);
         if req.scope.explain || settings.decisions.keep > 0 {
             resolution.explain = Some(Box::new(crate::decision::ResolveDecision {
                 status: resolution.status,
@@ -318,14 +318,14 @@ fn resolve(
         }
         return (resolution, None);
     }
-    let Gathered { ctx, mut pool, reply_target, fallback } = gather(chat, settings, req, now);
+    let Gathered { ctx, mut pool, reply_target, fallback } = gather(chat, settings, req, &scope, now);
     score(&mut pool, &ctx, req, reply_target, cfg);
     let rank = |a: &Cand<'_>, b: &Cand<'_>| {
         b.score
             .total_cmp(&a.score)
             .then(b.last_touched.cmp(&a.last_touched))
             .then(b.created_at.cmp(&a.created_at))
-            .then_with(|| a.id().cmp(&b.id()))
+            .then_with(|| a.id.cmp(&b.id))
     };
     // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
     // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
@@ -340,7 +340,7 @@ fn resolve(
     }
     order.sort_by(|&a, &b| rank(&pool[a], &pool[b]));
     let ranked: Vec<&Cand<'_>> = order.iter().map(|&i| &pool[i]).collect();
-    let (mut resolution, winner) = decide(chat, &ranked, pool.len(), req, cfg, fallback);
+    let (mut resolution, winner) = decide(&ranked, pool.len(), req, cfg, fallback);
     if req.scope.explain || settings.decisions.keep > 0 {
         resolution.explain = Some(Box::new(record(&pool, &ctx, req, cfg, &resolution)));
     }
@@ -350,11 +350,10 @@ fn resolve(
 /// Whether the request has anything to resolve: a reply target, a hint or a kind filter (the caller read a
 /// reference), objects the current message carries, or a referring expression in its words (`raw_user_text`,
 /// else the stored message's text).
-fn refers_to_something(chat: &Chat, req: &ResolveReferenceTarget) -> bool {
+fn refers_to_something(chat: &Chat, req: &ResolveReferenceTarget, current: Option<&crate::chat::Item>) -> bool {
     if req.reply_to_message_id.is_some() || !req.hints.is_empty() || req.allowed_kinds.is_some() {
         return true;
     }
-    let current = chat.message(req.current()).map(|(_, item)| item);
     if current.is_some_and(|i| i.reply_to.is_some()) || chat.objects.of_source(req.current()).next().is_some() {
         return true;
     }
@@ -367,8 +366,8 @@ fn refers_to_something(chat: &Chat, req: &ResolveReferenceTarget) -> bool {
 }
 
 /// `not_found` for a message that refers to nothing (nothing scored, nothing recorded).
-fn no_reference(chat: &Chat, req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolution {
-    let mut r = decide(chat, &[], 0, req, cfg, false).0;
+fn no_reference(req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolution {
+    let mut r = decide(&[], 0, req, cfg, false).0;
     r.confidence = 0.0;
     r.why = Some("no_reference");
     r
@@ -392,7 +391,7 @@ fn record(
     let candidates: Vec<crate::decision::CandidateVerdict> = pool
         .iter()
         .map(|c| {
-            let (id, message) = match c.id() {
+            let (id, message) = match c.id {
                 pool::CandId::Msg(mid, _) => (&**mid, true),
                 pool::CandId::Obj(id) => (id, false),
             };

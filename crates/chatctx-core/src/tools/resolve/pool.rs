@@ -3,10 +3,10 @@
 
 use super::reasons::R;
 use super::{ResolveReferenceTarget, Tier};
-use crate::chat::{Chat, Item};
+use crate::chat::{Chat, Item, RequestScope};
 use crate::engine::Engine;
 use crate::kinds::{ItemKind, ObjectKind};
-use crate::objects::{Flat, Liveness, Object, Ref};
+use crate::objects::{Liveness, Object};
 use crate::time::Timestamp;
 use std::cmp::Ordering;
 
@@ -38,52 +38,39 @@ impl CandId<'_> {
     }
 }
 
-/// What a candidate is: a registered object, or a stored message (with its conversation's topic).
-#[derive(Clone, Copy)]
-pub(super) enum What<'a> {
-    Obj(&'a Object),
-    Msg(&'a Item, Option<&'a str>),
-}
-
-/// One candidate while scoring: what it is, and the features scoring reads, flat.
+/// One candidate while scoring.
 pub(super) struct Cand<'a> {
-    pub(super) what: What<'a>,
+    pub(super) id: CandId<'a>,
+    /// Identity for de-duplication: the address of the object or stored message.
+    pub(super) key: usize,
     pub(super) kind: ObjectKind,
-    pub(super) tier: Tier,
-    pub(super) chain_depth: Option<usize>,
+    pub(super) source: Option<&'a str>,
+    pub(super) topic: Option<&'a str>,
     pub(super) created_at: Timestamp,
     pub(super) last_touched: Timestamp,
+    pub(super) by_user: Option<&'a str>,
+    pub(super) by_bot: bool,
+    pub(super) label: Option<&'a str>,
     pub(super) active: bool,
     pub(super) stale: bool,
+    pub(super) activated_by: Option<&'a str>,
+    pub(super) tier: Tier,
+    pub(super) chain_depth: Option<usize>,
     pub(super) is_message: bool,
     /// A message whose live typed objects are candidates in their own right.
     pub(super) carrier: bool,
-    pub(super) by_bot: bool,
-    /// Created by the request's sender.
-    pub(super) owned: bool,
-    /// Activated while handling the current message.
-    pub(super) touched: bool,
-    /// In the request's topic (a forum topic).
-    pub(super) same_topic: bool,
+    /// The registered object, when the candidate is one (for its description).
+    pub(super) obj: Option<&'a Object>,
+    /// Who posted it, as the prompt refers to them.
+    pub(super) author: Option<&'a str>,
     pub(super) score: f64,
     pub(super) mask: u32,
 }
 
-impl<'a> Cand<'a> {
+impl Cand<'_> {
     pub(super) fn add(&mut self, points: f64, reason: R) {
         self.score += points;
         self.mask |= 1 << reason as u32;
-    }
-
-    /// The candidate's id, without allocating.
-    pub(super) fn id(&self) -> CandId<'a> {
-        match self.what {
-            What::Obj(o) => CandId::Obj(&o.object_id),
-            What::Msg(item, _) => match &item.message_id {
-                Some(mid) => CandId::Msg(mid, self.kind),
-                None => CandId::Obj(""),
-            },
-        }
     }
 }
 
@@ -94,11 +81,8 @@ pub(super) struct Ctx<'a> {
     /// Candidates newer than this (the current message) are not offered.
     pub(super) cutoff: Option<(Timestamp, u64)>,
     pub(super) current_id: &'a str,
-    pub(super) sender: &'a str,
     pub(super) topic: Option<&'a str>,
     pub(super) allowed: Option<&'a [ObjectKind]>,
-    /// The request topic's scope in the registry, when it has a topic and one was ever registered there.
-    home_scope: Option<u32>,
 }
 
 impl<'a> Ctx<'a> {
@@ -113,61 +97,47 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn same_topic(&self, topic: Option<&str>) -> bool {
-        self.topic.is_some() && topic == self.topic
-    }
-
-    /// Whether an object's flat entry is in the request's topic (the request has one).
-    fn in_topic(&self, f: &Flat) -> bool {
-        self.home_scope == Some(f.scope)
-    }
-
-    /// The candidate of a registered object: its flat entry decides whether it is one, the object itself is
-    /// read only for those that are.
-    pub(super) fn object(
-        &self,
-        chat: &'a Chat,
-        r: Ref,
-        f: &Flat,
-        tier: Tier,
-        depth: Option<usize>,
-    ) -> Option<Cand<'a>> {
-        if !self.allowed(f.kind) || self.cutoff.is_some_and(|(t, _)| f.created_at > t) {
+    pub(super) fn object(&self, o: &'a Object, tier: Tier, depth: Option<usize>) -> Option<Cand<'a>> {
+        if !self.allowed(o.kind) || self.cutoff.is_some_and(|(t, _)| o.created_at > t) {
             return None;
         }
-        let is_message = f.is_message();
-        let (active, stale) = match f.liveness(self.now, &self.settings.objects) {
-            Liveness::Expired if !is_message => return None,
+        let (active, stale) = match o.liveness(self.now, &self.settings.objects) {
+            Liveness::Expired if !matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage) => return None,
             Liveness::Expired => (false, true),
-            Liveness::Active { .. } => (true, f.closed_at.is_some()),
-            Liveness::Known => (false, f.closed_at.is_some()),
+            Liveness::Active { .. } => (true, o.closed_at.is_some()),
+            Liveness::Known => (false, o.closed_at.is_some()),
         };
-        let o = chat.objects.at(r)?;
+        let is_message = matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage);
         if is_message && o.source_message_id.as_deref() == Some(self.current_id) {
             return None; // the current message is the request, not a candidate
         }
         Some(Cand {
-            what: What::Obj(o),
-            kind: f.kind,
-            tier,
-            chain_depth: depth,
-            created_at: f.created_at,
-            last_touched: f.last_touched,
+            id: CandId::Obj(&o.object_id),
+            key: o as *const Object as usize,
+            kind: o.kind,
+            source: o.source_message_id.as_deref(),
+            topic: o.topic_id.as_deref(),
+            created_at: o.created_at,
+            last_touched: o.last_touched_at,
+            by_user: o.created_by_user_id.as_deref(),
+            by_bot: o.created_by_bot,
+            label: o.title_or_label.as_deref(),
             active,
             stale,
+            activated_by: o.activated_by.as_deref(),
+            tier,
+            chain_depth: depth,
             is_message,
             carrier: false,
-            by_bot: f.by_bot,
-            owned: o.created_by_user_id.as_deref() == Some(self.sender),
-            touched: o.activated_by.as_deref() == Some(self.current_id),
-            same_topic: self.in_topic(f),
+            obj: Some(o),
+            author: o.author.as_deref(),
             score: if is_message { 0.0 } else { self.settings.resolver.typed_object },
             mask: 0,
         })
     }
 
     /// The `message` / `bot_message` candidate of a stored message (or its registry entry, which carries
-    /// its activations), with the key to de-duplicate it by when it is the registry entry.
+    /// its activations).
     pub(super) fn message(
         &self,
         chat: &'a Chat,
@@ -175,8 +145,9 @@ impl<'a> Ctx<'a> {
         topic: Option<&'a str>,
         tier: Tier,
         depth: Option<usize>,
-    ) -> Option<(Cand<'a>, Option<usize>)> {
-        let mid: &str = item.message_id.as_deref()?;
+    ) -> Option<Cand<'a>> {
+        let mid_arc = item.message_id.as_ref()?;
+        let mid: &str = mid_arc;
         if mid == self.current_id || self.cutoff.is_some_and(|c| item.key() > c) {
             return None;
         }
@@ -188,45 +159,44 @@ impl<'a> Ctx<'a> {
         // (its entry carries the activation), and a message carrying live typed objects is their carrier.
         let mut registered = None;
         let mut carrier = false;
-        for (r, f) in chat.objects.source_refs(mid) {
-            if f.kind == kind {
-                registered = Some((r, f));
-            } else if !f.is_message()
-                && self.allowed(f.kind)
-                && f.liveness(self.now, &self.settings.objects) != Liveness::Expired
+        for o in chat.objects.of_source(mid) {
+            if o.kind == kind {
+                registered = Some(o);
+            } else if !matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage)
+                && self.allowed(o.kind)
+                && o.liveness(self.now, &self.settings.objects) != Liveness::Expired
             {
                 carrier = true;
             }
         }
-        if let Some((r, f)) = registered {
-            return self.object(chat, r, f, tier, depth).map(|c| (Cand { carrier, ..c }, Some(key_of(f))));
+        if let Some(o) = registered {
+            return self.object(o, tier, depth).map(|c| Cand { carrier, ..c });
         }
         let ttl = self.settings.objects.ttl(kind);
-        let cand = Cand {
-            what: What::Msg(item, topic),
+        Some(Cand {
+            id: CandId::Msg(mid_arc, kind),
+            key: item as *const Item as usize,
             kind,
-            tier,
-            chain_depth: depth,
+            source: Some(mid),
+            topic,
             created_at: item.sent_at,
             last_touched: item.sent_at,
+            by_user: chat.people.user_id(item.sender),
+            by_bot: item.kind == ItemKind::OutboundAgent,
+            label: Some(&item.text),
             active: false,
             stale: self.now >= item.sent_at.plus(ttl),
+            activated_by: None,
+            tier,
+            chain_depth: depth,
             is_message: true,
             carrier,
-            by_bot: item.kind == ItemKind::OutboundAgent,
-            owned: chat.people.user_id(item.sender) == Some(self.sender),
-            touched: false,
-            same_topic: self.same_topic(topic),
+            obj: None,
+            author: Some(chat.people.display_ref(item.sender)),
             score: 0.0,
             mask: 0,
-        };
-        Some((cand, None))
+        })
     }
-}
-
-/// The de-duplication key of a registered object: the address of its flat entry (stable for the call).
-fn key_of(f: &Flat) -> usize {
-    f as *const Flat as usize
 }
 
 /// A set of candidate keys (addresses, never 0) for one call: open addressing with linear probing, sized
@@ -262,7 +232,7 @@ impl Seen {
 /// Where a raw reference points.
 #[derive(Clone, Copy)]
 pub(super) enum Src<'a> {
-    Obj(Ref, &'a Flat),
+    Obj(&'a Object),
     Msg(&'a Item, Option<&'a str>),
 }
 
@@ -288,40 +258,35 @@ pub(super) fn gather<'a>(
     chat: &'a Chat,
     settings: &'a crate::settings::Settings,
     req: &'a ResolveReferenceTarget,
+    scope: &RequestScope<'a>,
     now: Timestamp,
 ) -> Gathered<'a> {
     let cfg = &settings.resolver;
-    let scope =
-        chat.request_scope(req.scope.topic_id.as_deref(), Some(req.current()), req.reply_to_message_id.as_deref());
     let (topic, reply_target) = (scope.topic, scope.reply_target);
     let ctx = Ctx {
         settings,
         now,
         cutoff: scope.current.map(Item::key),
         current_id: req.current(),
-        sender: req.sender(),
         topic,
         allowed: req.allowed_kinds.as_deref(),
-        home_scope: topic.and_then(|t| chat.objects.scope(Some(t))).map(|idx| idx.id),
     };
-    // Raw references first (cheap, with duplicates, read from the flat array), full candidates only for the
-    // survivors.
+    // Raw references first (cheap, with duplicates), full candidates only for the survivors.
     let mut raw: Vec<Raw<'_>> = Vec::with_capacity(128);
-    let push_obj = |raw: &mut Vec<Raw<'a>>, (r, f): (Ref, &'a Flat), tier: Tier, depth: Option<usize>| {
-        if ctx.allowed(f.kind) && ctx.cutoff.is_none_or(|(t, _)| f.created_at <= t) {
-            raw.push(Raw { key: key_of(f), tier, depth, src: Src::Obj(r, f) });
+    let push_obj = |raw: &mut Vec<Raw<'a>>, o: &'a Object, tier: Tier, depth: Option<usize>| {
+        if ctx.allowed(o.kind) && ctx.cutoff.is_none_or(|(t, _)| o.created_at <= t) {
+            raw.push(Raw { key: o as *const Object as usize, tier, depth, src: Src::Obj(o) });
         }
     };
     let push_msg =
         |raw: &mut Vec<Raw<'a>>, item: &'a Item, topic: Option<&'a str>, tier: Tier, depth: Option<usize>| {
             raw.push(Raw { key: item as *const Item as usize, tier, depth, src: Src::Msg(item, topic) });
         };
-    let objects = &chat.objects;
 
     // 1. The reply chain, a few messages up from the reply target.
     for (depth, (mid, stored)) in chat.reply_chain(reply_target, cfg.reply_chain_depth).into_iter().enumerate() {
-        for rf in objects.source_refs(mid) {
-            push_obj(&mut raw, rf, Tier::ReplyChain, Some(depth));
+        for o in chat.objects.of_source(mid) {
+            push_obj(&mut raw, o, Tier::ReplyChain, Some(depth));
         }
         if let Some((conv, item)) = stored {
             push_msg(&mut raw, item, conv.topic.as_deref(), Tier::ReplyChain, Some(depth));
@@ -329,25 +294,25 @@ pub(super) fn gather<'a>(
     }
     // 2. The scope: objects carried by the current message, the newest objects (overall and of the kinds
     //    asked for), the activations within the TTL horizon, the newest messages.
-    for (r, f) in objects.source_refs(req.current()) {
-        push_obj(&mut raw, (r, f), if ctx.in_topic(f) { Tier::Topic } else { Tier::Chat }, None);
+    for o in chat.objects.of_source(req.current()) {
+        push_obj(&mut raw, o, ctx.tier_for(o.topic_id.as_deref()), None);
     }
     let home = ctx.tier_for(topic);
-    if let Some(idx) = objects.scope(topic) {
-        for rf in objects.newest_refs(idx, None).take(cfg.scope_window) {
-            push_obj(&mut raw, rf, home, None);
+    if let Some(idx) = chat.objects.scope(topic) {
+        for o in chat.objects.newest(idx, None).take(cfg.scope_window) {
+            push_obj(&mut raw, o, home, None);
         }
         let focus: &[ObjectKind] = req.allowed_kinds.as_deref().unwrap_or(&req.hints.target_kinds);
         for &k in focus {
-            for rf in objects.newest_refs(idx, Some(k)).take(cfg.scope_window) {
-                push_obj(&mut raw, rf, home, None);
+            for o in chat.objects.newest(idx, Some(k)).take(cfg.scope_window) {
+                push_obj(&mut raw, o, home, None);
             }
         }
         let horizon = settings.objects.horizon();
         let recent =
-            objects.activation_refs(idx).take_while(|(_, f)| f.activated_at.is_some_and(|a| now < a.plus(horizon)));
-        for rf in recent.take(cfg.scope_window) {
-            push_obj(&mut raw, rf, home, None);
+            chat.objects.activations(idx).take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)));
+        for o in recent.take(cfg.scope_window) {
+            push_obj(&mut raw, o, home, None);
         }
     }
     if let Some(conv) = chat.conv_of(topic) {
@@ -360,38 +325,33 @@ pub(super) fn gather<'a>(
     if fallback {
         // A last resort, penalized anyway: a quarter of the window is enough.
         let fallback_window = cfg.scope_window.div_ceil(4);
-        let elsewhere = objects.newest_in_chat_refs().filter(|(_, f)| !ctx.in_topic(f));
-        for rf in elsewhere.take(fallback_window) {
-            push_obj(&mut raw, rf, Tier::Chat, None);
+        for o in chat.objects.newest_in_chat().filter(|o| o.topic_id.as_deref() != topic).take(fallback_window) {
+            push_obj(&mut raw, o, Tier::Chat, None);
         }
     }
 
-    let pool = candidates(chat, &ctx, &raw);
-    Gathered { ctx, pool, reply_target, fallback }
-}
-
-/// Each candidate once, built from its raw references. References were pushed narrowest tier (and shallowest
-/// chain depth) first, so the first occurrence is the one to keep.
-fn candidates<'a>(chat: &'a Chat, ctx: &Ctx<'a>, raw: &[Raw<'a>]) -> Vec<Cand<'a>> {
-    // A registered message candidate can arrive both as a message and as an object: its built candidate's
-    // key is the object's, checked as well. At most two inserts per reference: four slots each keep the load at or below half.
-    let mut seen = Seen::with_capacity(raw.len() * 4);
+    // Each candidate once. References were pushed narrowest tier (and shallowest chain depth) first, so the
+    // first occurrence is the one to keep. A registered message candidate can arrive both as a message and
+    // as an object: its built candidate's key is the object's, checked as well. So each reference inserts once
+    // and a message's at most twice; twice that many slots keep the load at or below half.
+    let inserts = raw.len() + raw.iter().filter(|r| matches!(r.src, Src::Msg(..))).count();
+    let mut seen = Seen::with_capacity(inserts * 2);
     let mut pool: Vec<Cand<'_>> = Vec::with_capacity(raw.len());
-    for r in raw {
+    for r in &raw {
         if !seen.insert(r.key) {
             continue;
         }
         let built = match r.src {
-            Src::Obj(o, f) => ctx.object(chat, o, f, r.tier, r.depth).map(|c| (c, None)),
+            Src::Obj(o) => ctx.object(o, r.tier, r.depth),
             Src::Msg(item, topic) => ctx.message(chat, item, topic, r.tier, r.depth),
         };
-        if let Some((c, key)) = built
-            && key.is_none_or(|k| k == r.key || seen.insert(k))
+        if let Some(c) = built
+            && (c.key == r.key || seen.insert(c.key))
         {
             pool.push(c);
         }
     }
-    pool
+    Gathered { ctx, pool, reply_target, fallback }
 }
 
 /// The scoring inputs of one gathered candidate, flat (for the side-by-side benchmark against a bare
@@ -430,20 +390,22 @@ impl Engine {
     #[doc(hidden)]
     pub fn resolve_candidates(&self, req: &ResolveReferenceTarget, now: Timestamp) -> Vec<FlatCandidate> {
         let Some(chat) = self.chat(&req.scope.channel, &req.scope.chat_id) else { return Vec::new() };
-        let g = gather(chat, self.settings(), req, now);
+        let scope =
+            chat.request_scope(req.scope.topic_id.as_deref(), Some(req.current()), req.reply_to_message_id.as_deref());
+        let g = gather(chat, self.settings(), req, &scope, now);
         g.pool
             .iter()
             .map(|c| FlatCandidate {
                 kind: c.kind,
                 chain_depth: c.chain_depth,
-                same_topic: c.same_topic,
+                same_topic: g.ctx.topic.is_some() && c.topic == g.ctx.topic,
                 fallback: c.tier == Tier::Chat && g.ctx.topic.is_some(),
                 active: c.active,
                 stale: c.stale,
-                owned: c.owned,
+                owned: c.by_user == Some(req.sender()),
                 by_bot: c.by_bot,
                 is_message: c.is_message,
-                touched: c.touched,
+                touched: c.activated_by == Some(req.current()),
                 age_secs: (now.unix() - c.last_touched.unix()).max(0),
                 created_at: c.created_at.unix(),
             })

@@ -41,7 +41,7 @@ fn features(
         Some(_) => c.add(cfg.in_reply_chain, R::InReplyChain),
         None => {}
     }
-    if c.same_topic {
+    if ctx.topic.is_some() && c.topic == ctx.topic {
         c.add(cfg.same_topic, R::SameTopic);
     }
     if hints.target_kinds.contains(&c.kind) {
@@ -59,12 +59,12 @@ fn features(
         c.mask |= 1 << R::RecentObject as u32;
     }
     match hints.ownership {
-        Some(Ownership::Mine) if c.owned => c.add(cfg.owned_by_sender, R::OwnedBySender),
+        Some(Ownership::Mine) if c.by_user == Some(req.sender()) => c.add(cfg.owned_by_sender, R::OwnedBySender),
         Some(Ownership::Mine) => c.score += cfg.not_owned,
         Some(Ownership::BotCreated) if c.by_bot => c.add(cfg.bot_created, R::BotCreated),
         _ => {}
     }
-    if c.touched {
+    if c.activated_by == Some(req.current()) {
         c.add(cfg.touched_in_interaction, R::TouchedInInteraction);
     }
     if c.carrier && !wants_message {
@@ -101,7 +101,7 @@ fn by_position(
         .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&pool[i].kind))
         .filter(|&i| pool[i].mask & carrier == 0)
         .collect();
-    order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then_with(|| pool[a].id().cmp(&pool[b].id())));
+    order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then_with(|| pool[a].id.cmp(&pool[b].id)));
     let newest = order.last().copied();
     let pick = |from_end: usize| order.len().checked_sub(1 + from_end).and_then(|i| order.get(i)).copied();
     let chosen: Vec<usize> = match positional {
@@ -145,7 +145,7 @@ pub(super) fn recorded(c: &Cand<'_>, req: &ResolveReferenceTarget) -> u8 {
     if !c.is_message {
         flags |= TYPED;
     }
-    if hints.ownership == Some(Ownership::Mine) && !c.owned {
+    if hints.ownership == Some(Ownership::Mine) && c.by_user != Some(req.sender()) {
         flags |= NOT_OWNED;
     }
     if hints.recency == Some(Recency::CurrentlyActive) {
