@@ -48,14 +48,14 @@ crate::vocabulary! {
     }
 }
 
-/// One item selection looked at.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+/// One item selection looked at (borrowed from its record's [`Verdicts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
-pub struct ItemVerdict {
+pub struct ItemVerdict<'a> {
     /// The message id (items without one, such as reactions, are named by `sent_at` and `kind`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
-    pub message_id: Option<Arc<str>>,
+    pub message_id: Option<&'a str>,
     /// The item's kind.
     pub kind: ItemKind,
     /// When it was sent.
@@ -69,6 +69,87 @@ pub struct ItemVerdict {
     /// The lexical selector's score, when it ranked the item.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+}
+
+/// The items a history record looked at, oldest first, as [`ItemVerdict`]s; their message ids share one
+/// buffer. A record is written for every answer while records are on, and one allocation for all the ids
+/// costs less than a shared pointer's count taken and dropped per item. Serialized and described exactly as a
+/// list of [`ItemVerdict`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Verdicts {
+    ids: String,
+    items: Vec<Verdict>,
+}
+
+/// An [`ItemVerdict`] as [`Verdicts`] keeps it: its message id as a range of the shared buffer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Verdict {
+    id: Option<(u32, u32)>,
+    kind: ItemKind,
+    sent_at: Timestamp,
+    reason: Reason,
+    tokens: u32,
+    score: Option<f64>,
+}
+
+impl Verdicts {
+    /// Room for `n` items.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self { ids: String::with_capacity(n * 8), items: Vec::with_capacity(n) }
+    }
+
+    /// Adds an item's verdict (after those already there).
+    pub(crate) fn push(
+        &mut self,
+        message_id: Option<&str>,
+        (kind, sent_at): (ItemKind, Timestamp),
+        reason: Reason,
+        tokens: u32,
+        score: Option<f64>,
+    ) {
+        let id = message_id.map(|m| {
+            let start = offset(&self.ids);
+            self.ids.push_str(m);
+            (start, offset(&self.ids))
+        });
+        self.items.push(Verdict { id, kind, sent_at, reason, tokens, score });
+    }
+
+    /// How many items.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The items, oldest first.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = ItemVerdict<'_>> + '_ {
+        self.items.iter().map(|v| ItemVerdict {
+            message_id: v.id.and_then(|(a, b)| self.ids.get(a as usize..b as usize)),
+            kind: v.kind,
+            sent_at: v.sent_at,
+            kept: v.reason.kept(),
+            reason: v.reason,
+            tokens: v.tokens,
+            score: v.score,
+        })
+    }
+}
+
+impl Serialize for Verdicts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+crate::wire::schema_as!(Verdicts => Vec<ItemVerdict<'static>>);
+
+/// Where the next id starts in a record's id buffer (a record's ids never reach 4 GiB).
+pub(crate) fn offset(ids: &str) -> u32 {
+    u32::try_from(ids.len()).unwrap_or(u32::MAX)
 }
 
 /// The token budget and what the prompt's history cost.
@@ -128,7 +209,7 @@ pub struct HistoryDecision {
     /// The method that ran.
     pub method: SelectionMethod,
     /// Every item looked at, oldest first, with its verdict.
-    pub items: Vec<ItemVerdict>,
+    pub items: Verdicts,
     /// Older items of the scope that selection did not look at (beyond `lookback_count` or the mode's cap).
     pub outside_lookback: usize,
     /// Older items the conversation's summary covers, which selection does not look at.

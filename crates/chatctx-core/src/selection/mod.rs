@@ -24,7 +24,7 @@ use serde::Serialize;
 use budget::{budget_alone, fit_budget};
 
 use crate::chat::{Chat, Item, Key, in_scope};
-use crate::decision::{Budget, HistoryDecision, ItemVerdict, Reason, TriageOutcome, TriageRecord};
+use crate::decision::{Budget, HistoryDecision, Reason, TriageOutcome, TriageRecord, Verdicts};
 use crate::kinds::Origin;
 pub use crate::kinds::SelectionMethod;
 
@@ -130,21 +130,14 @@ impl<'c> Notes<'c> {
         let used = self.verdicts.iter().filter(|v| v.1.kept()).map(|v| u64::from(v.0.tokens)).sum::<u64>()
             + current.map_or(0, |c| u64::from(c.tokens))
             + self.summary_tokens;
+        let mut items = Verdicts::with_capacity(self.verdicts.len());
+        for (i, reason, score) in self.verdicts {
+            let score = score.map(|s| (s * 1000.0).round() / 1000.0);
+            items.push(i.message_id.as_deref(), (i.kind, i.sent_at), reason, i.tokens, score);
+        }
         HistoryDecision {
             method,
-            items: self
-                .verdicts
-                .into_iter()
-                .map(|(i, reason, score)| ItemVerdict {
-                    message_id: i.message_id.clone(),
-                    kind: i.kind,
-                    sent_at: i.sent_at,
-                    kept: reason.kept(),
-                    reason,
-                    tokens: i.tokens,
-                    score: score.map(|s| (s * 1000.0).round() / 1000.0),
-                })
-                .collect(),
+            items,
             outside_lookback,
             covered_by_summary: self.covered.saturating_sub(total_before),
             in_other_topics: 0,

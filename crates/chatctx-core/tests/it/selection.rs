@@ -286,7 +286,7 @@ fn explained(e: &Engine, current: u32) -> (HistoryContext, chatctx_core::decisio
     scope.explain = true;
     let mut h = e.get_chat_history_context(&GetChatHistoryContext { scope, now: None }).unwrap();
     let d = *h.explain.take().expect("asked for");
-    let kept: Vec<Option<&str>> = d.items.iter().filter(|i| i.kept).map(|i| i.message_id.as_deref()).collect();
+    let kept: Vec<Option<&str>> = d.items.iter().filter(|i| i.kept).map(|i| i.message_id).collect();
     let answered: Vec<Option<&str>> = h.items.iter().map(|i| i.message_id).collect();
     assert_eq!(kept, answered, "the kept verdicts are the answer's items: {d:?}");
     assert_eq!(d.method, h.selection.method);
@@ -294,7 +294,7 @@ fn explained(e: &Engine, current: u32) -> (HistoryContext, chatctx_core::decisio
 }
 
 fn reason_of(d: &chatctx_core::decision::HistoryDecision, id: &str) -> Reason {
-    d.items.iter().find(|i| i.message_id.as_deref() == Some(id)).unwrap_or_else(|| panic!("{id} in {d:?}")).reason
+    d.items.iter().find(|i| i.message_id == Some(id)).unwrap_or_else(|| panic!("{id} in {d:?}")).reason
 }
 
 use chatctx_core::decision::Reason;

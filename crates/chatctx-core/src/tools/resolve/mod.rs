@@ -373,11 +373,6 @@ fn no_reference(req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolut
     r
 }
 
-/// Where the next id starts in a record's id buffer (a resolution's few candidates never reach 4 GiB).
-fn offset(ids: &str) -> u32 {
-    u32::try_from(ids.len()).unwrap_or(u32::MAX)
-}
-
 /// The decision record of a resolution: every scored candidate, compact (see [`crate::decision::CandidateVerdict`]).
 fn record(
     pool: &[Cand<'_>],
@@ -395,10 +390,10 @@ fn record(
                 pool::CandId::Msg(mid, _) => (&**mid, true),
                 pool::CandId::Obj(id) => (id, false),
             };
-            let start = offset(&ids);
+            let start = crate::decision::offset(&ids);
             ids.push_str(id);
             crate::decision::CandidateVerdict {
-                id: (start, offset(&ids)),
+                id: (start, crate::decision::offset(&ids)),
                 message,
                 kind: c.kind,
                 tier: c.tier,
