@@ -48,7 +48,8 @@ crate::vocabulary! {
     }
 }
 
-/// One item selection looked at (borrowed from its record's [`Verdicts`]).
+// Borrowed from its record's `Verdicts`. (The doc comment below is the OpenAPI description: keep it as is.)
+/// One item selection looked at.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
 pub struct ItemVerdict<'a> {
