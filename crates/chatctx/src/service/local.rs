@@ -40,10 +40,14 @@ struct Inner {
 }
 
 /// Routine snapshots (chats past `store.compact_after`) one write takes at least; an eighth of those waiting is
-/// added, so a backlog shrinks. Spreading them keeps one write from paying for many chats' compaction at once
+/// added (up to [`MAX_SNAPSHOTS_PER_WRITE`] in all), so a backlog shrinks. Spreading them keeps one write from paying for many chats' compaction at once
 /// (each rewrites pages all over the file), which every writer waiting on it would feel. An edited chat is
 /// snapshotted in the write that stores the edit, whatever the count.
 const SNAPSHOTS_PER_WRITE: usize = 1;
+
+/// The most routine snapshots one write takes, however long the backlog (a store written with a larger
+/// `store.compact_after`, or logs grown over earlier runs, can leave hundreds due at a start).
+const MAX_SNAPSHOTS_PER_WRITE: usize = 16;
 
 /// What the commit lock guards (async waiters are told it after each write).
 #[derive(Debug, Clone, Copy, Default)]
@@ -134,9 +138,14 @@ impl Local {
         every: u64,
     ) -> anyhow::Result<(Self, u64)> {
         let rebuilt = rebuild(&*store, &settings, triage.as_ref())?;
-        let mut due: Vec<ChatKey> =
+        // Chats whose logs grew long over earlier runs wait for their snapshots like any chat past
+        // `store.compact_after`: the writes after the start take them a few at a time, so the start does not pay
+        // for them (nor does one write). A run without writes leaves the logs as they are, and they do not grow.
+        let overdue: std::collections::BTreeSet<ChatKey> =
             rebuilt.since_snapshot.iter().filter(|(_, n)| **n >= every).map(|(k, _)| k.clone()).collect();
-        due.sort();
+        if !overdue.is_empty() {
+            tracing::info!("{} chats' logs are due for compaction; the next writes compact them", overdue.len());
+        }
         let inner = Inner {
             engine: rebuilt.engine,
             since_snapshot: rebuilt.since_snapshot,
@@ -144,7 +153,7 @@ impl Local {
             waiting: Vec::new(),
             queued: 0,
             edited: Default::default(),
-            overdue: Default::default(),
+            overdue,
         };
         let local = Self {
             engine: Mutex::new(inner),
@@ -157,13 +166,6 @@ impl Local {
             settled: tokio::sync::watch::Sender::new(Commit::default()),
             writing: false.into(),
         };
-        // Chats whose logs grew long over earlier runs are compacted now, so restarts stay fast however short
-        // each run is.
-        if !due.is_empty() {
-            let mut inner = local.lock()?;
-            local.snapshot(&mut inner, &due, false);
-            tracing::info!("compacted the logs of {} chats", due.len());
-        }
         Ok((local, rebuilt.read))
     }
 
@@ -228,7 +230,7 @@ impl Local {
                 inner.overdue.insert(k.clone());
             }
         }
-        let budget = SNAPSHOTS_PER_WRITE + inner.overdue.len() / 8;
+        let budget = (SNAPSHOTS_PER_WRITE + inner.overdue.len() / 8).min(MAX_SNAPSHOTS_PER_WRITE);
         for _ in 0..budget {
             let Some(k) = inner.overdue.pop_first() else { break };
             due.insert(k);

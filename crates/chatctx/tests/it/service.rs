@@ -348,3 +348,56 @@ fn compaction_of_many_chats_at_once_is_spread_over_later_writes() {
     assert_eq!(kept, before);
     assert!(kept.iter().all(|n| *n == 5));
 }
+
+/// Logs that grew past `store.compact_after` over earlier runs are not compacted at the start (which would make
+/// the start pay for them): they wait for the writes after it, a few per write, and nothing is lost.
+#[test]
+fn logs_due_at_a_start_are_compacted_by_the_writes_after_it() {
+    let (_dir, path) = db("due-at-start");
+    let store = chatctx_store::open(&format!("sqlite://{}", path.display()), &Default::default()).unwrap();
+    let open_with = |compact_after: u64| {
+        let options = chatctx::service::Options { compact_after };
+        Service::open_with(Settings::default(), LlmSettings::default(), store.clone(), options).unwrap()
+    };
+    let lines_per_chat = || {
+        let mut n = std::collections::BTreeMap::<String, usize>::new();
+        let chatctx_store::Opened::Local(log) = &store else { panic!() };
+        log.load(&mut |_, op| *n.entry(op.chat_id).or_default() += 1).unwrap();
+        n
+    };
+    let to = |chat: String, id: u32| {
+        let mut m = message(id, "hello", false);
+        m["chat_id"] = json!(chat);
+        m
+    };
+    let (svc, _) = open_with(1000);
+    let batch: Vec<Value> = (0..400u32).map(|i| to(format!("-{}", i % 40 + 1), i + 1)).collect();
+    assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 400);
+    let history = |svc: &Service| -> Vec<usize> {
+        (1..=40).map(|c| svc.read(|e| e.history("telegram", &format!("-{c}"), None)).unwrap().unwrap().len()).collect()
+    };
+    let before = history(&svc);
+    drop(svc);
+    // Forty chats of ten operations each, due once the threshold is five: starting twice compacts nothing.
+    for _ in 0..2 {
+        let (svc, read) = open_with(5);
+        assert_eq!(read, 400, "the start replays every operation and writes nothing");
+        assert_eq!(history(&svc), before);
+    }
+    assert!(lines_per_chat().values().all(|n| *n == 10));
+    let (svc, _) = open_with(5);
+    let compacted =
+        |n: &std::collections::BTreeMap<String, usize>| n.iter().filter(|(c, l)| *c != "-99" && **l == 1).count();
+    svc.ingest(&[to("-99".to_owned(), 1000)], now()).unwrap();
+    let first = compacted(&lines_per_chat());
+    assert!((1..=16).contains(&first), "one write takes a few of the forty, at most sixteen: {first}");
+    for i in 1..=20u32 {
+        svc.ingest(&[to("-99".to_owned(), 1000 + i)], now()).unwrap();
+    }
+    let after = lines_per_chat();
+    assert_eq!(compacted(&after), 40, "later writes take the rest: {after:?}");
+    drop(svc);
+    let (again, read) = open_with(5);
+    assert_eq!(history(&again), before, "nothing lost");
+    assert!(read < 100, "the next start replays snapshots, not the old logs: {read}");
+}
