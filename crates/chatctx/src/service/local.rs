@@ -265,6 +265,14 @@ impl Local {
                 Ok(())
             }
             Err(e) => {
+                // The snapshots it carried are still due: back on the waiting list, or a chat that is not
+                // written again would keep its long log.
+                for s in &round.snapshots {
+                    let k = key(&s.channel, &s.chat_id);
+                    if inner.since_snapshot.get(&k).copied().unwrap_or(0) >= self.every {
+                        inner.overdue.insert(k);
+                    }
+                }
                 self.drop_unwritten(c, inner, &round.batch, round.fates, &e);
                 Err(internal(format!("earlier changes could not be stored: {e}")))
             }

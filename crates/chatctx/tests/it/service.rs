@@ -401,3 +401,36 @@ fn logs_due_at_a_start_are_compacted_by_the_writes_after_it() {
     assert_eq!(history(&again), before, "nothing lost");
     assert!(read < 100, "the next start replays snapshots, not the old logs: {read}");
 }
+
+/// A write that fails gives back the snapshots it carried: the chats stay due and a later write compacts them,
+/// even when nothing is written to them again.
+#[test]
+fn snapshots_of_a_failed_write_stay_due() {
+    let inner = std::sync::Arc::new(chatctx_store::MemoryStore::default());
+    let faulty = chatctx_store::testing::Faulty::new(inner.clone());
+    let open_with = |compact_after: u64| {
+        let options = chatctx::service::Options { compact_after };
+        let store = chatctx_store::Opened::Local(faulty.clone());
+        Service::open_with(Settings::default(), LlmSettings::default(), store, options).unwrap().0
+    };
+    let to = |chat: &str, id: u32| {
+        let mut m = message(id, "hello", false);
+        m["chat_id"] = json!(chat);
+        m
+    };
+    let svc = open_with(1000);
+    let batch: Vec<Value> = (0..400u32).map(|i| to(&format!("-{}", i % 40 + 1), i + 1)).collect();
+    assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 400);
+    drop(svc);
+    let svc = open_with(5);
+    faulty.fail(true);
+    assert!(svc.ingest(&[to("-99", 1000)], now()).is_err(), "the write carrying the first snapshots fails");
+    faulty.fail(false);
+    for i in 1..=30u32 {
+        svc.ingest(&[to("-99", 1000 + i)], now()).unwrap();
+    }
+    let mut lines = std::collections::BTreeMap::<String, usize>::new();
+    chatctx_store::Store::load(&*inner, &mut |_, op| *lines.entry(op.chat_id).or_default() += 1).unwrap();
+    let compacted = lines.iter().filter(|(c, n)| *c != "-99" && **n == 1).count();
+    assert_eq!(compacted, 40, "every due chat was compacted in the end: {lines:?}");
+}
