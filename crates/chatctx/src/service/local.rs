@@ -40,9 +40,10 @@ struct Inner {
 }
 
 /// Routine snapshots (chats past `store.compact_after`) one write takes at least; an eighth of those waiting is
-/// added (up to [`MAX_SNAPSHOTS_PER_WRITE`] in all), so a backlog shrinks. Spreading them keeps one write from paying for many chats' compaction at once
-/// (each rewrites pages all over the file), which every writer waiting on it would feel. An edited chat is
-/// snapshotted in the write that stores the edit, whatever the count.
+/// added (up to [`MAX_SNAPSHOTS_PER_WRITE`] in all), so a backlog shrinks. Spreading them keeps one write from
+/// paying for many chats' compaction at once (each rewrites pages all over the file), which every writer
+/// waiting on it would feel. An edited chat is snapshotted in the write that stores the edit, whatever the
+/// count.
 const SNAPSHOTS_PER_WRITE: usize = 1;
 
 /// The most routine snapshots one write takes, however long the backlog (a store written with a larger
