@@ -78,14 +78,14 @@ pub struct ItemVerdict<'a> {
 /// list of [`ItemVerdict`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Verdicts {
-    ids: String,
+    ids: Ids,
     items: Vec<Verdict>,
 }
 
 /// An [`ItemVerdict`] as [`Verdicts`] keeps it: its message id as a range of the shared buffer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Verdict {
-    id: Option<(u32, u32)>,
+    id: Option<IdAt>,
     kind: ItemKind,
     sent_at: Timestamp,
     reason: Reason,
@@ -96,7 +96,7 @@ struct Verdict {
 impl Verdicts {
     /// Room for `n` items.
     pub(crate) fn with_capacity(n: usize) -> Self {
-        Self { ids: String::with_capacity(n * 8), items: Vec::with_capacity(n) }
+        Self { ids: Ids::with_capacity(n * 8), items: Vec::with_capacity(n) }
     }
 
     /// Adds an item's verdict (after those already there).
@@ -108,11 +108,7 @@ impl Verdicts {
         tokens: u32,
         score: Option<f64>,
     ) {
-        let id = message_id.map(|m| {
-            let start = offset(&self.ids);
-            self.ids.push_str(m);
-            (start, offset(&self.ids))
-        });
+        let id = message_id.map(|m| self.ids.push(m));
         self.items.push(Verdict { id, kind, sent_at, reason, tokens, score });
     }
 
@@ -129,7 +125,7 @@ impl Verdicts {
     /// The items, oldest first.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = ItemVerdict<'_>> + '_ {
         self.items.iter().map(|v| ItemVerdict {
-            message_id: v.id.and_then(|(a, b)| self.ids.get(a as usize..b as usize)),
+            message_id: v.id.map(|at| self.ids.get(at)),
             kind: v.kind,
             sent_at: v.sent_at,
             kept: v.reason.kept(),
@@ -148,9 +144,37 @@ impl Serialize for Verdicts {
 
 crate::wire::schema_as!(Verdicts => Vec<ItemVerdict<'static>>);
 
-/// Where the next id starts in a record's id buffer (a record's ids never reach 4 GiB).
-pub(crate) fn offset(ids: &str) -> u32 {
-    u32::try_from(ids.len()).unwrap_or(u32::MAX)
+/// A record's ids, back to back in one string (one allocation per record, however many ids it keeps).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Ids(String);
+
+/// Where one id is in its record's [`Ids`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IdAt(u32, u32);
+
+impl Ids {
+    pub(crate) fn with_capacity(bytes: usize) -> Self {
+        Self(String::with_capacity(bytes))
+    }
+
+    /// Adds `id`; where it is.
+    pub(crate) fn push(&mut self, id: &str) -> IdAt {
+        // A record's ids never reach 4 GiB.
+        let offset = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
+        let start = offset(&self.0);
+        self.0.push_str(id);
+        IdAt(start, offset(&self.0))
+    }
+
+    /// The id at `at`.
+    pub(crate) fn get(&self, at: IdAt) -> &str {
+        self.0.get(at.0 as usize..at.1 as usize).unwrap_or_default()
+    }
+
+    /// How many bytes the ids take.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 /// The token budget and what the prompt's history cost.
@@ -242,7 +266,7 @@ pub struct ScorePart {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CandidateVerdict {
     /// Where its id is in [`ResolveDecision`]'s `ids`: a message candidate's message id, or an object's id.
-    pub(crate) id: (u32, u32),
+    pub(crate) id: IdAt,
     /// A message candidate: its object id is `"{message_id}:{kind}"`.
     pub(crate) message: bool,
     /// Its kind.
@@ -270,7 +294,7 @@ pub struct ResolveDecision {
     /// Every candidate scored, in the order they were gathered.
     pub candidates: Vec<CandidateVerdict>,
     /// The candidates' ids back to back, each verdict holding its range: one allocation for all of them.
-    pub(crate) ids: String,
+    pub(crate) ids: Ids,
     /// Why the answer is what it is (see [`ResolveView::why`]).
     pub why: &'static str,
     /// The lead of the best over the runner-up.
@@ -284,7 +308,7 @@ pub struct ResolveDecision {
 impl ResolveDecision {
     /// The object id of one of its candidates.
     pub fn object_id(&self, c: &CandidateVerdict) -> String {
-        let id = self.ids.get(c.id.0 as usize..c.id.1 as usize).unwrap_or_default();
+        let id = self.ids.get(c.id);
         if c.message { [id, ":", c.kind.as_str()].concat() } else { id.to_owned() }
     }
 

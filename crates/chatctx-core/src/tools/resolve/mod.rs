@@ -309,7 +309,7 @@ fn resolve(
             resolution.explain = Some(Box::new(crate::decision::ResolveDecision {
                 status: resolution.status,
                 candidates: Vec::new(),
-                ids: String::new(),
+                ids: Default::default(),
                 why: "no_reference",
                 top_score_gap: 0.0,
                 now,
@@ -382,7 +382,7 @@ fn record(
     resolution: &Resolution,
 ) -> crate::decision::ResolveDecision {
     let kinds = &req.hints.target_kinds;
-    let mut ids = String::with_capacity(pool.len() * 16);
+    let mut ids = crate::decision::Ids::with_capacity(pool.len() * 16);
     let candidates: Vec<crate::decision::CandidateVerdict> = pool
         .iter()
         .map(|c| {
@@ -390,10 +390,8 @@ fn record(
                 pool::CandId::Msg(mid, _) => (&**mid, true),
                 pool::CandId::Obj(id) => (id, false),
             };
-            let start = crate::decision::offset(&ids);
-            ids.push_str(id);
             crate::decision::CandidateVerdict {
-                id: (start, crate::decision::offset(&ids)),
+                id: ids.push(id),
                 message,
                 kind: c.kind,
                 tier: c.tier,
