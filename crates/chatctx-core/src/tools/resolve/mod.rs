@@ -220,6 +220,11 @@ impl ResolveReferenceTarget {
     pub fn sender(&self) -> &str {
         self.scope.sender_user_id.as_deref().unwrap_or_default()
     }
+
+    /// Where the request stands in `chat`: its current message, topic and reply target.
+    pub(crate) fn scope_in<'a>(&'a self, chat: &'a Chat) -> crate::chat::RequestScope<'a> {
+        chat.request_scope(self.scope.topic_id.as_deref(), Some(self.current()), self.reply_to_message_id.as_deref())
+    }
 }
 
 /// Reads an optional list of kind words ([`KindName`]) as the kinds they name in a filter.
@@ -301,8 +306,7 @@ fn resolve(
     now: Timestamp,
 ) -> (Resolution, Option<String>) {
     let cfg = &settings.resolver;
-    let scope =
-        chat.request_scope(req.scope.topic_id.as_deref(), Some(req.current()), req.reply_to_message_id.as_deref());
+    let scope = req.scope_in(chat);
     if cfg.require_reference && !refers_to_something(chat, req, scope.current) {
         let mut resolution = no_reference(req, cfg);
         if req.scope.explain || settings.decisions.keep > 0 {

@@ -390,9 +390,7 @@ impl Engine {
     #[doc(hidden)]
     pub fn resolve_candidates(&self, req: &ResolveReferenceTarget, now: Timestamp) -> Vec<FlatCandidate> {
         let Some(chat) = self.chat(&req.scope.channel, &req.scope.chat_id) else { return Vec::new() };
-        let scope =
-            chat.request_scope(req.scope.topic_id.as_deref(), Some(req.current()), req.reply_to_message_id.as_deref());
-        let g = gather(chat, self.settings(), req, &scope, now);
+        let g = gather(chat, self.settings(), req, &req.scope_in(chat), now);
         g.pool
             .iter()
             .map(|c| FlatCandidate {
