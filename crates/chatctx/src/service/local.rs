@@ -88,6 +88,8 @@ struct Round {
     upto: u64,
     counts: Vec<(ChatKey, u64)>,
     snapshots: Vec<Op>,
+    /// The chats it snapshots: they leave the waiting list once the snapshots are written, not before.
+    taken: Vec<ChatKey>,
     /// Whether a snapshot replaces an edited message's earlier text, which must leave the store's files now.
     erase: bool,
 }
@@ -232,15 +234,11 @@ impl Local {
             }
         }
         let budget = (SNAPSHOTS_PER_WRITE + inner.overdue.len() / 8).min(MAX_SNAPSHOTS_PER_WRITE);
-        for _ in 0..budget {
-            let Some(k) = inner.overdue.pop_first() else { break };
-            due.insert(k);
-        }
-        for k in &due {
-            inner.overdue.remove(k);
-        }
+        let routine: Vec<ChatKey> = inner.overdue.iter().filter(|k| !due.contains(*k)).take(budget).cloned().collect();
+        due.extend(routine);
         let snapshots = snapshots(&inner.engine, due.iter());
-        Round { fates: std::mem::take(&mut inner.waiting), upto: inner.queued, batch, counts, snapshots, erase }
+        let fates = std::mem::take(&mut inner.waiting);
+        Round { fates, upto: inner.queued, batch, counts, snapshots, taken: due.into_iter().collect(), erase }
     }
 
     /// After a round's write: counts what it wrote per chat (from nothing for the chats it snapshotted) and
@@ -263,17 +261,13 @@ impl Local {
                 for s in &round.snapshots {
                     inner.since_snapshot.insert(key(&s.channel, &s.chat_id), 0);
                 }
+                for k in &round.taken {
+                    inner.overdue.remove(k);
+                }
                 Ok(())
             }
             Err(e) => {
-                // The snapshots it carried are still due: back on the waiting list, or a chat that is not
-                // written again would keep its long log.
-                for s in &round.snapshots {
-                    let k = key(&s.channel, &s.chat_id);
-                    if inner.since_snapshot.get(&k).copied().unwrap_or(0) >= self.every {
-                        inner.overdue.insert(k);
-                    }
-                }
+                // The chats it would have snapshotted stay on the waiting list for the next write.
                 self.drop_unwritten(c, inner, &round.batch, round.fates, &e);
                 Err(internal(format!("earlier changes could not be stored: {e}")))
             }
