@@ -72,7 +72,7 @@ const INLINE_INPUTS: usize = 16;
 /// Operations a chat may log before its log is replaced by a snapshot: what one of its conversations holds
 /// (at least 200), so the log stays proportional to the live state. Twice that (the default before issue 32)
 /// made each compaction delete twice as many rows at once, a longer write for the requests it carries, for no
-/// gain in ingest rate, a larger file and a longer restart (docs/benchmarks.md). With 1,000 chats and 1,000,000
+/// gain in ingest rate, a larger file and a longer restart (docs/benchmarks-issue-32.md). With 1,000 chats and 1,000,000
 /// messages ingested, restart replays about 140,000 operations.
 fn snapshot_every(settings: &Settings, options: &Options) -> u64 {
     match options.compact_after {
