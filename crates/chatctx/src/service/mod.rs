@@ -72,8 +72,8 @@ const INLINE_INPUTS: usize = 16;
 /// Operations a chat may log before its log is replaced by a snapshot: what one of its conversations holds
 /// (at least 200), so the log stays proportional to the live state. Twice that (the default before issue 32)
 /// made each compaction delete twice as many rows at once, a longer write for the requests it carries, for no
-/// gain in ingest rate, a larger file and a longer restart (docs/benchmarks-issue-32.md). With 1,000 chats and 1,000,000
-/// messages ingested, restart replays about 140,000 operations.
+/// gain in ingest rate, a larger file and a longer restart (docs/benchmarks-issue-32.md). With 1,000 chats and
+/// 1,000,000 messages ingested, restart replays about 140,000 operations.
 fn snapshot_every(settings: &Settings, options: &Options) -> u64 {
     match options.compact_after {
         0 => (settings.conversation.cache_max_per_conversation as u64).max(200),
