@@ -20,6 +20,7 @@ use chatctx_store::{Log, Op, StoreError};
 
 use super::input::{Staged, route};
 use super::log::{ChatKey, apply_logged, forget, import_line, internal, key, logged_line, op, rebuild, snapshot_line};
+use super::overdue::Overdue;
 use super::report::IngestReport;
 use crate::triage::Answered;
 
@@ -36,7 +37,7 @@ struct Inner {
     /// Chats where a message was edited: compacted once written, so the earlier text leaves the store.
     edited: std::collections::BTreeSet<ChatKey>,
     /// Chats past `store.compact_after` whose snapshot waits for a later write ([`SNAPSHOTS_PER_WRITE`]).
-    overdue: std::collections::BTreeSet<ChatKey>,
+    overdue: Overdue,
 }
 
 /// Routine snapshots (chats past `store.compact_after`) one write takes at least; an eighth of those waiting is
@@ -144,8 +145,10 @@ impl Local {
         // Chats whose logs grew long over earlier runs wait for their snapshots like any chat past
         // `store.compact_after`: the writes after the start take them a few at a time, so the start does not pay
         // for them (nor does one write). A run without writes leaves the logs as they are, and they do not grow.
-        let overdue: std::collections::BTreeSet<ChatKey> =
-            rebuilt.since_snapshot.iter().filter(|(_, n)| **n >= every).map(|(k, _)| k.clone()).collect();
+        let mut due: Vec<&ChatKey> =
+            rebuilt.since_snapshot.iter().filter(|(_, n)| **n >= every).map(|(k, _)| k).collect();
+        due.sort_unstable();
+        let overdue: Overdue = due.into_iter().cloned().collect();
         if !overdue.is_empty() {
             tracing::info!("{} chats' logs are due for compaction; the next writes compact them", overdue.len());
         }
@@ -230,11 +233,11 @@ impl Local {
         for (k, n) in &counts {
             // An edited chat is snapshotted in this write anyway: it takes no place of the routine ones.
             if inner.since_snapshot.get(k).copied().unwrap_or(0) + n >= self.every && !due.contains(k) {
-                inner.overdue.insert(k.clone());
+                inner.overdue.insert(k);
             }
         }
         let budget = (SNAPSHOTS_PER_WRITE + inner.overdue.len() / 8).min(MAX_SNAPSHOTS_PER_WRITE);
-        let routine: Vec<ChatKey> = inner.overdue.iter().filter(|k| !due.contains(*k)).take(budget).cloned().collect();
+        let routine = inner.overdue.first(budget, |k| due.contains(k));
         due.extend(routine);
         let snapshots = snapshots(&inner.engine, due.iter());
         let fates = std::mem::take(&mut inner.waiting);
@@ -261,9 +264,7 @@ impl Local {
                 for s in &round.snapshots {
                     inner.since_snapshot.insert(key(&s.channel, &s.chat_id), 0);
                 }
-                for k in &round.taken {
-                    inner.overdue.remove(k);
-                }
+                inner.overdue.remove_all(&round.taken);
                 Ok(())
             }
             Err(e) => {

@@ -19,6 +19,7 @@ mod checks;
 mod input;
 mod local;
 mod log;
+mod overdue;
 mod report;
 mod shared;
 

@@ -434,3 +434,35 @@ fn snapshots_of_a_failed_write_stay_due() {
     let compacted = lines.iter().filter(|(c, n)| *c != "-99" && **n == 1).count();
     assert_eq!(compacted, 40, "every due chat was compacted in the end: {lines:?}");
 }
+
+/// Under a steady load that makes chats due faster than writes take them, every chat still gets its turn: the
+/// waiting chats are served oldest first, so no chat's log grows without bound. (Served in key order, the first
+/// chats took every turn: after 150 writes half of the twenty had 142-150 lines each.)
+#[test]
+fn every_chat_gets_its_turn_at_compaction_under_steady_load() {
+    let inner = std::sync::Arc::new(chatctx_store::MemoryStore::default());
+    let options = chatctx::service::Options { compact_after: 5 };
+    let store = chatctx_store::Opened::Local(inner.clone());
+    let (svc, _) = Service::open_with(Settings::default(), LlmSettings::default(), store, options).unwrap();
+    let lines = || {
+        let mut n = std::collections::BTreeMap::<String, usize>::new();
+        chatctx_store::Store::load(&*inner, &mut |_, op| *n.entry(op.chat_id).or_default() += 1).unwrap();
+        n
+    };
+    // Twenty chats, one message each per write: four come due per write, and a write takes about three.
+    let mut longest = 0;
+    for w in 0..150u32 {
+        let batch: Vec<Value> = (0..20u32)
+            .map(|c| {
+                let mut m = message(w * 20 + c + 1, "hello", false);
+                m["chat_id"] = json!(format!("-{}", c + 1));
+                m
+            })
+            .collect();
+        assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 20);
+        longest = longest.max(lines().into_values().max().unwrap_or(0));
+    }
+    let now_lines = lines();
+    assert_eq!(now_lines.len(), 20);
+    assert!(longest <= 20, "a chat's log reached {longest} lines (threshold 5): {now_lines:?}");
+}
