@@ -46,8 +46,10 @@ cat > "$out/fresh100.lua" <<'LUA'
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 counter = 0
-local tid = 0
-function setup(thread) tid = tid + 1; thread:set("tid", tid) end
+-- Each thread numbers its messages apart (`tid` is set per thread: a local of that name would hide it, and
+-- both threads would send the same ids, half of them redeliveries).
+local threads = 0
+function setup(thread) threads = threads + 1; thread:set("tid", threads) end
 request = function()
   counter = counter + 1
   local parts = {}
