@@ -404,21 +404,9 @@ impl Local {
         }
     }
 
-    /// Applies each decoded input that `allowed` permits, and makes the accepted ones durable.
-    pub(super) fn ingest(
-        &self,
-        decoded: Vec<Staged>,
-        allowed: &dyn Fn(&str, &str) -> bool,
-    ) -> Result<IngestReport, Error> {
-        let (report, ticket) = self.ingest_queued(decoded, allowed)?;
-        if let Some(t) = ticket {
-            self.wait_durable(t)?;
-        }
-        Ok(report)
-    }
-
-    /// The first half of [`Local::ingest`], which never touches the disk: the report, and the ticket to wait
-    /// on before giving it when anything was accepted.
+    /// Applies each decoded input that `allowed` permits and queues the accepted ones' lines, without touching
+    /// the disk: the report, and the ticket to wait on ([`Local::wait_durable`], [`Local::durable`]) before
+    /// giving it when anything was accepted.
     pub(super) fn ingest_queued(
         &self,
         decoded: Vec<Staged>,

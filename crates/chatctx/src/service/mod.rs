@@ -66,6 +66,16 @@ enum Durability {
 /// Which chats (channel, chat id) a credential may write, shared with the thread that applies its inputs.
 pub type Allowed = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
 
+/// An ingest on a local store, applied and queued but not yet durable.
+struct Queued {
+    report: IngestReport,
+    /// What to wait on before answering, when anything was accepted.
+    ticket: Option<local::Ticket>,
+    notes: Vec<report::Note>,
+    /// The conversations it wrote to, which may be due a summary once it is durable.
+    convs: Vec<(String, String, Option<String>)>,
+}
+
 /// Ingest batches up to this many inputs are applied on the async caller's thread (microseconds each); larger
 /// ones on a blocking thread.
 const INLINE_INPUTS: usize = 16;
@@ -183,16 +193,21 @@ impl Service {
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
+        let shared = match &self.durability {
+            Durability::Local(local) => {
+                let mut queued = self.ingest_queued(local, inputs, now, allowed)?;
+                if let Some(t) = queued.ticket.take() {
+                    local.wait_durable(t)?;
+                }
+                return Ok(self.ingested(queued));
+            }
+            Durability::Shared(shared) => shared,
+        };
         let (decoded, notes) = input::decode_inputs(inputs, now);
         self.forget_records_of(&decoded);
         let convs = self.conversations(&decoded);
-        let mut report = match &self.durability {
-            Durability::Local(l) => l.ingest(decoded, allowed),
-            Durability::Shared(s) => s.ingest(decoded, allowed),
-        }?;
-        report.note(notes);
-        self.queue_due(convs);
-        Ok(report)
+        let report = shared.ingest(decoded, allowed)?;
+        Ok(self.ingested(Queued { report, ticket: None, notes, convs }))
     }
 
     /// Answers a tool call; the changes it makes (state updates, recorded resolutions) are durable first.
@@ -265,25 +280,47 @@ impl Service {
         now: Timestamp,
         allowed: Allowed,
     ) -> Result<IngestReport, Error> {
-        let local = match self.local() {
-            Some(local) if inputs.len() <= INLINE_INPUTS => local,
-            _ => {
-                let svc = self.clone();
-                return tokio::task::spawn_blocking(move || svc.ingest_for(&inputs, now, &*allowed))
-                    .await
-                    .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
-            }
+        let Some(local) = self.local() else {
+            let svc = self.clone();
+            return tokio::task::spawn_blocking(move || svc.ingest_for(&inputs, now, &*allowed))
+                .await
+                .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
         };
-        let (decoded, notes) = input::decode_inputs(&inputs, now);
-        self.forget_records_of(&decoded);
-        let convs = self.conversations(&decoded);
-        let (mut report, ticket) = local.ingest_queued(decoded, &*allowed)?;
-        if let Some(t) = ticket {
+        let mut queued = if inputs.len() <= INLINE_INPUTS {
+            self.ingest_queued(local, &inputs, now, &*allowed)?
+        } else {
+            let (svc, local) = (self.clone(), local.clone());
+            tokio::task::spawn_blocking(move || svc.ingest_queued(&local, &inputs, now, &*allowed))
+                .await
+                .map_err(|e| internal(format!("the ingest did not finish: {e}")))??
+        };
+        if let Some(t) = queued.ticket.take() {
             local.durable(t).await?;
         }
+        Ok(self.ingested(queued))
+    }
+
+    /// An ingest's report once it is durable; its conversations due a summary are queued for one.
+    fn ingested(&self, queued: Queued) -> IngestReport {
+        let Queued { mut report, notes, convs, .. } = queued;
         report.note(notes);
         self.queue_due(convs);
-        Ok(report)
+        report
+    }
+
+    /// The first half of an ingest on a local store: decoded and applied, its lines queued for the next write.
+    fn ingest_queued<I: Decode>(
+        &self,
+        local: &local::Local,
+        inputs: &[I],
+        now: Timestamp,
+        allowed: &dyn Fn(&str, &str) -> bool,
+    ) -> Result<Queued, Error> {
+        let (decoded, notes) = input::decode_inputs(inputs, now);
+        self.forget_records_of(&decoded);
+        let convs = self.conversations(&decoded);
+        let (report, ticket) = local.ingest_queued(decoded, allowed)?;
+        Ok(Queued { report, ticket, notes, convs })
     }
 
     fn local(&self) -> Option<&Arc<local::Local>> {
