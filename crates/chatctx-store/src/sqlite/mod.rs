@@ -186,18 +186,66 @@ fn head(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, Store
 
 /// Appends `lines` to a chat at its next positions; returns its new head.
 fn push(tx: &Transaction<'_>, channel: &str, chat_id: &str, lines: &[&str]) -> Result<u64, StoreError> {
-    let n = lines.len() as i64;
+    let head = reserve(tx, channel, chat_id, lines.len())?;
+    let first = head as i64 - lines.len() as i64 + 1;
+    insert(
+        tx,
+        &lines.iter().enumerate().map(|(i, line)| (channel, chat_id, first + i as i64, *line)).collect::<Vec<_>>(),
+    )?;
+    Ok(head)
+}
+
+/// [`push`] for many chats at once: their rows go in together, many per statement.
+fn push_all(tx: &Transaction<'_>, chats: &[((&str, &str), Vec<&str>)]) -> Result<(), StoreError> {
+    let mut rows = Vec::with_capacity(chats.iter().map(|(_, lines)| lines.len()).sum());
+    for ((channel, chat_id), lines) in chats {
+        let first = reserve(tx, channel, chat_id, lines.len())? as i64 - lines.len() as i64 + 1;
+        rows.extend(lines.iter().enumerate().map(|(i, line)| (*channel, *chat_id, first + i as i64, *line)));
+    }
+    insert(tx, &rows)
+}
+
+/// Takes the next `n` positions of a chat; its new head.
+fn reserve(tx: &Transaction<'_>, channel: &str, chat_id: &str, n: usize) -> Result<u64, StoreError> {
     let head: i64 = tx
         .prepare_cached(
             "INSERT INTO chats (channel, chat_id, head) VALUES (?1, ?2, ?3)
              ON CONFLICT (channel, chat_id) DO UPDATE SET head = head + ?3 RETURNING head",
         )?
-        .query_row(params![channel, chat_id, n], |r| r.get(0))?;
-    let mut insert = tx.prepare_cached("INSERT INTO ops (channel, chat_id, pos, line) VALUES (?1, ?2, ?3, ?4)")?;
-    for (i, line) in lines.iter().enumerate() {
-        insert.execute(params![channel, chat_id, head - n + 1 + i as i64, line])?;
-    }
+        .query_row(params![channel, chat_id, n as i64], |r| r.get(0))?;
     Ok(head as u64)
+}
+
+/// A log row: channel, chat id, position, line.
+type Row<'a> = (&'a str, &'a str, i64, &'a str);
+
+/// Rows one `INSERT` statement takes: each run of a statement opens and seeks the table's and the index's
+/// cursors, which for one row cost about as much as the row itself.
+const ROWS_PER_INSERT: usize = 32;
+
+/// `INSERT` of [`ROWS_PER_INSERT`] rows.
+static INSERT_MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let rows = vec!["(?, ?, ?, ?)"; ROWS_PER_INSERT].join(", ");
+    format!("INSERT INTO ops (channel, chat_id, pos, line) VALUES {rows}")
+});
+
+fn insert(tx: &Transaction<'_>, rows: &[Row<'_>]) -> Result<(), StoreError> {
+    let mut chunks = rows.chunks_exact(ROWS_PER_INSERT);
+    for chunk in chunks.by_ref() {
+        let mut many = tx.prepare_cached(&INSERT_MANY)?;
+        for (i, (channel, chat_id, pos, line)) in chunk.iter().enumerate() {
+            many.raw_bind_parameter(4 * i + 1, channel)?;
+            many.raw_bind_parameter(4 * i + 2, chat_id)?;
+            many.raw_bind_parameter(4 * i + 3, pos)?;
+            many.raw_bind_parameter(4 * i + 4, line)?;
+        }
+        many.raw_execute()?;
+    }
+    let mut one = tx.prepare_cached("INSERT INTO ops (channel, chat_id, pos, line) VALUES (?1, ?2, ?3, ?4)")?;
+    for (channel, chat_id, pos, line) in chunks.remainder() {
+        one.execute(params![channel, chat_id, pos, line])?;
+    }
+    Ok(())
 }
 
 fn delete(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
@@ -286,11 +334,9 @@ impl Log for SqliteStore {
         let mut conn = self.conn()?;
         let tx = write(&mut conn)?;
         let replaced = snapshotted(snapshots);
-        for ((channel, chat), lines) in by_chat(ops) {
-            if !replaced.contains(&(channel, chat)) {
-                push(&tx, channel, chat, &lines)?;
-            }
-        }
+        let mut appended = by_chat(ops);
+        appended.retain(|(chat, _)| !replaced.contains(chat));
+        push_all(&tx, &appended)?;
         for s in snapshots {
             delete(&tx, &s.channel, &s.chat_id)?;
             push(&tx, &s.channel, &s.chat_id, &[&s.line])?;
