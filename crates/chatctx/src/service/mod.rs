@@ -52,6 +52,8 @@ pub struct Service {
     triage: Option<Arc<Answered>>,
     /// The conversations due for a summary, when the background summarizer is on ([`Service::with_summaries`]).
     summaries: Option<Arc<SummaryQueue>>,
+    /// Large ingest batches applied at once, off the async threads: one per core ([`Service::ingest_async`]).
+    appliers: tokio::sync::Semaphore,
 }
 
 /// How changes become durable: chosen once, from the store the service was opened on.
@@ -76,9 +78,12 @@ struct Queued {
     convs: Vec<(String, String, Option<String>)>,
 }
 
-/// Ingest batches up to this many inputs are applied on the async caller's thread (microseconds each); larger
-/// ones on a blocking thread.
-const INLINE_INPUTS: usize = 16;
+/// Ingest batches up to this many inputs are applied on the async caller's thread (a few microseconds each, so
+/// about a millisecond at most); larger ones on a blocking thread, at most one per core at a time. On a few
+/// cores, more threads applying batches than cores took turns with the one writing to the store: with 16
+/// clients sending 100 events each (then all on blocking threads) the writer ran about half the time it was
+/// due, and durable ingest was ~20 % slower (docs/benchmarks-issue-32.md).
+const INLINE_INPUTS: usize = 256;
 
 /// Operations a chat may log before its log is replaced by a snapshot: what one of its conversations holds
 /// (at least 200), so the log stays proportional to the live state. Twice that (the default before issue 32)
@@ -126,7 +131,8 @@ impl Service {
                 (Durability::Shared(shared), read)
             }
         };
-        Ok((Self { durability, triage, decisions, summaries: None }, read))
+        let appliers = tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Ok((Self { durability, triage, decisions, summaries: None, appliers }, read))
     }
 
     /// Queues the conversations due for a summary after each ingest, for the background summarizer
@@ -272,8 +278,9 @@ impl Service {
     }
 
     /// [`Service::ingest_for`] for async front ends: on a local store the inputs are applied on the caller's
-    /// thread (a large batch on a blocking one) and the wait for the disk takes no thread of its own, so a
-    /// burst of writers shares few threads and each write takes in everything queued meanwhile.
+    /// thread (a batch of more than 256 inputs on a blocking one, one per core at a time) and the wait for the
+    /// disk takes no thread of its own, so a burst of writers shares few threads and each write takes in
+    /// everything queued meanwhile.
     pub async fn ingest_async<I: Decode>(
         self: &Arc<Self>,
         inputs: Vec<I>,
@@ -289,6 +296,7 @@ impl Service {
         let mut queued = if inputs.len() <= INLINE_INPUTS {
             self.ingest_queued(local, &inputs, now, &*allowed)?
         } else {
+            let _slot = self.appliers.acquire().await.map_err(|_| internal("the service is closing"))?;
             let (svc, local) = (self.clone(), local.clone());
             tokio::task::spawn_blocking(move || svc.ingest_queued(&local, &inputs, now, &*allowed))
                 .await

@@ -466,3 +466,45 @@ fn every_chat_gets_its_turn_at_compaction_under_steady_load() {
     assert_eq!(now_lines.len(), 20);
     assert!(longest <= 20, "a chat's log reached {longest} lines (threshold 5): {now_lines:?}");
 }
+
+/// Batches of every size sent at once (small ones applied on the async threads, those past 256 inputs on at
+/// most one blocking thread per core) are each whole and durable when answered: a restart holds all of them.
+#[test]
+fn concurrent_batches_of_every_size_are_durable_when_answered() {
+    let (_dir, path) = db("concurrent-batches");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let svc = std::sync::Arc::new(open(&path).0);
+    let sizes = [1u32, 100, 256, 257, 1000, 3, 600, 300, 999, 50];
+    let last = |chat: u32, svc: &Service| {
+        let items = svc.read(|e| e.history("telegram", &format!("-{chat}"), None)).unwrap().unwrap();
+        (items.len(), items.last().and_then(|i| i.message_id.clone()))
+    };
+    rt.block_on(async {
+        let sent: Vec<_> = sizes
+            .iter()
+            .enumerate()
+            .map(|(c, &n)| {
+                let batch: Vec<Value> = (1..=n)
+                    .map(|i| {
+                        let mut m = message(i, "hello", false);
+                        m["chat_id"] = json!(format!("-{}", c + 1));
+                        m
+                    })
+                    .collect();
+                let svc = svc.clone();
+                tokio::spawn(async move { svc.ingest_async(batch, now(), std::sync::Arc::new(|_, _| true)).await })
+            })
+            .collect();
+        for (task, n) in sent.into_iter().zip(sizes) {
+            assert_eq!(task.await.unwrap().unwrap().accepted, n as usize);
+        }
+    });
+    let answered: Vec<_> = (1..=sizes.len() as u32).map(|c| last(c, &svc)).collect();
+    drop(svc);
+    let (again, _) = open(&path);
+    for (c, &n) in sizes.iter().enumerate() {
+        let want = (n.min(200) as usize, Some(n.to_string()));
+        assert_eq!(answered[c], want, "chat -{} as answered", c + 1);
+        assert_eq!(last(c as u32 + 1, &again), want, "chat -{} after a restart", c + 1);
+    }
+}
