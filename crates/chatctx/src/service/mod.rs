@@ -53,7 +53,7 @@ pub struct Service {
     /// The conversations due for a summary, when the background summarizer is on ([`Service::with_summaries`]).
     summaries: Option<Arc<SummaryQueue>>,
     /// Large ingest batches applied at once, off the async threads: one per core ([`Service::ingest_async`]).
-    appliers: tokio::sync::Semaphore,
+    appliers: Arc<tokio::sync::Semaphore>,
 }
 
 /// How changes become durable: chosen once, from the store the service was opened on.
@@ -131,7 +131,8 @@ impl Service {
                 (Durability::Shared(shared), read)
             }
         };
-        let appliers = tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let appliers = Arc::new(tokio::sync::Semaphore::new(cores));
         Ok((Self { durability, triage, decisions, summaries: None, appliers }, read))
     }
 
@@ -296,11 +297,16 @@ impl Service {
         let mut queued = if inputs.len() <= INLINE_INPUTS {
             self.ingest_queued(local, &inputs, now, &*allowed)?
         } else {
-            let _slot = self.appliers.acquire().await.map_err(|_| internal("the service is closing"))?;
+            // Held by the work itself, so a request given up meanwhile does not free its place early.
+            let slot = self.appliers.clone().acquire_owned().await.map_err(|_| internal("the service is closing"))?;
             let (svc, local) = (self.clone(), local.clone());
-            tokio::task::spawn_blocking(move || svc.ingest_queued(&local, &inputs, now, &*allowed))
-                .await
-                .map_err(|e| internal(format!("the ingest did not finish: {e}")))??
+            tokio::task::spawn_blocking(move || {
+                let queued = svc.ingest_queued(&local, &inputs, now, &*allowed);
+                drop(slot);
+                queued
+            })
+            .await
+            .map_err(|e| internal(format!("the ingest did not finish: {e}")))??
         };
         if let Some(t) = queued.ticket.take() {
             local.durable(t).await?;
