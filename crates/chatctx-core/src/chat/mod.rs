@@ -48,8 +48,16 @@ pub(crate) struct Item {
     pub(crate) message_id: Option<Arc<str>>,
     pub(crate) reply_to: Option<Box<str>>,
     pub(crate) text: Box<str>,
+    /// Whether `text` may hold a person reference ([`may_refer`]), so that a rename passes over the others.
+    pub(crate) refs: bool,
     /// Quote and actions, which few items have, boxed together to keep every item small.
     pub(crate) extra: Option<Box<Extra>>,
+}
+
+/// Whether `text` may hold a person reference: every reference (`[label](scheme:…)`, crate::people) has `](`.
+/// A text without it holds none, so [`Chat::rewrite`] need not search it.
+pub(crate) fn may_refer(text: &str) -> bool {
+    text.contains("](")
 }
 
 /// The rarely present parts of an item.
@@ -264,10 +272,13 @@ impl Chat {
     fn rewrite(&mut self, swaps: Vec<(Box<str>, Box<str>)>, tokens: fn(&Item) -> u32) {
         for (old, new) in &swaps {
             let (old, new) = (&**old, &**new);
+            // A reference is found only in texts that may hold one (always so for a person's reference).
+            let anywhere = !may_refer(old);
             for item in self.convs.iter_mut().flat_map(|c| c.items.iter_mut()) {
                 let mut changed = false;
-                if item.text.contains(old) {
+                if (anywhere || item.refs) && item.text.contains(old) {
                     item.text = item.text.replace(old, new).into();
+                    item.refs = may_refer(&item.text);
                     changed = true;
                 }
                 if let Some(q) = item.extra.as_mut().and_then(|x| x.quote.as_mut()).filter(|q| &*q.0 == old) {
@@ -519,6 +530,7 @@ mod tests {
             message_id: None,
             reply_to: None,
             text: "".into(),
+            refs: false,
             extra: None,
         }
     }

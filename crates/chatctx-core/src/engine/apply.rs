@@ -196,6 +196,7 @@ impl Engine {
             tokens,
             message_id: Some(message_id.into()),
             reply_to: reply_to_message_id.map(String::into_boxed_str),
+            refs: crate::chat::may_refer(&text),
             text: text.into_boxed_str(),
             extra: Extra::boxed(quote, actions),
         };
@@ -241,6 +242,7 @@ impl Engine {
             tokens: estimate_tokens(text.len()),
             message_id: None,
             reply_to: Some(r.message_id.into_boxed_str()),
+            refs: crate::chat::may_refer(&text),
             text: text.into_boxed_str(),
             extra: None,
         };

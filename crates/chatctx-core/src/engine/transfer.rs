@@ -120,21 +120,11 @@ impl Engine {
         for (seq, it) in doc.history.iter().enumerate() {
             // A document is taken whole (one written by this engine holds at most `max_topics` topics).
             let conv = chat.conv_for(it.topic_id.as_deref(), usize::MAX);
-            let quote = it.quote.as_ref().map(|(r, t)| (r.as_str().into(), t.as_str().into()));
-            let item = Item {
-                seq: seq as u64,
-                sent_at: it.sent_at,
-                sender: it.sender,
-                kind: it.kind,
-                origin: it.origin,
-                triggered: it.triggered_agent,
-                tokens: crate::engine::item_tokens(&it.text, quote.as_ref(), &it.actions),
-                message_id: it.message_id.as_deref().map(Into::into),
-                reply_to: it.reply_to_message_id.as_deref().map(Into::into),
-                text: it.text.as_str().into(),
-                extra: Extra::boxed(quote, it.actions.clone()),
-            };
-            chat.insert(conv, item, settings.conversation.cache_max_per_conversation.max(doc.history.len()));
+            chat.insert(
+                conv,
+                item_of(seq, it),
+                settings.conversation.cache_max_per_conversation.max(doc.history.len()),
+            );
         }
         chat.next_seq = doc.history.len() as u64;
         chat.title = doc.title.as_deref().map(Into::into);
@@ -187,5 +177,24 @@ impl Engine {
         // A document written before the directory learned a name shows it now, as the chat would have.
         self.sync_chat(&doc.channel, &doc.chat_id);
         Ok(())
+    }
+}
+
+/// A document's history item as the chat keeps it (`seq` is its place in the document).
+fn item_of(seq: usize, it: &ItemDoc) -> Item {
+    let quote = it.quote.as_ref().map(|(r, t)| (r.as_str().into(), t.as_str().into()));
+    Item {
+        seq: seq as u64,
+        sent_at: it.sent_at,
+        sender: it.sender,
+        kind: it.kind,
+        origin: it.origin,
+        triggered: it.triggered_agent,
+        tokens: crate::engine::item_tokens(&it.text, quote.as_ref(), &it.actions),
+        message_id: it.message_id.as_deref().map(Into::into),
+        reply_to: it.reply_to_message_id.as_deref().map(Into::into),
+        text: it.text.as_str().into(),
+        refs: crate::chat::may_refer(&it.text),
+        extra: Extra::boxed(quote, it.actions.clone()),
     }
 }

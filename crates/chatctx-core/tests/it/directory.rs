@@ -177,3 +177,29 @@ fn one_name_per_person_in_a_prompt() {
     let speakers: Vec<String> = history(&e, "C1").into_iter().map(|(who, _)| who).collect();
     assert_eq!(speakers, ["[Priya](slack:@U1)", "[Priya](slack:@U1)"]);
 }
+
+/// A rename reaches every stored text that holds the old reference, however the item came to be stored
+/// (applied, or imported from a document) and whatever else the text holds (a Markdown link has the same `](`
+/// as a reference); a second rename finds the texts the first one rewrote.
+#[test]
+fn a_rename_reaches_every_text_holding_the_reference() {
+    let msgs = vec![
+        slack_msg("C1", "T1", 1, "U2", "see [docs](https://x.example) and @U1", Some(("U1", 34))),
+        slack_msg("C1", "T1", 2, "U3", "@U1 plain", Some(("U1", 0))),
+        slack_msg("C1", "T1", 3, "U3", "no mention, [a link](https://y.example)", None),
+    ];
+    let applied_engine = applied(msgs);
+    let mut imported = Engine::new(Settings::default());
+    imported.import_document(&applied_engine.export_conversation("slack", "C1").unwrap()).unwrap();
+    for mut e in [applied_engine, imported] {
+        let texts = |e: &Engine| history(e, "C1").into_iter().map(|(_, t)| t).collect::<Vec<_>>();
+        assert_eq!(texts(&e)[0], "see [docs](https://x.example) and [@U1](slack:@U1)");
+        e.apply(person(Some("T1"), None, "U1", "Priya")).unwrap();
+        let want = ["see [docs](https://x.example) and [Priya](slack:@U1)", "[Priya](slack:@U1) plain"];
+        assert_eq!(texts(&e)[..2], want);
+        e.apply(person(None, Some("C1"), "U1", "Priya R.")).unwrap();
+        let t = texts(&e);
+        assert_eq!(t[..2], ["see [docs](https://x.example) and [Priya R.](slack:@U1)", "[Priya R.](slack:@U1) plain"]);
+        assert_eq!(t[2], "no mention, [a link](https://y.example)");
+    }
+}
