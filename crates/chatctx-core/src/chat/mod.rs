@@ -54,7 +54,8 @@ pub(crate) struct Item {
     pub(crate) extra: Option<Box<Extra>>,
 }
 
-/// Whether `text` may hold a person reference: every reference (`[label](scheme:…)`, crate::people) has `](`.
+/// Whether `text` may hold a person reference: every reference of someone with an id or a username
+/// (`[label](scheme:…)`, see `crate::people::display_ref`) has `](`.
 /// A text without it holds none, so [`Chat::rewrite`] need not search it.
 pub(crate) fn may_refer(text: &str) -> bool {
     text.contains("](")

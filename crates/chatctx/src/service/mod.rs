@@ -81,8 +81,8 @@ struct Queued {
 /// Ingest batches up to this many inputs are applied on the async caller's thread (a few microseconds each, so
 /// about a millisecond at most); larger ones on a blocking thread, at most one per core at a time. On a few
 /// cores, more threads applying batches than cores took turns with the one writing to the store: with 16
-/// clients sending 100 events each (then all on blocking threads) the writer ran about half the time it was
-/// due, and durable ingest was ~20 % slower (docs/benchmarks-issue-32.md).
+/// clients sending 100 events each (then all on blocking threads) the writer was on a core for only about half
+/// of the time it was busy, and durable ingest was ~20 % slower (docs/benchmarks-issue-32.md).
 const INLINE_INPUTS: usize = 256;
 
 /// Operations a chat may log before its log is replaced by a snapshot: what one of its conversations holds
