@@ -187,22 +187,24 @@ fn head(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, Store
 /// Appends `lines` to a chat at its next positions; returns its new head.
 fn push(tx: &Transaction<'_>, channel: &str, chat_id: &str, lines: &[&str]) -> Result<u64, StoreError> {
     let head = reserve(tx, channel, chat_id, lines.len())?;
-    let first = head as i64 - lines.len() as i64 + 1;
-    insert(
-        tx,
-        &lines.iter().enumerate().map(|(i, line)| (channel, chat_id, first + i as i64, *line)).collect::<Vec<_>>(),
-    )?;
+    insert(tx, &rows(channel, chat_id, head, lines).collect::<Vec<_>>())?;
     Ok(head)
 }
 
 /// [`push`] for many chats at once: their rows go in together, many per statement.
 fn push_all(tx: &Transaction<'_>, chats: &[((&str, &str), Vec<&str>)]) -> Result<(), StoreError> {
-    let mut rows = Vec::with_capacity(chats.iter().map(|(_, lines)| lines.len()).sum());
+    let mut all = Vec::with_capacity(chats.iter().map(|(_, lines)| lines.len()).sum());
     for ((channel, chat_id), lines) in chats {
-        let first = reserve(tx, channel, chat_id, lines.len())? as i64 - lines.len() as i64 + 1;
-        rows.extend(lines.iter().enumerate().map(|(i, line)| (*channel, *chat_id, first + i as i64, *line)));
+        let head = reserve(tx, channel, chat_id, lines.len())?;
+        all.extend(rows(channel, chat_id, head, lines));
     }
-    insert(tx, &rows)
+    insert(tx, &all)
+}
+
+/// A chat's `lines` as rows at the positions up to `head` (reserved for them).
+fn rows<'a>(channel: &'a str, chat_id: &'a str, head: u64, lines: &'a [&'a str]) -> impl Iterator<Item = Row<'a>> {
+    let first = head as i64 - lines.len() as i64 + 1;
+    lines.iter().enumerate().map(move |(i, line)| (channel, chat_id, first + i as i64, *line))
 }
 
 /// Takes the next `n` positions of a chat; its new head.
@@ -231,19 +233,24 @@ static INSERT_MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 
 fn insert(tx: &Transaction<'_>, rows: &[Row<'_>]) -> Result<(), StoreError> {
     let mut chunks = rows.chunks_exact(ROWS_PER_INSERT);
-    for chunk in chunks.by_ref() {
+    if chunks.len() > 0 {
+        // Looked up once (the cache hashes the statement's text).
         let mut many = tx.prepare_cached(&INSERT_MANY)?;
-        for (i, (channel, chat_id, pos, line)) in chunk.iter().enumerate() {
-            many.raw_bind_parameter(4 * i + 1, channel)?;
-            many.raw_bind_parameter(4 * i + 2, chat_id)?;
-            many.raw_bind_parameter(4 * i + 3, pos)?;
-            many.raw_bind_parameter(4 * i + 4, line)?;
+        for chunk in chunks.by_ref() {
+            for (i, (channel, chat_id, pos, line)) in chunk.iter().enumerate() {
+                many.raw_bind_parameter(4 * i + 1, channel)?;
+                many.raw_bind_parameter(4 * i + 2, chat_id)?;
+                many.raw_bind_parameter(4 * i + 3, pos)?;
+                many.raw_bind_parameter(4 * i + 4, line)?;
+            }
+            many.raw_execute()?;
         }
-        many.raw_execute()?;
     }
-    let mut one = tx.prepare_cached("INSERT INTO ops (channel, chat_id, pos, line) VALUES (?1, ?2, ?3, ?4)")?;
-    for (channel, chat_id, pos, line) in chunks.remainder() {
-        one.execute(params![channel, chat_id, pos, line])?;
+    if !chunks.remainder().is_empty() {
+        let mut one = tx.prepare_cached("INSERT INTO ops (channel, chat_id, pos, line) VALUES (?1, ?2, ?3, ?4)")?;
+        for (channel, chat_id, pos, line) in chunks.remainder() {
+            one.execute(params![channel, chat_id, pos, line])?;
+        }
     }
     Ok(())
 }
