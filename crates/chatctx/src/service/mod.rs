@@ -279,7 +279,7 @@ impl Service {
     }
 
     /// [`Service::ingest_for`] for async front ends: on a local store the inputs are applied on the caller's
-    /// thread (a batch of more than 256 inputs on a blocking one, one per core at a time) and the wait for the
+    /// thread (a batch past `INLINE_INPUTS` on a blocking one, one per core at a time) and the wait for the
     /// disk takes no thread of its own, so a burst of writers shares few threads and each write takes in
     /// everything queued meanwhile.
     pub async fn ingest_async<I: Decode>(
