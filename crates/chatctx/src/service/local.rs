@@ -133,6 +133,17 @@ pub(super) struct Local {
     writing: std::sync::atomic::AtomicBool,
 }
 
+impl Inner {
+    /// After `snapshots` were written: their chats' logs start again from them, and none waits for one.
+    fn snapshotted(&mut self, snapshots: &[Op]) {
+        let chats: Vec<ChatKey> = snapshots.iter().map(|s| key(&s.channel, &s.chat_id)).collect();
+        self.overdue.remove_all(&chats);
+        for k in chats {
+            self.since_snapshot.insert(k, 0);
+        }
+    }
+}
+
 impl Local {
     /// Rebuilds the state `store` holds. How many operations were replayed.
     pub(super) fn open(
@@ -261,9 +272,8 @@ impl Local {
                 for (k, n) in round.counts {
                     *inner.since_snapshot.entry(k).or_default() += n;
                 }
-                for s in &round.snapshots {
-                    inner.since_snapshot.insert(key(&s.channel, &s.chat_id), 0);
-                }
+                inner.snapshotted(&round.snapshots);
+                // Also those it took that had no snapshot to write (a chat forgotten meanwhile).
                 inner.overdue.remove_all(&round.taken);
                 Ok(())
             }
@@ -394,12 +404,7 @@ impl Local {
     fn snapshot(&self, inner: &mut Inner, chats: &[ChatKey], erase: bool) {
         let snapshots = snapshots(&inner.engine, chats.iter());
         match self.store.write(&[], &snapshots, erase) {
-            Ok(()) => {
-                for s in &snapshots {
-                    inner.since_snapshot.insert(key(&s.channel, &s.chat_id), 0);
-                    inner.overdue.remove(&key(&s.channel, &s.chat_id));
-                }
-            }
+            Ok(()) => inner.snapshotted(&snapshots),
             Err(e) => tracing::warn!("snapshots of {} chats failed (their full logs stay): {e}", snapshots.len()),
         }
     }
