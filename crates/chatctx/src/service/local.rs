@@ -473,7 +473,8 @@ impl Local {
         inner.engine.import_document(doc)?;
         // The document is the chat's whole state: it replaces the chat's log.
         let size = line.len() + 64;
-        if let Err(e) = self.store.rewrite_chat(channel, chat, &[op(channel, chat, line)]) {
+        let snapshot = [op(channel, chat, line)];
+        if let Err(e) = self.store.rewrite_chat(channel, chat, &snapshot) {
             self.note_failure(&e, size);
             if self.reload(&mut inner, &[key(channel, chat)]).is_err()
                 && let Ok(fresh) = rebuild(&*self.store, &self.settings, self.triage.as_ref())
@@ -482,8 +483,7 @@ impl Local {
             }
             return Err(internal(format!("the import could not be stored: {e}")));
         }
-        inner.since_snapshot.insert(key(channel, chat), 0);
-        inner.overdue.remove(&key(channel, chat));
+        inner.snapshotted(&snapshot);
         Ok(())
     }
 
