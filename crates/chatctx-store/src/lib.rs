@@ -33,7 +33,7 @@ pub mod testing;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PgStore, create_database};
-pub use sqlite::{DEFAULT_CHECK_TIME, Integrity, Salvaged, SqliteStore};
+pub use sqlite::{DEFAULT_CHECK_TIME, DEFAULT_SUPERSEDED_SLACK, Integrity, Salvaged, SqliteStore};
 
 use std::sync::Arc;
 
@@ -148,6 +148,13 @@ pub trait Log: Store {
             self.rewrite_chat(&s.channel, &s.chat_id, std::slice::from_ref(s))?;
         }
         Ok(())
+    }
+    /// Up to `most` chats whose snapshot would let the store give back space: a store that keeps superseded
+    /// operations for a while (SQLite) names, when they pile up, the chats whose older operations hold them
+    /// back. The service takes them with its routine snapshots. (The default: none.)
+    fn reclaim(&self, most: usize) -> Vec<(String, String)> {
+        let _ = most;
+        Vec::new()
     }
     /// Calls `each` with every operation of one chat and its position, in order (to reload that chat alone).
     fn load_chat(&self, channel: &str, chat_id: &str, each: &mut dyn FnMut(u64, String)) -> Result<(), StoreError>;

@@ -143,6 +143,10 @@ impl<S: crate::Log + ?Sized> crate::Log for Faulty<S> {
         self.inner.rewrite_chat(channel, chat_id, ops)
     }
 
+    fn reclaim(&self, most: usize) -> Vec<(String, String)> {
+        self.inner.reclaim(most)
+    }
+
     fn load_chat(
         &self,
         channel: &str,

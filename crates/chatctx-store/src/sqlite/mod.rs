@@ -3,13 +3,18 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use crate::{Log, Op, SharedLog, Store, StoreError, by_chat, snapshotted};
 
 mod repair;
+mod rows;
+mod table;
 use repair::verdict;
 pub use repair::{Integrity, Salvaged};
+pub use rows::DEFAULT_SUPERSEDED_SLACK;
+use rows::{Rows, key};
+use table::{bases, gather, head, push, push_all, push_snapshot, read_rows, remove_chat, text};
 
 /// Schema versions, in order; `PRAGMA user_version` records how many were applied.
 const MIGRATIONS: &[&str] = &[
@@ -41,6 +46,10 @@ const MIGRATIONS: &[&str] = &[
     // 5: revocations numbered in the order written, so instances read only the new ones.
     "ALTER TABLE revoked_scopes ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
      CREATE INDEX revoked_by_seq ON revoked_scopes (seq);",
+    // 6: the log is only appended to; a snapshot supersedes its chat's rows numbered below the chat's base
+    // (rows.rs). Without the index by chat, many chats written at once do not cost a page each.
+    "ALTER TABLE chats ADD COLUMN base INTEGER NOT NULL DEFAULT 0;
+     DROP INDEX ops_by_pos;",
 ];
 
 /// SQLite, one file, WAL journal, full synchronous commits.
@@ -50,6 +59,11 @@ pub struct SqliteStore {
     /// [`Store::load`] (a restart's replay). That load answers with the check's verdict once it has read
     /// everything; every other use waits for the verdict first.
     check: Mutex<Check>,
+    /// Where each chat's rows are in the log (rows.rs): read with the log at a start, or from the table when
+    /// first needed; dropped when a write fails, to be read again. Locked after `conn`.
+    placed: Mutex<Option<Rows>>,
+    /// Bytes of superseded rows allowed beyond those of the rows in use ([`SqliteStore::with_superseded_slack`]).
+    slack: u64,
 }
 
 /// Where the integrity check started at open stands.
@@ -137,13 +151,63 @@ impl SqliteStore {
             tx.pragma_update(None, "user_version", i as i64 + 1)?;
         }
         tx.commit()?;
-        Ok(Self { conn: Mutex::new(conn), check: Mutex::new(Check::Passed) })
+        Ok(Self {
+            conn: Mutex::new(conn),
+            check: Mutex::new(Check::Passed),
+            placed: Mutex::new(None),
+            slack: DEFAULT_SUPERSEDED_SLACK,
+        })
+    }
+
+    /// How many bytes of superseded rows the file may hold beyond the bytes of the rows in use before the
+    /// chats holding them back are named for a snapshot ([`Log::reclaim`]; default
+    /// [`DEFAULT_SUPERSEDED_SLACK`]).
+    pub fn with_superseded_slack(mut self, bytes: u64) -> Self {
+        self.slack = bytes;
+        self
     }
 
     /// The connection, once the integrity check started at open has passed.
     fn conn(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
         self.checked()?;
         self.conn.lock().map_err(|_| StoreError::Poisoned)
+    }
+
+    /// Runs `f` in one write transaction with the chats' rows, and commits; `f` says whether to [`scrub`]
+    /// after. What `f` changed in the rows is kept only if the transaction commits (otherwise they are read
+    /// again from the table when next needed).
+    fn writing<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>, &mut Rows) -> Result<(T, bool), StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn()?;
+        let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
+        let mut rows = match placed.take() {
+            Some(rows) => rows,
+            None => read_rows(&conn)?,
+        };
+        let tx = write(&mut conn)?;
+        let (out, erase) = f(&tx, &mut rows)?;
+        tx.commit()?;
+        *placed = Some(rows);
+        // Otherwise the freed pages (zeroed by `secure_delete`) reach the main file at SQLite's next automatic
+        // checkpoint, and the old frames are overwritten as the WAL is reused.
+        if erase {
+            scrub(&conn)?;
+        }
+        Ok(out)
+    }
+
+    /// The numbers of a chat's rows in use, in order.
+    fn in_use(&self, conn: &Connection, channel: &str, chat_id: &str) -> Result<Vec<i64>, StoreError> {
+        let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
+        let rows = match &mut *placed {
+            Some(rows) => rows,
+            None => placed.insert(read_rows(conn)?),
+        };
+        let mut k = Vec::new();
+        key(&mut k, channel, chat_id);
+        Ok(rows.in_use(&k))
     }
 }
 
@@ -174,89 +238,6 @@ fn refuse_empty(path: &Path) -> Result<(), StoreError> {
 
 fn write(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
     Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
-}
-
-fn head(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
-    let head: Option<i64> = tx
-        .prepare_cached("SELECT head FROM chats WHERE channel = ?1 AND chat_id = ?2")?
-        .query_row(params![channel, chat_id], |r| r.get(0))
-        .optional()?;
-    Ok(head.unwrap_or(0) as u64)
-}
-
-/// Appends `lines` to a chat at its next positions; returns its new head.
-fn push(tx: &Transaction<'_>, channel: &str, chat_id: &str, lines: &[&str]) -> Result<u64, StoreError> {
-    let head = reserve(tx, channel, chat_id, lines.len())?;
-    insert(tx, &rows(channel, chat_id, head, lines).collect::<Vec<_>>())?;
-    Ok(head)
-}
-
-/// [`push`] for many chats at once: their rows go in together, many per statement.
-fn push_all(tx: &Transaction<'_>, chats: &[((&str, &str), Vec<&str>)]) -> Result<(), StoreError> {
-    let mut all = Vec::with_capacity(chats.iter().map(|(_, lines)| lines.len()).sum());
-    for ((channel, chat_id), lines) in chats {
-        let head = reserve(tx, channel, chat_id, lines.len())?;
-        all.extend(rows(channel, chat_id, head, lines));
-    }
-    insert(tx, &all)
-}
-
-/// A chat's `lines` as rows at the positions up to `head` (reserved for them).
-fn rows<'a>(channel: &'a str, chat_id: &'a str, head: u64, lines: &'a [&'a str]) -> impl Iterator<Item = Row<'a>> {
-    let first = head as i64 - lines.len() as i64 + 1;
-    lines.iter().enumerate().map(move |(i, line)| (channel, chat_id, first + i as i64, *line))
-}
-
-/// Takes the next `n` positions of a chat; its new head.
-fn reserve(tx: &Transaction<'_>, channel: &str, chat_id: &str, n: usize) -> Result<u64, StoreError> {
-    let head: i64 = tx
-        .prepare_cached(
-            "INSERT INTO chats (channel, chat_id, head) VALUES (?1, ?2, ?3)
-             ON CONFLICT (channel, chat_id) DO UPDATE SET head = head + ?3 RETURNING head",
-        )?
-        .query_row(params![channel, chat_id, n as i64], |r| r.get(0))?;
-    Ok(head as u64)
-}
-
-/// A log row: channel, chat id, position, line.
-type Row<'a> = (&'a str, &'a str, i64, &'a str);
-
-/// Rows one `INSERT` statement takes: each run of a statement opens and seeks the table's and the index's
-/// cursors, which for one row cost about as much as the row itself.
-const ROWS_PER_INSERT: usize = 32;
-
-/// `INSERT` of [`ROWS_PER_INSERT`] rows.
-static INSERT_MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let rows = vec!["(?, ?, ?, ?)"; ROWS_PER_INSERT].join(", ");
-    format!("INSERT INTO ops (channel, chat_id, pos, line) VALUES {rows}")
-});
-
-fn insert(tx: &Transaction<'_>, rows: &[Row<'_>]) -> Result<(), StoreError> {
-    let mut chunks = rows.chunks_exact(ROWS_PER_INSERT);
-    if chunks.len() > 0 {
-        // Looked up once (the cache hashes the statement's text).
-        let mut many = tx.prepare_cached(&INSERT_MANY)?;
-        for chunk in chunks.by_ref() {
-            for (i, (channel, chat_id, pos, line)) in chunk.iter().enumerate() {
-                many.raw_bind_parameter(4 * i + 1, channel)?;
-                many.raw_bind_parameter(4 * i + 2, chat_id)?;
-                many.raw_bind_parameter(4 * i + 3, pos)?;
-                many.raw_bind_parameter(4 * i + 4, line)?;
-            }
-            many.raw_execute()?;
-        }
-    }
-    if !chunks.remainder().is_empty() {
-        let mut one = tx.prepare_cached("INSERT INTO ops (channel, chat_id, pos, line) VALUES (?1, ?2, ?3, ?4)")?;
-        for (channel, chat_id, pos, line) in chunks.remainder() {
-            one.execute(params![channel, chat_id, pos, line])?;
-        }
-    }
-    Ok(())
-}
-
-fn delete(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
-    Ok(tx.execute("DELETE FROM ops WHERE channel = ?1 AND chat_id = ?2", params![channel, chat_id])? as u64)
 }
 
 impl Store for SqliteStore {
@@ -301,14 +282,25 @@ impl Store for SqliteStore {
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
         let read = (|| {
             let conn = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
-            let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line FROM ops ORDER BY seq")?;
+            let mut placed = Rows::with_bases(bases(&conn)?);
+            // `octet_length` is read from the row's header: a superseded row's text is not loaded.
+            let mut stmt =
+                conn.prepare("SELECT seq, channel, chat_id, pos, line, octet_length(line) FROM ops ORDER BY seq")?;
             let mut rows = stmt.query([])?;
             let mut n = 0;
+            let mut k = Vec::new();
             while let Some(row) = rows.next()? {
-                let pos: i64 = row.get(2)?;
-                each(pos as u64, Op { channel: row.get(0)?, chat_id: row.get(1)?, line: row.get(3)? });
-                n += 1;
+                let (channel, chat_id) = (text(row, 1)?, text(row, 2)?);
+                key(&mut k, channel, chat_id);
+                // A superseded row is not read further: its chat's snapshot stands for it.
+                if placed.seen(&k, row.get(0)?, row.get::<_, i64>(5)? as usize) {
+                    let pos: i64 = row.get(3)?;
+                    let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
+                    each(pos as u64, Op { channel, chat_id, line: row.get(4)? });
+                    n += 1;
+                }
             }
+            *self.placed.lock().map_err(|_| StoreError::Poisoned)? = Some(placed);
             Ok(n)
         })();
         self.checked()?;
@@ -338,43 +330,44 @@ impl Log for SqliteStore {
     }
 
     fn write(&self, ops: &[Op], snapshots: &[Op], erase: bool) -> Result<(), StoreError> {
-        let mut conn = self.conn()?;
-        let tx = write(&mut conn)?;
         let replaced = snapshotted(snapshots);
         let mut appended = by_chat(ops);
         appended.retain(|(chat, _)| !replaced.contains(chat));
-        push_all(&tx, &appended)?;
-        for s in snapshots {
-            delete(&tx, &s.channel, &s.chat_id)?;
-            push(&tx, &s.channel, &s.chat_id, &[&s.line])?;
-        }
-        tx.commit()?;
-        // Otherwise the freed pages (zeroed by `secure_delete`) reach the main file at SQLite's next automatic
-        // checkpoint, and the old frames are overwritten as the WAL is reused.
-        if erase && !snapshots.is_empty() {
-            scrub(&conn)?;
-        }
-        Ok(())
+        self.writing(|tx, placed| {
+            push_all(tx, placed, &appended)?;
+            for s in snapshots {
+                push_snapshot(tx, placed, s, erase)?;
+            }
+            gather(tx, placed)?;
+            Ok(((), erase && !snapshots.is_empty()))
+        })
     }
 
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
-        let mut conn = self.conn()?;
-        let tx = write(&mut conn)?;
-        let n = delete(&tx, channel, chat_id)?;
-        tx.commit()?;
-        scrub(&conn)?;
-        Ok(n)
+        self.writing(|tx, placed| {
+            let n = remove_chat(tx, placed, channel, chat_id)?;
+            gather(tx, placed)?;
+            Ok((n, true))
+        })
     }
 
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError> {
-        let mut conn = self.conn()?;
-        let tx = write(&mut conn)?;
-        delete(&tx, channel, chat_id)?;
-        let lines: Vec<&str> = ops.iter().map(|o| o.line.as_str()).collect();
-        push(&tx, channel, chat_id, &lines)?;
-        tx.commit()?;
-        scrub(&conn)?;
-        Ok(())
+        self.writing(|tx, placed| {
+            remove_chat(tx, placed, channel, chat_id)?;
+            let lines: Vec<&str> = ops.iter().map(|o| o.line.as_str()).collect();
+            if !lines.is_empty() {
+                push(tx, placed, channel, chat_id, &lines)?;
+            }
+            gather(tx, placed)?;
+            Ok(((), true))
+        })
+    }
+
+    fn reclaim(&self, most: usize) -> Vec<(String, String)> {
+        match self.placed.lock() {
+            Ok(placed) => placed.as_ref().map(|rows| rows.holding_back(most, self.slack)).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
     }
 }
 
@@ -387,13 +380,12 @@ impl SharedLog for SqliteStore {
         each: &mut dyn FnMut(u64, String),
     ) -> Result<(), StoreError> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT pos, line FROM ops WHERE channel = ?1 AND chat_id = ?2 AND pos > ?3 ORDER BY pos",
-        )?;
-        let mut rows = stmt.query(params![channel, chat_id, after as i64])?;
-        while let Some(row) = rows.next()? {
-            let pos: i64 = row.get(0)?;
-            each(pos as u64, row.get(1)?);
+        let mut stmt = conn.prepare_cached("SELECT pos, line FROM ops WHERE seq = ?1")?;
+        for seq in self.in_use(&conn, channel, chat_id)? {
+            let (pos, line): (i64, String) = stmt.query_row([seq], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            if pos as u64 > after {
+                each(pos as u64, line);
+            }
         }
         Ok(())
     }
@@ -402,18 +394,18 @@ impl SharedLog for SqliteStore {
         if lines.is_empty() {
             return Ok(Some(at));
         }
-        let mut conn = self.conn()?;
-        let tx = write(&mut conn)?;
-        if head(&tx, channel, chat_id)? != at {
-            return Ok(None);
-        }
-        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let new = push(&tx, channel, chat_id, &lines)?;
-        tx.commit()?;
-        Ok(Some(new))
+        self.writing(|tx, placed| {
+            if head(tx, channel, chat_id)? != at {
+                return Ok((None, false));
+            }
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            Ok((Some(push(tx, placed, channel, chat_id, &lines)?.0), false))
+        })
     }
 
     fn compact_at(&self, channel: &str, chat_id: &str, at: u64, line: &str) -> Result<(), StoreError> {
+        // Rare (SQLite is a shared log only in tests): the rows are found by a pass over the table, and where the
+        // chats' rows are is read again afterwards.
         let mut conn = self.conn()?;
         let tx = write(&mut conn)?;
         let replaced = tx.execute(
@@ -427,6 +419,7 @@ impl SharedLog for SqliteStore {
             )?;
         }
         tx.commit()?;
+        *self.placed.lock().map_err(|_| StoreError::Poisoned)? = None;
         Ok(())
     }
 

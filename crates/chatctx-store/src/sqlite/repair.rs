@@ -64,9 +64,11 @@ impl SqliteStore {
         }
     }
 
-    /// Every operation that can still be read, in the order written, with each chat's newest position as
-    /// recorded (positions are never reused, so a repaired store keeps them). Reading stops at the first row
-    /// that cannot be read, keeping what was read before it.
+    /// Every operation that can still be read and is in use (not superseded by its chat's snapshot), in the
+    /// order written, with each chat's newest position as recorded (positions are never reused, so a repaired
+    /// store keeps them). Reading stops at the first row that cannot be read, keeping what was read before it.
+    /// If the chats' table cannot be read, superseded rows are kept too (a snapshot replaces its chat whole
+    /// when replayed, so they change nothing).
     pub fn salvage(&self) -> Salvaged {
         let mut ops = Vec::new();
         let mut heads = Vec::new();
@@ -75,6 +77,18 @@ impl SqliteStore {
             Ok(c) => c,
             Err(e) => return Salvaged { ops, heads, unreadable, stopped: Some(e) },
         };
+        let mut bases = std::collections::HashMap::new();
+        let read_heads = (|| -> Result<(), StoreError> {
+            let mut stmt = conn.prepare("SELECT channel, chat_id, head, base FROM chats")?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let head: i64 = row.get(2)?;
+                let chat: (String, String) = (row.get(0)?, row.get(1)?);
+                bases.insert(chat.clone(), row.get::<_, i64>(3)?);
+                heads.push((chat, head as u64));
+            }
+            Ok(())
+        })();
         // Row by row: a row whose cells are not what they should be (a `line` that is a BLOB of invalid UTF-8,
         // or NULL) is reported and passed over; only a failure of the read itself (a damaged page) stops it,
         // keeping what was read before.
@@ -82,6 +96,12 @@ impl SqliteStore {
             let mut stmt = conn.prepare("SELECT channel, chat_id, pos, line, seq FROM ops ORDER BY seq")?;
             let mut rows = stmt.query([])?;
             while let Some(row) = rows.next()? {
+                let chat = (row.get::<_, String>(0), row.get::<_, String>(1));
+                if let (Ok(channel), Ok(chat_id), Ok(seq)) = (chat.0, chat.1, row.get::<_, i64>(4))
+                    && bases.get(&(channel, chat_id)).is_some_and(|&base| seq < base)
+                {
+                    continue;
+                }
                 let cells = (|| -> Result<(u64, Op), rusqlite::Error> {
                     let pos: i64 = row.get(2)?;
                     Ok((pos as u64, Op { channel: row.get(0)?, chat_id: row.get(1)?, line: row.get(3)? }))
@@ -93,15 +113,6 @@ impl SqliteStore {
                         unreadable.push(format!("row {seq} of the log cannot be read: {e}"));
                     }
                 }
-            }
-            Ok(())
-        })();
-        let read_heads = (|| -> Result<(), StoreError> {
-            let mut stmt = conn.prepare("SELECT channel, chat_id, head FROM chats")?;
-            let mut rows = stmt.query([])?;
-            while let Some(row) = rows.next()? {
-                let head: i64 = row.get(2)?;
-                heads.push(((row.get(0)?, row.get(1)?), head as u64));
             }
             Ok(())
         })();

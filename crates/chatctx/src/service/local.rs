@@ -51,6 +51,10 @@ const SNAPSHOTS_PER_WRITE: usize = 1;
 /// `store.compact_after`, or logs grown over earlier runs, can leave hundreds due at a start).
 const MAX_SNAPSHOTS_PER_WRITE: usize = 16;
 
+/// Snapshots one write takes, besides the others, of chats the store names as holding back space
+/// ([`chatctx_store::Log::reclaim`]; asked only when superseded operations outnumber those in use).
+const RECLAIMS_PER_WRITE: usize = 2;
+
 /// What the commit lock guards (async waiters are told it after each write).
 #[derive(Debug, Clone, Copy, Default)]
 struct Commit {
@@ -250,6 +254,8 @@ impl Local {
         let budget = (SNAPSHOTS_PER_WRITE + inner.overdue.len() / 8).min(MAX_SNAPSHOTS_PER_WRITE);
         let routine = inner.overdue.first(budget, |k| due.contains(k));
         due.extend(routine);
+        // Chats whose old operations keep the store from giving back the space of superseded ones.
+        due.extend(self.store.reclaim(RECLAIMS_PER_WRITE).iter().map(|(channel, chat)| key(channel, chat)));
         let snapshots = snapshots(&inner.engine, due.iter());
         let fates = std::mem::take(&mut inner.waiting);
         Round { fates, upto: inner.queued, batch, counts, snapshots, taken: due.into_iter().collect(), erase }

@@ -274,8 +274,9 @@ fn damaged_index_pages_are_found_at_open_and_repaired() {
     let (root, page_size): (i64, i64) = {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.pragma_update(None, "wal_checkpoint", "TRUNCATE").unwrap();
-        let root =
-            conn.query_row("SELECT rootpage FROM sqlite_master WHERE name = 'ops_by_pos'", [], |r| r.get(0)).unwrap();
+        let root = conn
+            .query_row("SELECT rootpage FROM sqlite_master WHERE name = 'revoked_by_seq'", [], |r| r.get(0))
+            .unwrap();
         (root, conn.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap())
     };
     let mut bytes = std::fs::read(&path).unwrap();

@@ -19,6 +19,7 @@ mod mcp;
 mod people;
 mod platforms;
 mod python_client;
+mod reclaim;
 mod scenarios;
 mod service;
 mod shared;

@@ -1,0 +1,266 @@
+//! Where each chat's rows are in the log table, kept in memory.
+//!
+//! The table is written in one order only: appended, whatever the chat. It has no index by chat, because with
+//! many chats written at once such an index puts each new row on a page of its own (one page written per
+//! message) and a compaction's deletions land on as many pages as the chat had rows. Instead:
+//! - a snapshot *supersedes* its chat's earlier rows (`chats.base`: rows of the chat numbered below it are
+//!   superseded) and deletes nothing, unless what it replaces must leave the file now (`erase`);
+//! - rows below the oldest row still in use are all superseded, and are deleted as one range;
+//! - when superseded rows outweigh the rows in use, [`Rows::holding_back`] names the chats whose old rows keep
+//!   that range from growing, for the service to snapshot.
+//!
+//! This process alone writes the file (docs/deployment.md), so what is kept here stays true; it is rebuilt from
+//! the table whenever a write fails (see `SqliteStore::placed`).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// A chat as a key: its channel's length, the channel, then the chat id (no two chats share one).
+pub(super) fn key(buf: &mut Vec<u8>, channel: &str, chat_id: &str) {
+    buf.clear();
+    buf.extend_from_slice(&(channel.len() as u32).to_le_bytes());
+    buf.extend_from_slice(channel.as_bytes());
+    buf.extend_from_slice(chat_id.as_bytes());
+}
+
+/// The chat a [`key`] names.
+fn chat(key: &[u8]) -> Option<(String, String)> {
+    let len = u32::from_le_bytes(key.get(..4)?.try_into().ok()?) as usize;
+    let channel = std::str::from_utf8(key.get(4..4 + len)?).ok()?;
+    let chat_id = std::str::from_utf8(key.get(4 + len..)?).ok()?;
+    Some((channel.to_owned(), chat_id.to_owned()))
+}
+
+/// One chat's rows.
+#[derive(Debug, Default)]
+struct Placed {
+    /// The numbers (`seq`) and sizes of its rows in the table, ascending; rows below [`Rows::gone_below`]
+    /// may linger here until the chat is next touched.
+    seqs: VecDeque<(i64, u32)>,
+    /// Its rows numbered below this are superseded.
+    base: i64,
+    /// Its oldest row in use, if it has any (its entry in [`Rows::fronts`]).
+    front: Option<i64>,
+}
+
+impl Placed {
+    /// Drops the rows deleted with the range below `gone`.
+    fn trim(&mut self, gone: i64) {
+        while self.seqs.front().is_some_and(|&(s, _)| s < gone) {
+            self.seqs.pop_front();
+        }
+    }
+
+    /// Where its rows in use begin in [`Placed::seqs`].
+    fn first_live(&self) -> usize {
+        self.seqs.partition_point(|&(s, _)| s < self.base)
+    }
+}
+
+/// Every chat's rows, and the superseded rows still in the table.
+#[derive(Debug, Default)]
+pub(super) struct Rows {
+    chats: HashMap<Box<[u8]>, Placed>,
+    /// Each chat with rows in use, by its oldest such row.
+    fronts: BTreeMap<i64, Box<[u8]>>,
+    /// Superseded rows still in the table, with their sizes.
+    superseded: BTreeMap<i64, u32>,
+    /// Their sizes together.
+    superseded_bytes: u64,
+    /// The sizes of the rows in use together.
+    live_bytes: u64,
+    /// Every row numbered below this has been deleted.
+    gone_below: i64,
+    /// The newest row's number.
+    newest: i64,
+}
+
+/// How many bytes of superseded rows the table may hold beyond the bytes of the rows in use, by default, before
+/// the chats holding them back are named for a snapshot ([`Rows::holding_back`]).
+pub const DEFAULT_SUPERSEDED_SLACK: u64 = 8 << 20;
+
+/// A row's size as kept (a row is at most a log line, far below 4 GiB).
+fn size(bytes: usize) -> u32 {
+    u32::try_from(bytes).unwrap_or(u32::MAX)
+}
+
+impl Rows {
+    /// Starts from the chats' bases (`chats.base`), before their rows are [`Rows::seen`] in order.
+    pub(super) fn with_bases(bases: impl IntoIterator<Item = (Vec<u8>, i64)>) -> Self {
+        let chats = bases.into_iter().map(|(k, base)| (k.into(), Placed { base, ..Placed::default() })).collect();
+        Rows { chats, ..Rows::default() }
+    }
+
+    /// A row read from the table (`bytes` long), in the order of their numbers: whether it is in use.
+    pub(super) fn seen(&mut self, key: &[u8], seq: i64, bytes: usize) -> bool {
+        if self.newest == 0 {
+            self.gone_below = seq;
+        }
+        self.newest = seq;
+        let placed = match self.chats.get_mut(key) {
+            Some(p) => p,
+            None => self.chats.entry(key.into()).or_default(),
+        };
+        placed.seqs.push_back((seq, size(bytes)));
+        let live = seq >= placed.base;
+        if live {
+            self.live_bytes += bytes as u64;
+            if placed.front.is_none() {
+                placed.front = Some(seq);
+                self.fronts.insert(seq, key.into());
+            }
+        } else {
+            self.superseded.insert(seq, size(bytes));
+            self.superseded_bytes += bytes as u64;
+        }
+        live
+    }
+
+    /// Rows appended to a chat, numbered from `first`, with the sizes `bytes`.
+    pub(super) fn appended(&mut self, key: &[u8], first: i64, bytes: impl IntoIterator<Item = usize>) {
+        let placed = match self.chats.get_mut(key) {
+            Some(p) => p,
+            None => self.chats.entry(key.into()).or_default(),
+        };
+        let mut seq = first;
+        for b in bytes {
+            placed.seqs.push_back((seq, size(b)));
+            self.live_bytes += b as u64;
+            seq += 1;
+        }
+        if placed.front.is_none() && seq > first {
+            placed.front = Some(first);
+            self.fronts.insert(first, key.into());
+        }
+        self.newest = self.newest.max(seq - 1);
+    }
+
+    /// A chat's snapshot was appended as row `seq` (already [`Rows::appended`]): its rows before it are
+    /// superseded. The numbers of all its rows before it still in the table.
+    pub(super) fn supersede(&mut self, key: &[u8], seq: i64) -> Vec<i64> {
+        let Some(placed) = self.chats.get_mut(key) else { return Vec::new() };
+        placed.trim(self.gone_below);
+        for &(s, b) in placed.seqs.iter().skip(placed.first_live()).take_while(|&&(s, _)| s < seq) {
+            self.live_bytes -= u64::from(b);
+            self.superseded.insert(s, b);
+            self.superseded_bytes += u64::from(b);
+        }
+        placed.base = seq;
+        if let Some(front) = placed.front.replace(seq) {
+            self.fronts.remove(&front);
+        }
+        self.fronts.insert(seq, key.into());
+        placed.seqs.iter().map(|&(s, _)| s).take_while(|&s| s < seq).collect()
+    }
+
+    /// Superseded rows of a chat deleted from the table (`seqs`, ascending).
+    pub(super) fn deleted(&mut self, key: &[u8], seqs: &[i64]) {
+        if let Some(placed) = self.chats.get_mut(key) {
+            placed.seqs.retain(|(s, _)| seqs.binary_search(s).is_err());
+        }
+        for s in seqs {
+            if let Some(b) = self.superseded.remove(s) {
+                self.superseded_bytes -= u64::from(b);
+            }
+        }
+    }
+
+    /// A chat's rows, all of them, for deleting them: the chat is then gone from here.
+    pub(super) fn remove(&mut self, key: &[u8]) -> Vec<i64> {
+        let Some(mut placed) = self.chats.remove(key) else { return Vec::new() };
+        placed.trim(self.gone_below);
+        if let Some(front) = placed.front {
+            self.fronts.remove(&front);
+        }
+        let seqs: Vec<i64> = placed.seqs.iter().map(|&(s, _)| s).collect();
+        self.live_bytes -= placed.seqs.iter().skip(placed.first_live()).map(|&(_, b)| u64::from(b)).sum::<u64>();
+        self.deleted(key, &seqs);
+        seqs
+    }
+
+    /// The numbers of a chat's rows in use, in order.
+    pub(super) fn in_use(&mut self, key: &[u8]) -> Vec<i64> {
+        let gone = self.gone_below;
+        let Some(placed) = self.chats.get_mut(key) else { return Vec::new() };
+        placed.trim(gone);
+        placed.seqs.iter().skip(placed.first_live()).map(|&(s, _)| s).collect()
+    }
+
+    /// Rows below the oldest row in use are all superseded: the number below which to delete them, if any
+    /// are there.
+    pub(super) fn gatherable(&self) -> Option<i64> {
+        let front = self.fronts.first_key_value().map_or(i64::MAX, |(&s, _)| s);
+        self.superseded.first_key_value().is_some_and(|(&s, _)| s < front).then_some(front)
+    }
+
+    /// The range below `below` was deleted.
+    pub(super) fn gathered(&mut self, below: i64) {
+        self.gone_below = below;
+        let kept = self.superseded.split_off(&below);
+        let gone = std::mem::replace(&mut self.superseded, kept);
+        self.superseded_bytes -= gone.values().map(|&b| u64::from(b)).sum::<u64>();
+    }
+
+    /// When superseded rows outweigh those in use by more than `slack` bytes: up to `most` chats whose rows in
+    /// use are the oldest (begin in the older half of the table), which keep the superseded rows after them
+    /// from being deleted; a snapshot of each lets them go. (By bytes: a snapshot rewrites its chat's state,
+    /// so chats are snapshotted again at most once per as many bytes of superseded rows as the state holds.)
+    pub(super) fn holding_back(&self, most: usize, slack: u64) -> Vec<(String, String)> {
+        if self.superseded_bytes <= self.live_bytes + slack {
+            return Vec::new();
+        }
+        let half = self.gone_below + (self.newest - self.gone_below) / 2;
+        self.fronts.range(..half).take(most).filter_map(|(_, k)| chat(k)).collect()
+    }
+
+    /// Bytes of superseded rows in the table, and of rows in use.
+    #[cfg(test)]
+    pub(super) fn bytes(&self) -> (u64, u64) {
+        (self.superseded_bytes, self.live_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(chat: &str) -> Vec<u8> {
+        let mut buf = Vec::new();
+        key(&mut buf, "telegram", chat);
+        buf
+    }
+
+    #[test]
+    fn a_key_names_its_chat_back() {
+        assert_eq!(chat(&k("-100")), Some(("telegram".to_owned(), "-100".to_owned())));
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        key(&mut a, "ab", "c");
+        key(&mut b, "a", "bc");
+        assert_ne!(a, b, "the channel's length keeps chats apart");
+    }
+
+    #[test]
+    fn superseded_rows_before_the_oldest_in_use_are_gathered() {
+        let mut rows = Rows::default();
+        rows.appended(&k("a"), 1, [10, 10]); // a: 1 2
+        rows.appended(&k("b"), 3, [10]); // b: 3
+        rows.appended(&k("a"), 4, [10]); // a: 4
+        assert_eq!(rows.gatherable(), None, "nothing superseded");
+        rows.appended(&k("a"), 5, [5]);
+        assert_eq!(rows.supersede(&k("a"), 5), vec![1, 2, 4]);
+        rows.appended(&k("a"), 6, [1; 5]); // a: 5 6 7 8 9 10
+        assert_eq!(rows.bytes(), (30, 20));
+        assert_eq!(rows.gatherable(), Some(3), "b's row 3 is the oldest in use");
+        let b = ("telegram".to_owned(), "b".to_owned());
+        assert_eq!(rows.holding_back(4, 0), [b], "b holds back row 4 (a's front is in the newer half)");
+        assert!(rows.holding_back(4, 10).is_empty(), "within the slack");
+        rows.gathered(3);
+        assert_eq!(rows.bytes(), (10, 20), "row 4 waits");
+        assert_eq!(rows.in_use(&k("a")), vec![5, 6, 7, 8, 9, 10]);
+        assert_eq!(rows.remove(&k("b")), vec![3]);
+        assert_eq!(rows.bytes(), (10, 10));
+        assert_eq!(rows.gatherable(), Some(5));
+        rows.gathered(5);
+        assert_eq!(rows.bytes(), (0, 10));
+    }
+}

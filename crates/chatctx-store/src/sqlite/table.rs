@@ -1,0 +1,221 @@
+//! Reading and writing the log table's rows: appended many per statement, a chat's snapshot superseding its
+//! earlier rows, superseded rows deleted (rows.rs says which and when).
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use super::rows::{Rows, key};
+use crate::{Op, StoreError};
+
+/// Each chat whose rows a snapshot superseded, with the number below which they are (`chats.base`).
+pub(super) fn bases(conn: &Connection) -> Result<Vec<(Vec<u8>, i64)>, StoreError> {
+    let mut stmt = conn.prepare("SELECT channel, chat_id, base FROM chats WHERE base > 0")?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut k = Vec::new();
+        key(&mut k, &row.get::<_, String>(0)?, &row.get::<_, String>(1)?);
+        out.push((k, row.get(2)?));
+    }
+    Ok(out)
+}
+
+/// Where each chat's rows are, read from the table.
+pub(super) fn read_rows(conn: &Connection) -> Result<Rows, StoreError> {
+    let mut placed = Rows::with_bases(bases(conn)?);
+    let mut stmt = conn.prepare("SELECT seq, channel, chat_id, octet_length(line) FROM ops ORDER BY seq")?;
+    let mut rows = stmt.query([])?;
+    let mut k = Vec::new();
+    while let Some(row) = rows.next()? {
+        key(&mut k, text(row, 1)?, text(row, 2)?);
+        placed.seen(&k, row.get(0)?, row.get::<_, i64>(3)? as usize);
+    }
+    Ok(placed)
+}
+
+pub(super) fn head(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
+    let head: Option<i64> = tx
+        .prepare_cached("SELECT head FROM chats WHERE channel = ?1 AND chat_id = ?2")?
+        .query_row(params![channel, chat_id], |r| r.get(0))
+        .optional()?;
+    Ok(head.unwrap_or(0) as u64)
+}
+
+/// Appends `lines` (at least one) to a chat at its next positions; returns its new head and the number of
+/// the first row.
+pub(super) fn push(
+    tx: &Transaction<'_>,
+    placed: &mut Rows,
+    channel: &str,
+    chat_id: &str,
+    lines: &[&str],
+) -> Result<(u64, i64), StoreError> {
+    let head = reserve(tx, channel, chat_id, lines.len())?;
+    let first = insert(tx, &at_positions(channel, chat_id, head, lines).collect::<Vec<_>>())?;
+    let mut k = Vec::new();
+    key(&mut k, channel, chat_id);
+    placed.appended(&k, first, lines.iter().map(|l| l.len()));
+    Ok((head, first))
+}
+
+/// [`push`] for many chats at once: their rows go in together, many per statement.
+pub(super) fn push_all(
+    tx: &Transaction<'_>,
+    placed: &mut Rows,
+    chats: &[((&str, &str), Vec<&str>)],
+) -> Result<(), StoreError> {
+    let mut all = Vec::with_capacity(chats.iter().map(|(_, lines)| lines.len()).sum());
+    for ((channel, chat_id), lines) in chats {
+        let head = reserve(tx, channel, chat_id, lines.len())?;
+        all.extend(at_positions(channel, chat_id, head, lines));
+    }
+    let mut first = insert(tx, &all)?;
+    let mut k = Vec::new();
+    for ((channel, chat_id), lines) in chats {
+        key(&mut k, channel, chat_id);
+        placed.appended(&k, first, lines.iter().map(|l| l.len()));
+        first += lines.len() as i64;
+    }
+    Ok(())
+}
+
+/// A chat's `lines` as rows at the positions up to `head` (reserved for them).
+fn at_positions<'a>(
+    channel: &'a str,
+    chat_id: &'a str,
+    head: u64,
+    lines: &'a [&'a str],
+) -> impl Iterator<Item = Row<'a>> {
+    let first = head as i64 - lines.len() as i64 + 1;
+    lines.iter().enumerate().map(move |(i, line)| (channel, chat_id, first + i as i64, *line))
+}
+
+/// Takes the next `n` positions of a chat; its new head.
+fn reserve(tx: &Transaction<'_>, channel: &str, chat_id: &str, n: usize) -> Result<u64, StoreError> {
+    let head: i64 = tx
+        .prepare_cached(
+            "INSERT INTO chats (channel, chat_id, head) VALUES (?1, ?2, ?3)
+             ON CONFLICT (channel, chat_id) DO UPDATE SET head = head + ?3 RETURNING head",
+        )?
+        .query_row(params![channel, chat_id, n as i64], |r| r.get(0))?;
+    Ok(head as u64)
+}
+
+/// A log row: channel, chat id, position, line.
+type Row<'a> = (&'a str, &'a str, i64, &'a str);
+
+/// Rows one `INSERT` statement takes: each run of a statement opens and seeks the table's cursor, which for
+/// one row costs about as much as the row itself.
+const ROWS_PER_INSERT: usize = 32;
+
+/// `INSERT` of [`ROWS_PER_INSERT`] rows.
+static INSERT_MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let rows = vec!["(?, ?, ?, ?)"; ROWS_PER_INSERT].join(", ");
+    format!("INSERT INTO ops (channel, chat_id, pos, line) VALUES {rows}")
+});
+
+/// Inserts `rows`, numbered in turn: the number of the first.
+fn insert(tx: &Transaction<'_>, rows: &[Row<'_>]) -> Result<i64, StoreError> {
+    let mut numbered = Numbered::default();
+    let mut chunks = rows.chunks_exact(ROWS_PER_INSERT);
+    if chunks.len() > 0 {
+        // Looked up once (the cache hashes the statement's text).
+        let mut many = tx.prepare_cached(&INSERT_MANY)?;
+        for chunk in chunks.by_ref() {
+            for (i, (channel, chat_id, pos, line)) in chunk.iter().enumerate() {
+                many.raw_bind_parameter(4 * i + 1, channel)?;
+                many.raw_bind_parameter(4 * i + 2, chat_id)?;
+                many.raw_bind_parameter(4 * i + 3, pos)?;
+                many.raw_bind_parameter(4 * i + 4, line)?;
+            }
+            many.raw_execute()?;
+            numbered.next(tx, ROWS_PER_INSERT)?;
+        }
+    }
+    if !chunks.remainder().is_empty() {
+        let mut one = tx.prepare_cached("INSERT INTO ops (channel, chat_id, pos, line) VALUES (?1, ?2, ?3, ?4)")?;
+        for (channel, chat_id, pos, line) in chunks.remainder() {
+            one.execute(params![channel, chat_id, pos, line])?;
+            numbered.next(tx, 1)?;
+        }
+    }
+    Ok(numbered.first)
+}
+
+/// The numbers SQLite gave the rows of an [`insert`], checked to follow each other (one writer, numbers never
+/// reused: each row gets the next), since the rows' places are kept by number.
+#[derive(Default)]
+struct Numbered {
+    first: i64,
+    last: Option<i64>,
+}
+
+impl Numbered {
+    /// A statement inserted `n` rows.
+    fn next(&mut self, tx: &Transaction<'_>, n: usize) -> Result<(), StoreError> {
+        let last = tx.last_insert_rowid();
+        let first = last - n as i64 + 1;
+        match self.last {
+            None => self.first = first,
+            Some(before) if before + 1 != first => {
+                return Err(StoreError::Damaged(format!("rows were numbered {before}, then {first}: not in turn")));
+            }
+            Some(_) => {}
+        }
+        self.last = Some(last);
+        Ok(())
+    }
+}
+
+/// Deletes rows by number.
+fn delete_rows(tx: &Transaction<'_>, seqs: &[i64]) -> Result<(), StoreError> {
+    let mut stmt = tx.prepare_cached("DELETE FROM ops WHERE seq = ?1")?;
+    for seq in seqs {
+        stmt.execute([seq])?;
+    }
+    Ok(())
+}
+
+/// Appends a chat's snapshot: the chat's earlier rows are superseded (deleted now with `erase`).
+pub(super) fn push_snapshot(tx: &Transaction<'_>, placed: &mut Rows, s: &Op, erase: bool) -> Result<(), StoreError> {
+    let (_, seq) = push(tx, placed, &s.channel, &s.chat_id, &[&s.line])?;
+    tx.prepare_cached("UPDATE chats SET base = ?3 WHERE channel = ?1 AND chat_id = ?2")?
+        .execute(params![s.channel, s.chat_id, seq])?;
+    let mut k = Vec::new();
+    key(&mut k, &s.channel, &s.chat_id);
+    let superseded = placed.supersede(&k, seq);
+    if erase {
+        delete_rows(tx, &superseded)?;
+        placed.deleted(&k, &superseded);
+    }
+    Ok(())
+}
+
+/// Deletes a chat's rows, all of them: how many.
+pub(super) fn remove_chat(
+    tx: &Transaction<'_>,
+    placed: &mut Rows,
+    channel: &str,
+    chat_id: &str,
+) -> Result<u64, StoreError> {
+    let mut k = Vec::new();
+    key(&mut k, channel, chat_id);
+    let seqs = placed.remove(&k);
+    delete_rows(tx, &seqs)?;
+    Ok(seqs.len() as u64)
+}
+
+/// Deletes the superseded rows older than every row in use, if there are any.
+pub(super) fn gather(tx: &Transaction<'_>, placed: &mut Rows) -> Result<(), StoreError> {
+    if let Some(below) = placed.gatherable() {
+        tx.prepare_cached("DELETE FROM ops WHERE seq < ?1")?.execute([below])?;
+        placed.gathered(below);
+    }
+    Ok(())
+}
+
+/// A text cell, borrowed from the row.
+pub(super) fn text<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    row.get_ref(i)?
+        .as_str()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
+}
