@@ -338,7 +338,7 @@ impl Log for SqliteStore {
             for s in snapshots {
                 push_snapshot(tx, placed, s, erase)?;
             }
-            gather(tx, placed)?;
+            gather(tx, placed, ops.len() + snapshots.len())?;
             Ok(((), erase && !snapshots.is_empty()))
         })
     }
@@ -346,7 +346,7 @@ impl Log for SqliteStore {
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
         self.writing(|tx, placed| {
             let n = remove_chat(tx, placed, channel, chat_id)?;
-            gather(tx, placed)?;
+            gather(tx, placed, 0)?;
             Ok((n, true))
         })
     }
@@ -358,7 +358,7 @@ impl Log for SqliteStore {
             if !lines.is_empty() {
                 push(tx, placed, channel, chat_id, &lines)?;
             }
-            gather(tx, placed)?;
+            gather(tx, placed, lines.len())?;
             Ok(((), true))
         })
     }

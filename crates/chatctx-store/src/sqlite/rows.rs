@@ -185,11 +185,13 @@ impl Rows {
         placed.seqs.iter().skip(placed.first_live()).map(|&(s, _)| s).collect()
     }
 
-    /// Rows below the oldest row in use are all superseded: the number below which to delete them, if any
-    /// are there.
-    pub(super) fn gatherable(&self) -> Option<i64> {
+    /// Rows below the oldest row in use are all superseded: the number below which to delete the oldest `most`
+    /// of them, if any are there (a few at a time, so that no one write pays for a long range).
+    pub(super) fn gatherable(&self, most: usize) -> Option<i64> {
         let front = self.fronts.first_key_value().map_or(i64::MAX, |(&s, _)| s);
-        self.superseded.first_key_value().is_some_and(|(&s, _)| s < front).then_some(front)
+        let first = *self.superseded.first_key_value()?.0;
+        let bound = self.superseded.keys().nth(most).copied().unwrap_or(i64::MAX);
+        (first < front).then_some(front.min(bound))
     }
 
     /// The range below `below` was deleted.
@@ -206,6 +208,12 @@ impl Rows {
     /// so chats are snapshotted again at most once per as many bytes of superseded rows as the state holds.)
     pub(super) fn holding_back(&self, most: usize, slack: u64) -> Vec<(String, String)> {
         if self.superseded_bytes <= self.live_bytes + slack {
+            return Vec::new();
+        }
+        // Those before every row in use go with the next writes anyway (`gatherable`).
+        let front = self.fronts.first_key_value().map_or(i64::MAX, |(&s, _)| s);
+        let going: u64 = self.superseded.range(..front).map(|(_, &b)| u64::from(b)).sum();
+        if self.superseded_bytes - going <= self.live_bytes + slack {
             return Vec::new();
         }
         let half = self.gone_below + (self.newest - self.gone_below) / 2;
@@ -245,12 +253,13 @@ mod tests {
         rows.appended(&k("a"), 1, [10, 10]); // a: 1 2
         rows.appended(&k("b"), 3, [10]); // b: 3
         rows.appended(&k("a"), 4, [10]); // a: 4
-        assert_eq!(rows.gatherable(), None, "nothing superseded");
+        assert_eq!(rows.gatherable(100), None, "nothing superseded");
         rows.appended(&k("a"), 5, [5]);
         assert_eq!(rows.supersede(&k("a"), 5), vec![1, 2, 4]);
         rows.appended(&k("a"), 6, [1; 5]); // a: 5 6 7 8 9 10
         assert_eq!(rows.bytes(), (30, 20));
-        assert_eq!(rows.gatherable(), Some(3), "b's row 3 is the oldest in use");
+        assert_eq!(rows.gatherable(100), Some(3), "b's row 3 is the oldest in use");
+        assert_eq!(rows.gatherable(1), Some(2), "one at a time");
         let b = ("telegram".to_owned(), "b".to_owned());
         assert_eq!(rows.holding_back(4, 0), [b], "b holds back row 4 (a's front is in the newer half)");
         assert!(rows.holding_back(4, 10).is_empty(), "within the slack");
@@ -259,7 +268,7 @@ mod tests {
         assert_eq!(rows.in_use(&k("a")), vec![5, 6, 7, 8, 9, 10]);
         assert_eq!(rows.remove(&k("b")), vec![3]);
         assert_eq!(rows.bytes(), (10, 10));
-        assert_eq!(rows.gatherable(), Some(5));
+        assert_eq!(rows.gatherable(100), Some(5));
         rows.gathered(5);
         assert_eq!(rows.bytes(), (0, 10));
     }

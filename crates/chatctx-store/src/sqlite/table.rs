@@ -204,9 +204,14 @@ pub(super) fn remove_chat(
     Ok(seqs.len() as u64)
 }
 
-/// Deletes the superseded rows older than every row in use, if there are any.
-pub(super) fn gather(tx: &Transaction<'_>, placed: &mut Rows) -> Result<(), StoreError> {
-    if let Some(below) = placed.gatherable() {
+/// Superseded rows one write deletes at least (as many as twice the rows it wrote, if more), so the rows it
+/// supersedes are deleted as fast and a long range is spread over many writes.
+const GATHER_ROWS: usize = 4096;
+
+/// Deletes the oldest superseded rows older than every row in use, if there are any: at most the larger of
+/// [`GATHER_ROWS`] and twice `written` (the rows this write added).
+pub(super) fn gather(tx: &Transaction<'_>, placed: &mut Rows, written: usize) -> Result<(), StoreError> {
+    if let Some(below) = placed.gatherable(GATHER_ROWS.max(2 * written)) {
         tx.prepare_cached("DELETE FROM ops WHERE seq < ?1")?.execute([below])?;
         placed.gathered(below);
     }
