@@ -190,7 +190,10 @@ impl Rows {
     pub(super) fn gatherable(&self, most: usize) -> Option<i64> {
         let front = self.fronts.first_key_value().map_or(i64::MAX, |(&s, _)| s);
         let first = *self.superseded.first_key_value()?.0;
-        let bound = self.superseded.keys().nth(most).copied().unwrap_or(i64::MAX);
+        let bound = match self.superseded.len() > most {
+            true => self.superseded.keys().nth(most).copied().unwrap_or(i64::MAX),
+            false => i64::MAX,
+        };
         (first < front).then_some(front.min(bound))
     }
 

@@ -204,9 +204,11 @@ pub(super) fn remove_chat(
     Ok(seqs.len() as u64)
 }
 
-/// Superseded rows one write deletes at least (as many as twice the rows it wrote, if more), so the rows it
-/// supersedes are deleted as fast and a long range is spread over many writes.
-const GATHER_ROWS: usize = 4096;
+/// Superseded rows one write deletes at least (as many as twice the rows it wrote, if more). In a steady state
+/// rows are superseded as fast as they are written, so this keeps up, and a long range (the oldest chat's
+/// snapshot lets everything up to the next chat's rows go) is spread over many writes: deleting 4,096 rows
+/// at once made a write of 100 messages take 20 ms instead of 2.
+const GATHER_ROWS: usize = 256;
 
 /// Deletes the oldest superseded rows older than every row in use, if there are any: at most the larger of
 /// [`GATHER_ROWS`] and twice `written` (the rows this write added).
