@@ -300,6 +300,7 @@ impl Store for SqliteStore {
                     n += 1;
                 }
             }
+            placed.read();
             *self.placed.lock().map_err(|_| StoreError::Poisoned)? = Some(placed);
             Ok(n)
         })();

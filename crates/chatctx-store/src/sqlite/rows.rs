@@ -12,7 +12,10 @@
 //! This process alone writes the file (docs/deployment.md), so what is kept here stays true; it is rebuilt from
 //! the table whenever a write fails (see `SqliteStore::placed`).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+// foldhash: a restart looks up every row's chat here.
+use hashbrown::HashMap;
 
 /// A chat as a key: its channel's length, the channel, then the chat id (no two chats share one).
 pub(super) fn key(buf: &mut Vec<u8>, channel: &str, chat_id: &str) {
@@ -64,6 +67,8 @@ pub(super) struct Rows {
     fronts: BTreeMap<i64, Box<[u8]>>,
     /// Superseded rows still in the table, with their sizes.
     superseded: BTreeMap<i64, u32>,
+    /// Superseded rows [`Rows::seen`] (in order) and not yet in `superseded`: built at once by [`Rows::read`].
+    seen_superseded: Vec<(i64, u32)>,
     /// Their sizes together.
     superseded_bytes: u64,
     /// The sizes of the rows in use together.
@@ -109,10 +114,20 @@ impl Rows {
                 self.fronts.insert(seq, key.into());
             }
         } else {
-            self.superseded.insert(seq, size(bytes));
+            self.seen_superseded.push((seq, size(bytes)));
             self.superseded_bytes += bytes as u64;
         }
         live
+    }
+
+    /// Every row was [`Rows::seen`].
+    pub(super) fn read(&mut self) {
+        let seen = std::mem::take(&mut self.seen_superseded);
+        match self.superseded.is_empty() {
+            // In order: built in one pass.
+            true => self.superseded = seen.into_iter().collect(),
+            false => self.superseded.extend(seen),
+        }
     }
 
     /// Rows appended to a chat, numbered from `first`, with the sizes `bytes`.

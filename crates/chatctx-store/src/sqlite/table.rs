@@ -29,6 +29,7 @@ pub(super) fn read_rows(conn: &Connection) -> Result<Rows, StoreError> {
         key(&mut k, text(row, 1)?, text(row, 2)?);
         placed.seen(&k, row.get(0)?, row.get::<_, i64>(3)? as usize);
     }
+    placed.read();
     Ok(placed)
 }
 
