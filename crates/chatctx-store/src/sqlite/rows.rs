@@ -5,7 +5,8 @@
 //! message) and a compaction's deletions land on as many pages as the chat had rows. Instead:
 //! - a snapshot *supersedes* its chat's earlier rows (`chats.base`: rows of the chat numbered below it are
 //!   superseded) and deletes nothing, unless what it replaces must leave the file now (`erase`);
-//! - rows below the oldest row still in use are all superseded, and are deleted as one range;
+//! - rows below the oldest row still in use are all superseded, and are deleted from the front of the table,
+//!   a few hundred per write ([`Rows::gatherable`]);
 //! - when superseded rows outweigh the rows in use, [`Rows::holding_back`] names the chats whose old rows keep
 //!   that range from growing, for the service to snapshot.
 //!

@@ -33,6 +33,7 @@ pub(super) fn read_rows(conn: &Connection) -> Result<Rows, StoreError> {
     Ok(placed)
 }
 
+/// A chat's newest position (0 for a chat never written).
 pub(super) fn head(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
     let head: Option<i64> = tx
         .prepare_cached("SELECT head FROM chats WHERE channel = ?1 AND chat_id = ?2")?
