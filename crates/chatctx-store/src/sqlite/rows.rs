@@ -81,7 +81,7 @@ pub(super) struct Rows {
 }
 
 /// How many bytes of superseded rows the table may hold beyond the bytes of the rows in use, by default, before
-/// the chats holding them back are named for a snapshot ([`Rows::holding_back`]).
+/// the chats holding them back are named for a snapshot ([`crate::Log::reclaim`]).
 pub const DEFAULT_SUPERSEDED_SLACK: u64 = 8 << 20;
 
 /// A row's size as kept (a row is at most a log line, far below 4 GiB).
