@@ -215,7 +215,8 @@ impl Rows {
 
     /// The range below `below` was deleted.
     pub(super) fn gathered(&mut self, below: i64) {
-        self.gone_below = below;
+        // Not past the newest row: rows appended later are above it (with no row in use, `below` is unbounded).
+        self.gone_below = below.min(self.newest + 1);
         let kept = self.superseded.split_off(&below);
         let gone = std::mem::replace(&mut self.superseded, kept);
         self.superseded_bytes -= gone.values().map(|&b| u64::from(b)).sum::<u64>();
@@ -290,5 +291,9 @@ mod tests {
         assert_eq!(rows.gatherable(100), Some(5));
         rows.gathered(5);
         assert_eq!(rows.bytes(), (0, 10));
+        assert_eq!(rows.remove(&k("a")), vec![5, 6, 7, 8, 9, 10]);
+        rows.gathered(i64::MAX);
+        rows.appended(&k("c"), 11, [1]);
+        assert_eq!(rows.in_use(&k("c")), vec![11], "a row after everything was deleted is kept");
     }
 }
