@@ -14,7 +14,7 @@ use repair::verdict;
 pub use repair::{Integrity, Salvaged};
 pub use rows::DEFAULT_SUPERSEDED_SLACK;
 use rows::{Rows, key};
-use table::{bases, gather, head, push, push_all, push_snapshot, read_rows, remove_chat, text};
+use table::{gather, head, push, push_all, push_snapshot, read_rows, remove_chat, scan};
 
 /// Schema versions, in order; `PRAGMA user_version` records how many were applied.
 const MIGRATIONS: &[&str] = &[
@@ -282,25 +282,11 @@ impl Store for SqliteStore {
     fn load(&self, each: &mut dyn FnMut(u64, Op)) -> Result<u64, StoreError> {
         let read = (|| {
             let conn = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
-            let mut placed = Rows::with_bases(bases(&conn)?);
-            // `octet_length` is read from the row's header: a superseded row's text is not loaded.
-            let mut stmt =
-                conn.prepare("SELECT seq, channel, chat_id, pos, line, octet_length(line) FROM ops ORDER BY seq")?;
-            let mut rows = stmt.query([])?;
             let mut n = 0;
-            let mut k = Vec::new();
-            while let Some(row) = rows.next()? {
-                let (channel, chat_id) = (text(row, 1)?, text(row, 2)?);
-                key(&mut k, channel, chat_id);
-                // A superseded row is not read further: its chat's snapshot stands for it.
-                if placed.seen(&k, row.get(0)?, row.get::<_, i64>(5)? as usize) {
-                    let pos: i64 = row.get(3)?;
-                    let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
-                    each(pos as u64, Op { channel, chat_id, line: row.get(4)? });
-                    n += 1;
-                }
-            }
-            placed.read();
+            let placed = scan(&conn, &mut |(pos, op)| {
+                each(pos, op);
+                n += 1;
+            })?;
             *self.placed.lock().map_err(|_| StoreError::Poisoned)? = Some(placed);
             Ok(n)
         })();

@@ -7,7 +7,7 @@ use super::rows::{Rows, key};
 use crate::{Op, StoreError};
 
 /// Each chat whose rows a snapshot superseded, with the number below which they are (`chats.base`).
-pub(super) fn bases(conn: &Connection) -> Result<Vec<(Vec<u8>, i64)>, StoreError> {
+fn bases(conn: &Connection) -> Result<Vec<(Vec<u8>, i64)>, StoreError> {
     let mut stmt = conn.prepare("SELECT channel, chat_id, base FROM chats WHERE base > 0")?;
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
@@ -21,13 +21,24 @@ pub(super) fn bases(conn: &Connection) -> Result<Vec<(Vec<u8>, i64)>, StoreError
 
 /// Where each chat's rows are, read from the table.
 pub(super) fn read_rows(conn: &Connection) -> Result<Rows, StoreError> {
+    scan(conn, &mut |_| {})
+}
+
+/// Reads the table in order: where each chat's rows are, and `each` operation in use with its position (a
+/// superseded row's text is not read: its chat's snapshot stands for it; its size comes from the row's header).
+pub(super) fn scan(conn: &Connection, each: &mut dyn FnMut((u64, Op))) -> Result<Rows, StoreError> {
     let mut placed = Rows::with_bases(bases(conn)?);
-    let mut stmt = conn.prepare("SELECT seq, channel, chat_id, octet_length(line) FROM ops ORDER BY seq")?;
+    let mut stmt = conn.prepare("SELECT seq, channel, chat_id, pos, line, octet_length(line) FROM ops ORDER BY seq")?;
     let mut rows = stmt.query([])?;
     let mut k = Vec::new();
     while let Some(row) = rows.next()? {
-        key(&mut k, text(row, 1)?, text(row, 2)?);
-        placed.seen(&k, row.get(0)?, row.get::<_, i64>(3)? as usize);
+        let (channel, chat_id) = (text(row, 1)?, text(row, 2)?);
+        key(&mut k, channel, chat_id);
+        if placed.seen(&k, row.get(0)?, row.get::<_, i64>(5)? as usize) {
+            let pos: i64 = row.get(3)?;
+            let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
+            each((pos as u64, Op { channel, chat_id, line: row.get(4)? }));
+        }
     }
     placed.read();
     Ok(placed)
@@ -224,7 +235,7 @@ pub(super) fn gather(tx: &Transaction<'_>, placed: &mut Rows, written: usize) ->
 }
 
 /// A text cell, borrowed from the row.
-pub(super) fn text<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+fn text<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
     row.get_ref(i)?
         .as_str()
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
