@@ -63,7 +63,7 @@ impl Placed {
 /// Every chat's rows, and the superseded rows still in the table.
 #[derive(Debug, Default)]
 pub(super) struct Rows {
-    chats: HashMap<Box<[u8]>, Placed>,
+    chats: HashMap<Vec<u8>, Placed>,
     /// Each chat with rows in use, by its oldest such row.
     fronts: BTreeMap<i64, Box<[u8]>>,
     /// Superseded rows still in the table, with their sizes.
@@ -92,7 +92,7 @@ fn size(bytes: usize) -> u32 {
 impl Rows {
     /// Starts from the chats' bases (`chats.base`), before their rows are [`Rows::seen`] in order.
     pub(super) fn with_bases(bases: impl IntoIterator<Item = (Vec<u8>, i64)>) -> Self {
-        let chats = bases.into_iter().map(|(k, base)| (k.into(), Placed { base, ..Placed::default() })).collect();
+        let chats = bases.into_iter().map(|(k, base)| (k, Placed { base, ..Placed::default() })).collect();
         Rows { chats, ..Rows::default() }
     }
 
@@ -102,10 +102,7 @@ impl Rows {
             self.gone_below = seq;
         }
         self.newest = seq;
-        let placed = match self.chats.get_mut(key) {
-            Some(p) => p,
-            None => self.chats.entry(key.into()).or_default(),
-        };
+        let placed = self.chats.entry_ref(key).or_default();
         placed.seqs.push_back((seq, size(bytes)));
         let live = seq >= placed.base;
         if live {
@@ -124,19 +121,17 @@ impl Rows {
     /// Every row was [`Rows::seen`].
     pub(super) fn read(&mut self) {
         let seen = std::mem::take(&mut self.seen_superseded);
-        match self.superseded.is_empty() {
+        if self.superseded.is_empty() {
             // In order: built in one pass.
-            true => self.superseded = seen.into_iter().collect(),
-            false => self.superseded.extend(seen),
+            self.superseded = seen.into_iter().collect();
+        } else {
+            self.superseded.extend(seen);
         }
     }
 
     /// Rows appended to a chat, numbered from `first`, with the sizes `bytes`.
     pub(super) fn appended(&mut self, key: &[u8], first: i64, bytes: impl IntoIterator<Item = usize>) {
-        let placed = match self.chats.get_mut(key) {
-            Some(p) => p,
-            None => self.chats.entry(key.into()).or_default(),
-        };
+        let placed = self.chats.entry_ref(key).or_default();
         let mut seq = first;
         for b in bytes {
             placed.seqs.push_back((seq, size(b)));
@@ -204,13 +199,15 @@ impl Rows {
     /// Rows below the oldest row in use are all superseded: the number below which to delete the oldest `most`
     /// of them, if any are there (a few at a time, so that no one write pays for a long range).
     pub(super) fn gatherable(&self, most: usize) -> Option<i64> {
-        let front = self.fronts.first_key_value().map_or(i64::MAX, |(&s, _)| s);
+        let front = self.front();
         let first = *self.superseded.first_key_value()?.0;
-        let bound = match self.superseded.len() > most {
-            true => self.superseded.keys().nth(most).copied().unwrap_or(i64::MAX),
-            false => i64::MAX,
-        };
-        (first < front).then_some(front.min(bound))
+        let bound = if self.superseded.len() > most { self.superseded.keys().nth(most).copied() } else { None };
+        (first < front).then_some(front.min(bound.unwrap_or(i64::MAX)))
+    }
+
+    /// The oldest row in use (none: every row is superseded).
+    fn front(&self) -> i64 {
+        self.fronts.first_key_value().map_or(i64::MAX, |(&s, _)| s)
     }
 
     /// The range below `below` was deleted.
@@ -231,8 +228,7 @@ impl Rows {
             return Vec::new();
         }
         // Those before every row in use go with the next writes anyway (`gatherable`).
-        let front = self.fronts.first_key_value().map_or(i64::MAX, |(&s, _)| s);
-        let going: u64 = self.superseded.range(..front).map(|(_, &b)| u64::from(b)).sum();
+        let going: u64 = self.superseded.range(..self.front()).map(|(_, &b)| u64::from(b)).sum();
         if self.superseded_bytes - going <= self.live_bytes + slack {
             return Vec::new();
         }
