@@ -14,7 +14,7 @@ use repair::verdict;
 pub use repair::{Integrity, Salvaged};
 pub use rows::DEFAULT_SUPERSEDED_SLACK;
 use rows::{Rows, key};
-use table::{gather, head, push, push_all, push_snapshot, read_rows, remove_chat, scan};
+use table::{counter, gather, push, push_all, push_snapshot, read_rows, remove_chat, scan};
 
 /// Schema versions, in order; `PRAGMA user_version` records how many were applied.
 const MIGRATIONS: &[&str] = &[
@@ -50,6 +50,10 @@ const MIGRATIONS: &[&str] = &[
     // (rows.rs). Without the index by chat, many chats written at once do not cost a page each.
     "ALTER TABLE chats ADD COLUMN base INTEGER NOT NULL DEFAULT 0;
      DROP INDEX ops_by_pos;",
+    // 7: `chats.head` is written when a chat is snapshotted or its rows removed, not at every append: a chat's
+    // newest position is the larger of it and its rows' (rows.rs). Nothing to change in a version 6 file (its
+    // heads are exact); the version keeps an older chatctx, which would trust the column alone, from opening it.
+    "-- version 7: the meaning of chats.head changed; no data changes",
 ];
 
 /// SQLite, one file, WAL journal, full synchronous commits.
@@ -175,19 +179,22 @@ impl SqliteStore {
 
     /// Runs `f` in one write transaction with the chats' rows, and commits; `f` says whether to [`scrub`]
     /// after. What `f` changed in the rows is kept only if the transaction commits (otherwise they are read
-    /// again from the table when next needed).
+    /// again from the table when next needed). If another process wrote the file since this one last did
+    /// (against docs/deployment.md, but it happens: a command run against a served store), the rows are read
+    /// again first, so that its rows are neither numbered over nor deleted.
     fn writing<T>(
         &self,
         f: impl FnOnce(&Transaction<'_>, &mut Rows) -> Result<(T, bool), StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = self.conn()?;
         let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
-        let mut rows = match placed.take() {
-            Some(rows) => rows,
-            None => read_rows(&conn)?,
-        };
         let tx = write(&mut conn)?;
+        let mut rows = match placed.take() {
+            Some(rows) if rows.counter == counter(&tx)? => rows,
+            _ => read_rows(&tx)?,
+        };
         let (out, erase) = f(&tx, &mut rows)?;
+        rows.counter = counter(&tx)?;
         tx.commit()?;
         *placed = Some(rows);
         // Otherwise the freed pages (zeroed by `secure_delete`) reach the main file at SQLite's next automatic
@@ -201,9 +208,10 @@ impl SqliteStore {
     /// The numbers of a chat's rows in use, in order.
     fn in_use(&self, conn: &Connection, channel: &str, chat_id: &str) -> Result<Vec<i64>, StoreError> {
         let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
+        let now = counter(conn)?;
         let rows = match &mut *placed {
-            Some(rows) => rows,
-            None => placed.insert(read_rows(conn)?),
+            Some(rows) if rows.counter == now => rows,
+            _ => placed.insert(read_rows(conn)?),
         };
         let mut k = Vec::new();
         key(&mut k, channel, chat_id);
@@ -382,7 +390,9 @@ impl SharedLog for SqliteStore {
             return Ok(Some(at));
         }
         self.writing(|tx, placed| {
-            if head(tx, channel, chat_id)? != at {
+            let mut k = Vec::new();
+            key(&mut k, channel, chat_id);
+            if placed.head(&k) != at {
                 return Ok((None, false));
             }
             let lines: Vec<&str> = lines.iter().map(String::as_str).collect();

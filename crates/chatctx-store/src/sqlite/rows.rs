@@ -44,6 +44,9 @@ struct Placed {
     base: i64,
     /// Its oldest row in use, if it has any (its entry in [`Rows::fronts`]).
     front: Option<i64>,
+    /// Its newest position (kept when its rows are removed: positions are never reused). The table's
+    /// `chats.head` is written only when a snapshot or a removal needs it; the rows' own positions say the rest.
+    head: u64,
 }
 
 impl Placed {
@@ -78,6 +81,9 @@ pub(super) struct Rows {
     gone_below: i64,
     /// The newest row's number.
     newest: i64,
+    /// The table's row counter (`sqlite_sequence`) when this was last true: another writer moved it if it
+    /// differs at the start of a write (see `SqliteStore::writing`).
+    pub(super) counter: i64,
 }
 
 /// How many bytes of superseded rows the table may hold beyond the bytes of the rows in use, by default, before
@@ -90,19 +96,21 @@ fn size(bytes: usize) -> u32 {
 }
 
 impl Rows {
-    /// Starts from the chats' bases (`chats.base`), before their rows are [`Rows::seen`] in order.
-    pub(super) fn with_bases(bases: impl IntoIterator<Item = (Vec<u8>, i64)>) -> Self {
-        let chats = bases.into_iter().map(|(k, base)| (k, Placed { base, ..Placed::default() })).collect();
+    /// Starts from the chats' table (each chat's `base` and `head`), before their rows are [`Rows::seen`] in order.
+    pub(super) fn with_chats(chats: impl IntoIterator<Item = (Vec<u8>, i64, u64)>) -> Self {
+        let chats = chats.into_iter().map(|(k, base, head)| (k, Placed { base, head, ..Placed::default() })).collect();
         Rows { chats, ..Rows::default() }
     }
 
-    /// A row read from the table (`bytes` long), in the order of their numbers: whether it is in use.
-    pub(super) fn seen(&mut self, key: &[u8], seq: i64, bytes: usize) -> bool {
+    /// A row read from the table (`bytes` long, at position `pos` of its chat), in the order of their numbers:
+    /// whether it is in use.
+    pub(super) fn seen(&mut self, key: &[u8], seq: i64, pos: u64, bytes: usize) -> bool {
         if self.newest == 0 {
             self.gone_below = seq;
         }
         self.newest = seq;
         let placed = self.chats.entry_ref(key).or_default();
+        placed.head = placed.head.max(pos);
         placed.seqs.push_back((seq, size(bytes)));
         let live = seq >= placed.base;
         if live {
@@ -127,6 +135,18 @@ impl Rows {
         } else {
             self.superseded.extend(seen);
         }
+    }
+
+    /// A chat's newest position (0: none yet).
+    pub(super) fn head(&self, key: &[u8]) -> u64 {
+        self.chats.get(key).map_or(0, |p| p.head)
+    }
+
+    /// Takes a chat's next `n` positions: its new head.
+    pub(super) fn reserve(&mut self, key: &[u8], n: usize) -> u64 {
+        let placed = self.chats.entry_ref(key).or_default();
+        placed.head += n as u64;
+        placed.head
     }
 
     /// Rows appended to a chat, numbered from `first`, with the sizes `bytes`.
@@ -175,15 +195,19 @@ impl Rows {
         }
     }
 
-    /// A chat's rows, all of them, for deleting them: the chat is then gone from here.
+    /// A chat's rows, all of them, for deleting them (the chat keeps its head; with no rows, none is superseded).
     pub(super) fn remove(&mut self, key: &[u8]) -> Vec<i64> {
-        let Some(mut placed) = self.chats.remove(key) else { return Vec::new() };
-        placed.trim(self.gone_below);
-        if let Some(front) = placed.front {
+        let gone = self.gone_below;
+        let Some(placed) = self.chats.get_mut(key) else { return Vec::new() };
+        placed.trim(gone);
+        let first_live = placed.first_live();
+        placed.base = 0;
+        if let Some(front) = placed.front.take() {
             self.fronts.remove(&front);
         }
-        let seqs: Vec<i64> = placed.seqs.iter().map(|&(s, _)| s).collect();
-        self.live_bytes -= placed.seqs.iter().skip(placed.first_live()).map(|&(_, b)| u64::from(b)).sum::<u64>();
+        let rows = std::mem::take(&mut placed.seqs);
+        self.live_bytes -= rows.iter().skip(first_live).map(|&(_, b)| u64::from(b)).sum::<u64>();
+        let seqs: Vec<i64> = rows.iter().map(|&(s, _)| s).collect();
         self.deleted(key, &seqs);
         seqs
     }

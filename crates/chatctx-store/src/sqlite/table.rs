@@ -6,15 +6,16 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use super::rows::{Rows, key};
 use crate::{Op, StoreError};
 
-/// Each chat whose rows a snapshot superseded, with the number below which they are (`chats.base`).
-fn bases(conn: &Connection) -> Result<Vec<(Vec<u8>, i64)>, StoreError> {
-    let mut stmt = conn.prepare("SELECT channel, chat_id, base FROM chats WHERE base > 0")?;
+/// The chats' table: each chat with the number below which a snapshot superseded its rows (`chats.base`) and
+/// its newest position as last written there (`chats.head`; its rows may hold newer ones).
+fn chats(conn: &Connection) -> Result<Vec<(Vec<u8>, i64, u64)>, StoreError> {
+    let mut stmt = conn.prepare("SELECT channel, chat_id, base, head FROM chats")?;
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let mut k = Vec::new();
-        key(&mut k, &row.get::<_, String>(0)?, &row.get::<_, String>(1)?);
-        out.push((k, row.get(2)?));
+        key(&mut k, text(row, 0)?, text(row, 1)?);
+        out.push((k, row.get(2)?, row.get::<_, i64>(3)? as u64));
     }
     Ok(out)
 }
@@ -27,30 +28,31 @@ pub(super) fn read_rows(conn: &Connection) -> Result<Rows, StoreError> {
 /// Reads the table in order: where each chat's rows are, and `each` operation in use with its position (a
 /// superseded row's text is not read: its chat's snapshot stands for it; its size comes from the row's header).
 pub(super) fn scan(conn: &Connection, each: &mut dyn FnMut((u64, Op))) -> Result<Rows, StoreError> {
-    let mut placed = Rows::with_bases(bases(conn)?);
+    let mut placed = Rows::with_chats(chats(conn)?);
     let mut stmt = conn.prepare("SELECT seq, channel, chat_id, pos, line, octet_length(line) FROM ops ORDER BY seq")?;
     let mut rows = stmt.query([])?;
     let mut k = Vec::new();
     while let Some(row) = rows.next()? {
         let (channel, chat_id) = (text(row, 1)?, text(row, 2)?);
         key(&mut k, channel, chat_id);
-        if placed.seen(&k, row.get(0)?, row.get::<_, i64>(5)? as usize) {
-            let pos: i64 = row.get(3)?;
+        let pos = row.get::<_, i64>(3)? as u64;
+        if placed.seen(&k, row.get(0)?, pos, row.get::<_, i64>(5)? as usize) {
             let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
-            each((pos as u64, Op { channel, chat_id, line: row.get(4)? }));
+            each((pos, Op { channel, chat_id, line: row.get(4)? }));
         }
     }
     placed.read();
+    placed.counter = counter(conn)?;
     Ok(placed)
 }
 
-/// A chat's newest position (0 for a chat never written).
-pub(super) fn head(tx: &Transaction<'_>, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
-    let head: Option<i64> = tx
-        .prepare_cached("SELECT head FROM chats WHERE channel = ?1 AND chat_id = ?2")?
-        .query_row(params![channel, chat_id], |r| r.get(0))
+/// The number the newest row ever appended got (SQLite's `AUTOINCREMENT` counter; 0 before the first).
+pub(super) fn counter(conn: &Connection) -> Result<i64, StoreError> {
+    let n: Option<i64> = conn
+        .prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'ops'")?
+        .query_row([], |r| r.get(0))
         .optional()?;
-    Ok(head.unwrap_or(0) as u64)
+    Ok(n.unwrap_or(0))
 }
 
 /// Appends `lines` (at least one) to a chat at its next positions; returns its new head and the number of
@@ -62,10 +64,10 @@ pub(super) fn push(
     chat_id: &str,
     lines: &[&str],
 ) -> Result<(u64, i64), StoreError> {
-    let head = reserve(tx, channel, chat_id, lines.len())?;
-    let first = insert(tx, &at_positions(channel, chat_id, head, lines).collect::<Vec<_>>())?;
     let mut k = Vec::new();
     key(&mut k, channel, chat_id);
+    let head = placed.reserve(&k, lines.len());
+    let first = insert(tx, &at_positions(channel, chat_id, head, lines).collect::<Vec<_>>())?;
     placed.appended(&k, first, lines.iter().map(|l| l.len()));
     Ok((head, first))
 }
@@ -77,12 +79,13 @@ pub(super) fn push_all(
     chats: &[((&str, &str), Vec<&str>)],
 ) -> Result<(), StoreError> {
     let mut all = Vec::with_capacity(chats.iter().map(|(_, lines)| lines.len()).sum());
+    let mut k = Vec::new();
     for ((channel, chat_id), lines) in chats {
-        let head = reserve(tx, channel, chat_id, lines.len())?;
+        key(&mut k, channel, chat_id);
+        let head = placed.reserve(&k, lines.len());
         all.extend(at_positions(channel, chat_id, head, lines));
     }
     let mut first = insert(tx, &all)?;
-    let mut k = Vec::new();
     for ((channel, chat_id), lines) in chats {
         key(&mut k, channel, chat_id);
         placed.appended(&k, first, lines.iter().map(|l| l.len()));
@@ -102,15 +105,14 @@ fn at_positions<'a>(
     lines.iter().enumerate().map(move |(i, line)| (channel, chat_id, first + i as i64, *line))
 }
 
-/// Takes the next `n` positions of a chat; its new head.
-fn reserve(tx: &Transaction<'_>, channel: &str, chat_id: &str, n: usize) -> Result<u64, StoreError> {
-    let head: i64 = tx
-        .prepare_cached(
-            "INSERT INTO chats (channel, chat_id, head) VALUES (?1, ?2, ?3)
-             ON CONFLICT (channel, chat_id) DO UPDATE SET head = head + ?3 RETURNING head",
-        )?
-        .query_row(params![channel, chat_id, n as i64], |r| r.get(0))?;
-    Ok(head as u64)
+/// Writes a chat's newest position and base to the chats' table.
+fn note_chat(tx: &Transaction<'_>, channel: &str, chat_id: &str, head: u64, base: i64) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO chats (channel, chat_id, head, base) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (channel, chat_id) DO UPDATE SET head = excluded.head, base = excluded.base",
+    )?
+    .execute(params![channel, chat_id, head as i64, base])?;
+    Ok(())
 }
 
 /// A log row: channel, chat id, position, line.
@@ -190,9 +192,8 @@ fn delete_rows(tx: &Transaction<'_>, seqs: &[i64]) -> Result<(), StoreError> {
 
 /// Appends a chat's snapshot: the chat's earlier rows are superseded (deleted now with `erase`).
 pub(super) fn push_snapshot(tx: &Transaction<'_>, placed: &mut Rows, s: &Op, erase: bool) -> Result<(), StoreError> {
-    let (_, seq) = push(tx, placed, &s.channel, &s.chat_id, &[&s.line])?;
-    tx.prepare_cached("UPDATE chats SET base = ?3 WHERE channel = ?1 AND chat_id = ?2")?
-        .execute(params![s.channel, s.chat_id, seq])?;
+    let (head, seq) = push(tx, placed, &s.channel, &s.chat_id, &[&s.line])?;
+    note_chat(tx, &s.channel, &s.chat_id, head, seq)?;
     let mut k = Vec::new();
     key(&mut k, &s.channel, &s.chat_id);
     let superseded = placed.supersede(&k, seq);
@@ -203,7 +204,8 @@ pub(super) fn push_snapshot(tx: &Transaction<'_>, placed: &mut Rows, s: &Op, era
     Ok(())
 }
 
-/// Deletes a chat's rows, all of them: how many.
+/// Deletes a chat's rows, all of them: how many. Its newest position is written to the chats' table, where a
+/// start finds it once no row holds it.
 pub(super) fn remove_chat(
     tx: &Transaction<'_>,
     placed: &mut Rows,
@@ -214,6 +216,10 @@ pub(super) fn remove_chat(
     key(&mut k, channel, chat_id);
     let seqs = placed.remove(&k);
     delete_rows(tx, &seqs)?;
+    let head = placed.head(&k);
+    if head > 0 {
+        note_chat(tx, channel, chat_id, head, 0)?;
+    }
     Ok(seqs.len() as u64)
 }
 
