@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
-use crate::{Log, Op, SharedLog, Store, StoreError, by_chat, snapshotted};
+use crate::{Log, Op, SharedLog, Store, StoreError, snapshotted};
 
 mod repair;
 mod rows;
@@ -326,10 +326,9 @@ impl Log for SqliteStore {
 
     fn write(&self, ops: &[Op], snapshots: &[Op], erase: bool) -> Result<(), StoreError> {
         let replaced = snapshotted(snapshots);
-        let mut appended = by_chat(ops);
-        appended.retain(|(chat, _)| !replaced.contains(chat));
+        let appended = ops.iter().filter(|o| !replaced.contains(&(o.channel.as_str(), o.chat_id.as_str())));
         self.writing(|tx, placed| {
-            push_all(tx, placed, &appended)?;
+            push_all(tx, placed, appended)?;
             for s in snapshots {
                 push_snapshot(tx, placed, s, erase)?;
             }
