@@ -102,15 +102,14 @@ impl Rows {
         Rows { chats, ..Rows::default() }
     }
 
-    /// A row read from the table (`bytes` long, at position `pos` of its chat), in the order of their numbers:
-    /// whether it is in use.
-    pub(super) fn seen(&mut self, key: &[u8], seq: i64, pos: u64, bytes: usize) -> bool {
+    /// A row read from the table (`bytes` long), in the order of their numbers: whether it is in use. (Then
+    /// [`Rows::at`] with its position if it is: a superseded row's position is below its chat's snapshot's.)
+    pub(super) fn seen(&mut self, key: &[u8], seq: i64, bytes: usize) -> bool {
         if self.newest == 0 {
             self.gone_below = seq;
         }
         self.newest = seq;
         let placed = self.chats.entry_ref(key).or_default();
-        placed.head = placed.head.max(pos);
         placed.seqs.push_back((seq, size(bytes)));
         let live = seq >= placed.base;
         if live {
@@ -134,6 +133,13 @@ impl Rows {
             self.superseded = seen.into_iter().collect();
         } else {
             self.superseded.extend(seen);
+        }
+    }
+
+    /// A row in use of a chat, read at a start, is at position `pos`.
+    pub(super) fn at(&mut self, key: &[u8], pos: u64) {
+        if let Some(placed) = self.chats.get_mut(key) {
+            placed.head = placed.head.max(pos);
         }
     }
 

@@ -35,8 +35,11 @@ pub(super) fn scan(conn: &Connection, each: &mut dyn FnMut((u64, Op))) -> Result
     while let Some(row) = rows.next()? {
         let (channel, chat_id) = (text(row, 1)?, text(row, 2)?);
         key(&mut k, channel, chat_id);
-        let pos = row.get::<_, i64>(3)? as u64;
-        if placed.seen(&k, row.get(0)?, pos, row.get::<_, i64>(5)? as usize) {
+        // A superseded row's text is passed over, and so is its position (after the text in the row: reading
+        // it reads the text's overflow pages).
+        if placed.seen(&k, row.get(0)?, row.get::<_, i64>(5)? as usize) {
+            let pos = row.get::<_, i64>(3)? as u64;
+            placed.at(&k, pos);
             let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
             each((pos, Op { channel, chat_id, line: row.get(4)? }));
         }
