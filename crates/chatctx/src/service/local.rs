@@ -426,7 +426,8 @@ impl Local {
         let mut report = IngestReport::default();
         let mut inner = self.lock()?;
         let Inner { engine, edited, .. } = &mut *inner;
-        let mut ops = Vec::new();
+        // About one operation per input: grown from nothing, a batch's vector was copied ten times.
+        let mut ops = Vec::with_capacity(decoded.len());
         for (index, d) in decoded.into_iter().enumerate() {
             let result = route(engine, d, allowed)
                 .and_then(|(events, logged)| engine.apply_all(events).map(|applied| (applied, logged)));

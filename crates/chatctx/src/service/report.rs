@@ -66,6 +66,7 @@ impl IngestReport {
     /// Adds what the mapping decided for the inputs that were accepted.
     pub(super) fn note(&mut self, notes: Vec<Note>) {
         let rejected: std::collections::HashSet<usize> = self.rejected.iter().map(|r| r.index).collect();
+        self.decisions.reserve(notes.iter().map(|n| n.messages.len()).sum());
         for (index, note) in notes.into_iter().enumerate().filter(|(i, _)| !rejected.contains(i)) {
             for kind in note.ignored {
                 self.ignored += 1;
