@@ -83,15 +83,18 @@ pub(super) fn push_all<'a>(
     ops: impl Iterator<Item = &'a Op>,
 ) -> Result<(), StoreError> {
     let ops = grouped(ops);
+    let runs = || ops.chunk_by(|a, b| a.channel == b.channel && a.chat_id == b.chat_id);
     let mut k = Vec::new();
-    let rows = ops.iter().map(|o| {
-        key(&mut k, &o.channel, &o.chat_id);
-        (o.channel.as_str(), o.chat_id.as_str(), placed.reserve(&k, 1) as i64, o.line.as_str())
+    let rows = runs().flat_map(|run| {
+        key(&mut k, &run[0].channel, &run[0].chat_id);
+        let first = placed.reserve(&k, run.len()) as i64 - run.len() as i64 + 1;
+        run.iter().zip(first..).map(|(o, pos)| (o.channel.as_str(), o.chat_id.as_str(), pos, o.line.as_str()))
     });
-    let first = insert(tx, rows)?;
-    for (o, seq) in ops.iter().zip(first..) {
-        key(&mut k, &o.channel, &o.chat_id);
-        placed.appended(&k, seq, [o.line.len()]);
+    let mut seq = insert(tx, rows)?;
+    for run in runs() {
+        key(&mut k, &run[0].channel, &run[0].chat_id);
+        placed.appended(&k, seq, run.iter().map(|o| o.line.len()));
+        seq += run.len() as i64;
     }
     Ok(())
 }
