@@ -165,7 +165,7 @@ static INSERT_MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 
 /// Inserts `rows`, numbered in turn: the number of the first. They are taken [`ROWS_PER_INSERT`] at a time
 /// into a buffer on the stack (a vector of a write's rows, about 40 KB, came from freshly mapped memory nearly
-/// every time: a tenth of `store_bench`'s samples were the kernel zeroing it).
+/// every time: 3–5 % of `store_bench`'s samples were the kernel zeroing its pages).
 fn insert<'a>(tx: &Transaction<'_>, rows: impl Iterator<Item = Row<'a>>) -> Result<i64, StoreError> {
     let mut numbered = Numbered::default();
     let mut rows = rows.fuse();
