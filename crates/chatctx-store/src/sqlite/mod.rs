@@ -14,7 +14,7 @@ use repair::verdict;
 pub use repair::{Integrity, Salvaged};
 pub use rows::DEFAULT_SUPERSEDED_SLACK;
 use rows::{Rows, key};
-use table::{counter, gather, push, push_all, push_snapshot, read_rows, remove_chat, scan};
+use table::{gather, push, push_all, push_snapshot, read_rows, remove_chat, scan, version};
 
 /// Schema versions, in order; `PRAGMA user_version` records how many were applied.
 const MIGRATIONS: &[&str] = &[
@@ -190,11 +190,10 @@ impl SqliteStore {
         let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
         let tx = write(&mut conn)?;
         let mut rows = match placed.take() {
-            Some(rows) if rows.counter == counter(&tx)? => rows,
+            Some(rows) if rows.version == version(&tx)? => rows,
             _ => read_rows(&tx)?,
         };
         let (out, erase) = f(&tx, &mut rows)?;
-        rows.counter = counter(&tx)?;
         tx.commit()?;
         *placed = Some(rows);
         // Otherwise the freed pages (zeroed by `secure_delete`) reach the main file at SQLite's next automatic
@@ -208,9 +207,9 @@ impl SqliteStore {
     /// The numbers of a chat's rows in use, in order.
     fn in_use(&self, conn: &Connection, channel: &str, chat_id: &str) -> Result<Vec<i64>, StoreError> {
         let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
-        let now = counter(conn)?;
+        let now = version(conn)?;
         let rows = match &mut *placed {
-            Some(rows) if rows.counter == now => rows,
+            Some(rows) if rows.version == now => rows,
             _ => placed.insert(read_rows(conn)?),
         };
         let mut k = Vec::new();

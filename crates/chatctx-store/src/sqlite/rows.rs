@@ -81,9 +81,10 @@ pub(super) struct Rows {
     gone_below: i64,
     /// The newest row's number.
     newest: i64,
-    /// The table's row counter (`sqlite_sequence`) when this was last true: another writer moved it if it
-    /// differs at the start of a write (see `SqliteStore::writing`).
-    pub(super) counter: i64,
+    /// The file's `PRAGMA data_version` when this was read: it changes when another connection commits (this
+    /// one's own commits leave it), so a different value means another process wrote the file since (see
+    /// `SqliteStore::writing`).
+    pub(super) version: i64,
 }
 
 /// How many bytes of superseded rows the table may hold beyond the bytes of the rows in use, by default, before

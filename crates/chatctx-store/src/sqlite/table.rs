@@ -1,7 +1,7 @@
 //! Reading and writing the log table's rows: appended many per statement, a chat's snapshot superseding its
 //! earlier rows, superseded rows deleted (rows.rs says which and when).
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, Transaction, params};
 
 use super::rows::{Rows, key};
 use crate::{Op, StoreError};
@@ -28,6 +28,8 @@ pub(super) fn read_rows(conn: &Connection) -> Result<Rows, StoreError> {
 /// Reads the table in order: where each chat's rows are, and `each` operation in use with its position (a
 /// superseded row's text is not read: its chat's snapshot stands for it; its size comes from the row's header).
 pub(super) fn scan(conn: &Connection, each: &mut dyn FnMut((u64, Op))) -> Result<Rows, StoreError> {
+    // Before reading: a commit of another process during the read changes it, and the next write reads again.
+    let seen_version = version(conn)?;
     let mut placed = Rows::with_chats(chats(conn)?);
     let mut stmt = conn.prepare("SELECT seq, channel, chat_id, pos, line, octet_length(line) FROM ops ORDER BY seq")?;
     let mut rows = stmt.query([])?;
@@ -45,17 +47,14 @@ pub(super) fn scan(conn: &Connection, each: &mut dyn FnMut((u64, Op))) -> Result
         }
     }
     placed.read();
-    placed.counter = counter(conn)?;
+    placed.version = seen_version;
     Ok(placed)
 }
 
-/// The number the newest row ever appended got (SQLite's `AUTOINCREMENT` counter; 0 before the first).
-pub(super) fn counter(conn: &Connection) -> Result<i64, StoreError> {
-    let n: Option<i64> = conn
-        .prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'ops'")?
-        .query_row([], |r| r.get(0))
-        .optional()?;
-    Ok(n.unwrap_or(0))
+/// The file's data version as this connection sees it (`PRAGMA data_version`: moved by other connections'
+/// commits only).
+pub(super) fn version(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn.prepare_cached("PRAGMA data_version")?.query_row([], |r| r.get(0))?)
 }
 
 /// Appends `lines` (at least one) to a chat at its next positions; returns its new head and the number of
