@@ -295,29 +295,66 @@ pub fn open(url: &str, options: &OpenOptions) -> Result<Opened, String> {
     }
 }
 
-/// Groups `ops` by chat, keeping their order within each chat; chats in order of first appearance.
 /// The chats [`Log::write`] replaces by a snapshot.
 pub(crate) fn snapshotted(snapshots: &[Op]) -> std::collections::HashSet<(&str, &str)> {
     snapshots.iter().map(|s| (s.channel.as_str(), s.chat_id.as_str())).collect()
 }
 
-pub(crate) fn by_chat(ops: &[Op]) -> Vec<((&str, &str), Vec<&str>)> {
-    let mut out: Vec<((&str, &str), Vec<&str>)> = Vec::new();
-    let mut index = std::collections::HashMap::new();
-    for o in ops {
-        let key = (o.channel.as_str(), o.chat_id.as_str());
-        let i = *index.entry(key).or_insert_with(|| {
-            out.push((key, Vec::new()));
-            out.len() - 1
-        });
-        out[i].1.push(&o.line);
+/// `ops` grouped by chat: chats in the order they first appear, each chat's operations in their order. A
+/// counting sort, with no vector per chat (those vectors were 6 % of an SQLite write, most of it fresh pages).
+pub(crate) fn grouped<'a>(ops: impl Iterator<Item = &'a Op>) -> Vec<&'a Op> {
+    let ops: Vec<&Op> = ops.collect();
+    let mut groups: hashbrown::HashMap<(&str, &str), usize> = hashbrown::HashMap::new();
+    let mut starts: Vec<usize> = Vec::new();
+    let of: Vec<usize> = ops
+        .iter()
+        .map(|o| {
+            let next = groups.len();
+            let g = *groups.entry((o.channel.as_str(), o.chat_id.as_str())).or_insert(next);
+            if g == starts.len() {
+                starts.push(0);
+            }
+            starts[g] += 1;
+            g
+        })
+        .collect();
+    let mut at = 0;
+    for start in &mut starts {
+        (*start, at) = (at, at + *start);
+    }
+    let mut out = ops.clone();
+    for (o, g) in ops.into_iter().zip(of) {
+        out[starts[g]] = o;
+        starts[g] += 1;
     }
     out
 }
 
+/// [`grouped`] operations as runs of one chat each.
+pub(crate) fn runs<'g, 'a>(grouped: &'g [&'a Op]) -> impl Iterator<Item = &'g [&'a Op]> + Clone {
+    grouped.chunk_by(|a, b| a.channel == b.channel && a.chat_id == b.chat_id)
+}
+
+/// `ops` by chat, as [`grouped`]: each chat with its lines.
+pub(crate) fn by_chat(ops: &[Op]) -> Vec<((&str, &str), Vec<&str>)> {
+    let ops = grouped(ops.iter());
+    runs(&ops)
+        .map(|run| ((run[0].channel.as_str(), run[0].chat_id.as_str()), run.iter().map(|o| o.line.as_str()).collect()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::StoreUrl;
+    use super::{Op, StoreUrl, grouped};
+
+    #[test]
+    fn operations_are_grouped_by_chat_in_order_of_first_appearance() {
+        let op = |chat: &str, line: &str| Op { channel: "t".into(), chat_id: chat.into(), line: line.into() };
+        let ops = [op("b", "1"), op("a", "2"), op("b", "3"), op("c", "4"), op("a", "5"), op("b", "6")];
+        let lines: Vec<&str> = grouped(ops.iter()).iter().map(|o| o.line.as_str()).collect();
+        assert_eq!(lines, ["1", "3", "6", "2", "5", "4"]);
+        assert!(grouped([].iter()).is_empty());
+    }
     use std::path::Path;
 
     /// `memory://` is the memory store and an unknown scheme is refused: neither becomes an SQLite file named

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, Transaction, params};
 
 use super::rows::{Rows, key};
-use crate::{Op, StoreError};
+use crate::{Op, StoreError, grouped, runs};
 
 /// The chats' table: each chat with the number below which a snapshot superseded its rows (`chats.base`) and
 /// its newest position as last written there (`chats.head`; its rows may hold newer ones).
@@ -82,50 +82,19 @@ pub(super) fn push_all<'a>(
     ops: impl Iterator<Item = &'a Op>,
 ) -> Result<(), StoreError> {
     let ops = grouped(ops);
-    let runs = || ops.chunk_by(|a, b| a.channel == b.channel && a.chat_id == b.chat_id);
     let mut k = Vec::new();
-    let rows = runs().flat_map(|run| {
+    let rows = runs(&ops).flat_map(|run| {
         key(&mut k, &run[0].channel, &run[0].chat_id);
         let first = placed.reserve(&k, run.len()) as i64 - run.len() as i64 + 1;
         run.iter().zip(first..).map(|(o, pos)| (o.channel.as_str(), o.chat_id.as_str(), pos, o.line.as_str()))
     });
     let mut seq = insert(tx, rows)?;
-    for run in runs() {
+    for run in runs(&ops) {
         key(&mut k, &run[0].channel, &run[0].chat_id);
         placed.appended(&k, seq, run.iter().map(|o| o.line.len()));
         seq += run.len() as i64;
     }
     Ok(())
-}
-
-/// `ops` grouped by chat: chats in the order they first appear, each chat's operations in their order. (A
-/// counting sort: no vector per chat.)
-fn grouped<'a>(ops: impl Iterator<Item = &'a Op>) -> Vec<&'a Op> {
-    let ops: Vec<&Op> = ops.collect();
-    let mut groups: hashbrown::HashMap<(&str, &str), usize> = hashbrown::HashMap::new();
-    let mut starts: Vec<usize> = Vec::new();
-    let of: Vec<usize> = ops
-        .iter()
-        .map(|o| {
-            let next = groups.len();
-            let g = *groups.entry((o.channel.as_str(), o.chat_id.as_str())).or_insert(next);
-            if g == starts.len() {
-                starts.push(0);
-            }
-            starts[g] += 1;
-            g
-        })
-        .collect();
-    let mut at = 0;
-    for start in &mut starts {
-        (*start, at) = (at, at + *start);
-    }
-    let mut out = ops.clone();
-    for (o, g) in ops.into_iter().zip(of) {
-        out[starts[g]] = o;
-        starts[g] += 1;
-    }
-    out
 }
 
 /// A chat's `lines` as rows at the positions up to `head` (reserved for them).
@@ -289,18 +258,4 @@ fn text<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
     row.get_ref(i)?
         .as_str()
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operations_are_grouped_by_chat_in_order_of_first_appearance() {
-        let op = |chat: &str, line: &str| Op { channel: "t".into(), chat_id: chat.into(), line: line.into() };
-        let ops = [op("b", "1"), op("a", "2"), op("b", "3"), op("c", "4"), op("a", "5"), op("b", "6")];
-        let lines: Vec<&str> = grouped(ops.iter()).iter().map(|o| o.line.as_str()).collect();
-        assert_eq!(lines, ["1", "3", "6", "2", "5", "4"]);
-        assert!(grouped([].iter()).is_empty());
-    }
 }
