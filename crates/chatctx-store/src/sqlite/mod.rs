@@ -189,10 +189,7 @@ impl SqliteStore {
         let mut conn = self.conn()?;
         let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
         let tx = write(&mut conn)?;
-        let mut rows = match placed.take() {
-            Some(rows) if rows.version == version(&tx)? => rows,
-            _ => read_rows(&tx)?,
-        };
+        let mut rows = current(placed.take(), &tx)?;
         let (out, erase) = f(&tx, &mut rows)?;
         tx.commit()?;
         *placed = Some(rows);
@@ -207,14 +204,20 @@ impl SqliteStore {
     /// The numbers of a chat's rows in use, in order.
     fn in_use(&self, conn: &Connection, channel: &str, chat_id: &str) -> Result<Vec<i64>, StoreError> {
         let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
-        let now = version(conn)?;
-        let rows = match &mut *placed {
-            Some(rows) if rows.version == now => rows,
-            _ => placed.insert(read_rows(conn)?),
-        };
+        let rows = current(placed.take(), conn)?;
+        let rows = placed.insert(rows);
         let mut k = Vec::new();
         key(&mut k, channel, chat_id);
         Ok(rows.in_use(&k))
+    }
+}
+
+/// Where each chat's rows are: `kept`, unless another process committed to the file since it was read (or
+/// nothing is kept), then read again from the table.
+fn current(kept: Option<Rows>, conn: &Connection) -> Result<Rows, StoreError> {
+    match kept {
+        Some(rows) if rows.version == version(conn)? => Ok(rows),
+        _ => read_rows(conn),
     }
 }
 
@@ -290,10 +293,13 @@ impl Store for SqliteStore {
         let read = (|| {
             let conn = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
             let mut n = 0;
-            let placed = scan(&conn, &mut |(pos, op)| {
-                each(pos, op);
-                n += 1;
-            })?;
+            let placed = scan(
+                &conn,
+                Some(&mut |pos, op| {
+                    each(pos, op);
+                    n += 1;
+                }),
+            )?;
             *self.placed.lock().map_err(|_| StoreError::Poisoned)? = Some(placed);
             Ok(n)
         })();

@@ -20,14 +20,15 @@ fn chats(conn: &Connection) -> Result<Vec<(Vec<u8>, i64, u64)>, StoreError> {
     Ok(out)
 }
 
-/// Where each chat's rows are, read from the table.
+/// Where each chat's rows are, read from the table (no row's text is read).
 pub(super) fn read_rows(conn: &Connection) -> Result<Rows, StoreError> {
-    scan(conn, &mut |_| {})
+    scan(conn, None)
 }
 
-/// Reads the table in order: where each chat's rows are, and `each` operation in use with its position (a
-/// superseded row's text is not read: its chat's snapshot stands for it; its size comes from the row's header).
-pub(super) fn scan(conn: &Connection, each: &mut dyn FnMut((u64, Op))) -> Result<Rows, StoreError> {
+/// Reads the table in order: where each chat's rows are, and, given `each`, every operation in use with its
+/// position (a superseded row's text is not read: its chat's snapshot stands for it; its size comes from the
+/// row's header).
+pub(super) fn scan(conn: &Connection, mut each: Option<&mut dyn FnMut(u64, Op)>) -> Result<Rows, StoreError> {
     // Before reading: a commit of another process during the read changes it, and the next write reads again.
     let seen_version = version(conn)?;
     let mut placed = Rows::with_chats(chats(conn)?);
@@ -42,8 +43,10 @@ pub(super) fn scan(conn: &Connection, each: &mut dyn FnMut((u64, Op))) -> Result
         if placed.seen(&k, row.get(0)?, row.get::<_, i64>(5)? as usize) {
             let pos = row.get::<_, i64>(3)? as u64;
             placed.at(&k, pos);
-            let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
-            each((pos, Op { channel, chat_id, line: row.get(4)? }));
+            if let Some(each) = each.as_mut() {
+                let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
+                each(pos, Op { channel, chat_id, line: row.get(4)? });
+            }
         }
     }
     placed.read();
