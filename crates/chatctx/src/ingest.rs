@@ -6,13 +6,18 @@ use chatctx_core::{Error, Event, Timestamp};
 use chatctx_platforms::{Bot, Mapped, Platform};
 use serde_json::Value;
 
-/// One input, as it reached chatctx.
+/// One input, as it reached chatctx. Inputs are held one batch at a time (at most `server.max_batch_items`) and
+/// most are messages read directly, so the event is not boxed (that would cost an allocation per message).
+#[allow(clippy::large_enum_variant)]
 pub enum Input {
     /// As `/v1/events` takes it and a replay line holds it: a core event, or a platform's payload wrapped as
     /// one (`telegram_update`, `discord_event`, `slack_event`).
     Json(Value),
     /// A platform's payload from the platform's own route, with the bot the route's query names.
     Payload(Box<dyn Platform>, Bot, Value),
+    /// A core event read straight from the text a client sent ([`chatctx_core::event::fresh_message`]), with the
+    /// checks of fresh input already passed.
+    Event(Event),
 }
 
 /// Something that decodes into core events (a [`Mapped`]: the events, and what a platform mapping ignored and
@@ -25,6 +30,14 @@ pub trait Decode: Send + Sync + 'static {
     /// earlier need not (ids without control characters; names, labels and lists within their bounds:
     /// [`chatctx_core::event::check_fresh`]) apply first.
     fn decode_fresh(&self, received_at: Timestamp) -> Result<Mapped, Error>;
+
+    /// [`Decode::decode_fresh`] of an input not needed afterwards: what is decoded already is moved, not copied.
+    fn into_fresh(self, received_at: Timestamp) -> Result<Mapped, Error>
+    where
+        Self: Sized,
+    {
+        self.decode_fresh(received_at)
+    }
 }
 
 impl Decode for Value {
@@ -50,7 +63,14 @@ impl Decode for Input {
     fn decode_fresh(&self, received_at: Timestamp) -> Result<Mapped, Error> {
         match self {
             Input::Json(v) => v.decode_fresh(received_at),
-            Input::Payload(..) => self.decode(received_at),
+            Input::Payload(..) | Input::Event(_) => self.decode(received_at),
+        }
+    }
+
+    fn into_fresh(self, received_at: Timestamp) -> Result<Mapped, Error> {
+        match self {
+            Input::Event(e) => Ok(Mapped { events: vec![e], ..Mapped::default() }),
+            other => other.decode_fresh(received_at),
         }
     }
 
@@ -60,6 +80,7 @@ impl Decode for Input {
             Input::Payload(platform, bot, payload) => {
                 chatctx_platforms::map_checked(&**platform, payload, bot, received_at)
             }
+            Input::Event(e) => Ok(Mapped { events: vec![e.clone()], ..Mapped::default() }),
         }
     }
 }

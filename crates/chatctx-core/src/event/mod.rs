@@ -17,6 +17,7 @@ use crate::time::Timestamp;
 
 mod bounds;
 mod delete;
+mod direct;
 mod fit;
 mod message;
 mod object;
@@ -27,6 +28,7 @@ mod title;
 
 pub use bounds::{MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, check_fresh};
 pub use delete::{DeleteEvent, MAX_DELETED};
+pub use direct::fresh_message;
 pub use fit::CUT_MARKER;
 pub use message::{Attachment, Entity, EntityKind, FileRef, MessageEvent, MessageKind, Person, Quote};
 pub use object::{ActivationEvent, ObjectEvent, ObjectOp, ObjectRef, ObjectSpec};

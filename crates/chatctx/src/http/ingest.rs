@@ -26,7 +26,13 @@ pub async fn post_events(
     EventsBody(bytes): EventsBody,
 ) -> Result<Response, ApiError> {
     a.not_a_scope("ingest events")?;
-    let (inputs, single) = events_of(&bytes, app.limits.max_batch_items)?;
+    let (inputs, single) = match direct(&bytes, app.limits.max_batch_items) {
+        Some(read) => read,
+        None => {
+            let (values, single) = events_of(&bytes, app.limits.max_batch_items)?;
+            (values.into_iter().map(Input::Json).collect(), single)
+        }
+    };
     ingest(&app, a, inputs, single).await
 }
 
@@ -134,6 +140,32 @@ pub async fn post_slack_users(
     a.not_a_scope("ingest people")?;
     let payload = body.payload()?;
     ingest(&app, a, vec![Input::Payload(Box::new(SlackUsers), Bot::default(), payload)], true).await
+}
+
+/// One event or a JSON array of events, each message of the common shape read straight into its event
+/// ([`chatctx_core::event::fresh_message`]) and the rest into JSON values; `None` when the body must take
+/// [`events_of`]'s way (JSON Lines, more than `max_items` inputs, anything that is not JSON), which gives the same
+/// inputs or the error.
+fn direct(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
+    let input = |text: &[u8]| match chatctx_core::event::fresh_message(text) {
+        Some(event) => Some(Input::Event(event)),
+        None => serde_json::from_slice(text).ok().map(Input::Json),
+    };
+    match bytes.iter().find(|b| !b.is_ascii_whitespace())? {
+        b'{' => Some((vec![input(bytes)?], true)),
+        b'[' => {
+            let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(bytes).ok()?;
+            if items.len() > max_items {
+                return None;
+            }
+            let mut inputs = Vec::with_capacity(items.len());
+            for raw in items {
+                inputs.push(input(raw.get().as_bytes())?);
+            }
+            Some((inputs, false))
+        }
+        _ => None,
+    }
 }
 
 /// One event, a JSON array of events, or JSON Lines. `single` when the body was one object. More than

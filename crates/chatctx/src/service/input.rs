@@ -3,10 +3,12 @@
 
 use chatctx_core::engine::directory_log_key;
 use chatctx_core::{Engine, Error, ErrorCode, Event, Timestamp};
+use chatctx_platforms::Mapped;
 use chatctx_store::Op;
 
 use super::log::event_op;
 use super::report::Note;
+
 use crate::ingest::Decode;
 
 /// One decoded input of an ingest batch: its events and their log operations.
@@ -99,14 +101,13 @@ fn people(engine: &Engine, events: &mut Vec<Event>, allowed: &dyn Fn(&str, &str)
     }
 }
 
-/// Decodes every input (JSON, the platform mappings): this needs no state, so it is done before taking the
-/// engine. With each input, what its mapping decided.
-pub(super) fn decode_inputs<I: Decode>(inputs: &[I], now: Timestamp) -> (Vec<Staged>, Vec<Note>) {
-    inputs
-        .iter()
-        .map(|v| {
+/// What decoding every input (JSON, the platform mappings) gave, staged: this needs no state, so it is done
+/// before taking the engine. With each input, what its mapping decided.
+pub(super) fn stage(decoded: impl Iterator<Item = Result<Mapped, Error>>) -> (Vec<Staged>, Vec<Note>) {
+    decoded
+        .map(|d| {
             let mut note = Note::default();
-            let input = v.decode_fresh(now).and_then(|d| {
+            let input = d.and_then(|d| {
                 note.ignored = d.ignored;
                 note.messages = d
                     .events
@@ -128,4 +129,14 @@ pub(super) fn decode_inputs<I: Decode>(inputs: &[I], now: Timestamp) -> (Vec<Sta
             (input, note)
         })
         .unzip()
+}
+
+/// [`stage`] of inputs the caller keeps.
+pub(super) fn decode_inputs<I: Decode>(inputs: &[I], now: Timestamp) -> (Vec<Staged>, Vec<Note>) {
+    stage(inputs.iter().map(|v| v.decode_fresh(now)))
+}
+
+/// [`stage`] of inputs handed over (a decoded event is moved, not copied).
+pub(super) fn take_inputs<I: Decode>(inputs: Vec<I>, now: Timestamp) -> (Vec<Staged>, Vec<Note>) {
+    stage(inputs.into_iter().map(|v| v.into_fresh(now)))
 }

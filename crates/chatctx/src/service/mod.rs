@@ -202,7 +202,7 @@ impl Service {
     ) -> Result<IngestReport, Error> {
         let shared = match &self.durability {
             Durability::Local(local) => {
-                let mut queued = self.ingest_queued(local, inputs, now, allowed)?;
+                let mut queued = self.ingest_queued(local, input::decode_inputs(inputs, now), allowed)?;
                 if let Some(t) = queued.ticket.take() {
                     local.wait_durable(t)?;
                 }
@@ -295,13 +295,13 @@ impl Service {
                 .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
         };
         let mut queued = if inputs.len() <= INLINE_INPUTS {
-            self.ingest_queued(local, &inputs, now, &*allowed)?
+            self.ingest_queued(local, input::take_inputs(inputs, now), &*allowed)?
         } else {
             // Held by the work itself, so a request given up meanwhile does not free its place early.
             let slot = self.appliers.clone().acquire_owned().await.map_err(|_| internal("the service is closing"))?;
             let (svc, local) = (self.clone(), local.clone());
             tokio::task::spawn_blocking(move || {
-                let queued = svc.ingest_queued(&local, &inputs, now, &*allowed);
+                let queued = svc.ingest_queued(&local, input::take_inputs(inputs, now), &*allowed);
                 drop(slot);
                 queued
             })
@@ -322,15 +322,13 @@ impl Service {
         report
     }
 
-    /// The first half of an ingest on a local store: decoded and applied, its lines queued for the next write.
-    fn ingest_queued<I: Decode>(
+    /// The first half of an ingest on a local store: decoded inputs applied, their lines queued for the next write.
+    fn ingest_queued(
         &self,
         local: &local::Local,
-        inputs: &[I],
-        now: Timestamp,
+        (decoded, notes): (Vec<input::Staged>, Vec<report::Note>),
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<Queued, Error> {
-        let (decoded, notes) = input::decode_inputs(inputs, now);
         self.forget_records_of(&decoded);
         let convs = self.conversations(&decoded);
         let (report, ticket) = local.ingest_queued(decoded, allowed)?;

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 mod access;
 mod console;
 mod decisions;
+mod direct;
 mod durability;
 mod http;
 mod imports;
