@@ -277,4 +277,4 @@ impl Raw<'_> {
 
 #[cfg(test)]
 #[path = "direct_tests.rs"]
-mod tests;
+pub(super) mod tests;

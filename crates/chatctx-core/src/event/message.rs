@@ -110,7 +110,7 @@ pub enum EntityKind {
 }
 
 impl EntityKind {
-    fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         match self {
             Self::Mention => "mention",
             Self::TextMention => "text_mention",
