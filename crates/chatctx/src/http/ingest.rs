@@ -142,17 +142,16 @@ pub async fn post_slack_users(
     ingest(&app, a, vec![Input::Payload(Box::new(SlackUsers), Bot::default(), payload)], true).await
 }
 
-/// One event or a JSON array of events, each message of the common shape read straight into its event
-/// ([`chatctx_core::event::fresh_message`]) and the rest into JSON values; `None` when the body must take
-/// [`events_of`]'s way (JSON Lines, more than `max_items` inputs, anything that is not JSON), which gives the same
-/// inputs or the error.
+/// One event, a JSON array of events, or JSON Lines, each message of the common shape read straight into its
+/// event ([`chatctx_core::event::fresh_message`]) and the rest into JSON values; `None` when the body must take
+/// [`events_of`]'s way (more than `max_items` inputs, anything that is not JSON), which gives the same inputs or
+/// the error.
 fn direct(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
-    let input = |text: &[u8]| match chatctx_core::event::fresh_message(text) {
-        Some(event) => Some(Input::Event(event)),
-        None => serde_json::from_slice(text).ok().map(Input::Json),
-    };
     match bytes.iter().find(|b| !b.is_ascii_whitespace())? {
-        b'{' => Some((vec![input(bytes)?], true)),
+        b'{' => match input(bytes) {
+            Some(one) => Some((vec![one], true)),
+            None => lines(bytes, max_items),
+        },
         b'[' => {
             let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(bytes).ok()?;
             if items.len() > max_items {
@@ -166,6 +165,26 @@ fn direct(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
         }
         _ => None,
     }
+}
+
+/// One JSON text as an input: a message read directly, anything else as a JSON value; `None` if it is not JSON.
+fn input(text: &[u8]) -> Option<Input> {
+    match chatctx_core::event::fresh_message(text) {
+        Some(event) => Some(Input::Event(event)),
+        None => serde_json::from_slice(text).ok().map(Input::Json),
+    }
+}
+
+/// JSON Lines (blank lines skipped), as [`direct`] reads them.
+fn lines(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
+    let mut inputs = Vec::new();
+    for line in std::str::from_utf8(bytes).ok()?.lines().filter(|l| !l.trim().is_empty()) {
+        if inputs.len() == max_items {
+            return None;
+        }
+        inputs.push(input(line.as_bytes())?);
+    }
+    Some((inputs, false))
 }
 
 /// One event, a JSON array of events, or JSON Lines. `single` when the body was one object. More than
