@@ -165,6 +165,14 @@ fn read_import(line: &str) -> Option<ConversationDoc> {
     read_as::<Shape>(line).ok().map(|s| s.import)
 }
 
+/// An `{"event": message}` line read straight into its event ([`chatctx_core::event::fresh_message`]), when its
+/// message has the common shape; `None` for any other line, which [`LogLine::parse`] reads. What it reads is what
+/// the general way reads from the same line (tested in the core, and by `tests/it/direct.rs` through restarts).
+pub fn read_message_line(line: &str) -> Option<chatctx_core::Event> {
+    let inner = line.strip_prefix("{\"event\":")?.strip_suffix('}')?;
+    chatctx_core::event::fresh_message(inner.as_bytes())
+}
+
 impl LogLine<'static> {
     /// Reads one line (any version's).
     pub fn parse(line: &str) -> Result<Self, BadLine> {
@@ -278,5 +286,31 @@ mod tests {
         assert_eq!((bad.call.as_deref(), bad.error.code), (Some("get_scenario"), ErrorCode::InvalidRequest));
         let bad = LogLine::parse(r#"{"call": "get_scenario", "args": 5}"#).unwrap_err();
         assert_eq!(bad.error.message, "field `args`: expected an object");
+    }
+
+    /// A message line as written reads straight into the event it was written from, as the general way reads
+    /// it; other lines are left to the general way.
+    #[test]
+    fn a_message_line_reads_the_same_either_way() {
+        let general = |line: &str| match LogLine::parse(line).unwrap() {
+            LogLine::Event(EventLine::Raw(v)) => chatctx_core::Event::decode(&v).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let message = serde_json::json!({"type": "message", "chat_id": "-5", "message_id": "1", "kind": "inbound_user",
+            "sent_at": 1_770_000_000, "sender": {"user_id": "1", "username": "ann"}, "topic_id": "7",
+            "text": "a \"quoted\" {brace}\n@ann", "entities": [{"type": "mention", "offset": 19, "length": 4}]});
+        let event = chatctx_core::Event::decode(&message).unwrap();
+        let line = LogLine::Event(EventLine::Decoded(&event)).to_line().unwrap();
+        assert_eq!(read_message_line(&line).as_ref(), Some(&event));
+        assert_eq!(general(&line), event);
+        let mut quoted = message.clone();
+        quoted["quote"] = serde_json::json!({"text": "earlier"});
+        let quoted = chatctx_core::Event::decode(&quoted).unwrap();
+        let line = LogLine::Event(EventLine::Decoded(&quoted)).to_line().unwrap();
+        assert_eq!(read_message_line(&line), None, "left to the general way");
+        assert_eq!(general(&line), quoted);
+        for other in [r#"{"event":{"type":"message"},"x":1}"#, r#"{"forget":true}"#, "{\"event\":"] {
+            assert_eq!(read_message_line(other), None, "{other}");
+        }
     }
 }

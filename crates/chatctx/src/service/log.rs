@@ -191,6 +191,11 @@ pub(super) enum Prepared {
 /// Reads and decodes a logged operation at the running time `newest`, which moves to its events' newest time
 /// as applying them will move it.
 pub(super) fn prepare(line: &str, newest: &mut Timestamp) -> Result<Prepared, Error> {
+    // Most event lines are messages of the common shape, read straight into their event.
+    if let Some(event) = crate::logline::read_message_line(line) {
+        *newest = (*newest).max(event.time());
+        return Ok(Prepared::Events(vec![event]));
+    }
     match LogLine::parse(line).map_err(|bad| bad.error)? {
         LogLine::Event(EventLine::Raw(event)) => {
             let (events, _) = crate::logline::decode_events(&event, *newest)?;
