@@ -1,8 +1,8 @@
 //! A fresh `message` event read straight from its JSON text, without a `serde_json::Value` in between: the
-//! common shape of what bots send (a message with its sender, text, entities and actions) costs a third of the
+//! common shape of what bots send (a message with its sender, text, entities, quote and actions) costs a third of the
 //! general way (parse into a value, [`check_fresh`](super::check_fresh), then [`Event::decode`]).
 //!
-//! It answers only when it is sure: anything it does not take (another event type, a quote, attachments, a
+//! It answers only when it is sure: anything it does not take (another event type, attachments, a
 //! field it does not know, a duplicate key, a string past its bound, an id with a control character, a value of
 //! an unexpected type) makes it answer `None`, and the caller takes the general way, which gives the event or
 //! the error. Whatever it answers equals what the general way decodes from the same text (property-tested
@@ -14,7 +14,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
-use super::{Entity, EntityKind, Event, MAX_LIST_ITEMS, MAX_NAME_BYTES, MAX_TEXT_BYTES, MessageEvent, Person};
+use super::{Entity, EntityKind, Event, MAX_LIST_ITEMS, MAX_NAME_BYTES, MAX_TEXT_BYTES, MessageEvent, Person, Quote};
 use crate::json::MAX_ID_BYTES;
 use crate::kinds::{DEFAULT_CHANNEL, Origin};
 use crate::time::Timestamp;
@@ -137,6 +137,8 @@ struct Raw<'a> {
     #[serde(borrow)]
     entities: Option<Vec<RawEntity<'a>>>,
     #[serde(borrow)]
+    quote: Option<RawQuote<'a>>,
+    #[serde(borrow)]
     origin: Option<Str<'a>>,
     triggered_agent: Option<bool>,
     #[serde(borrow)]
@@ -162,6 +164,14 @@ struct RawPerson<'a> {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawQuote<'a> {
+    #[serde(borrow)]
+    sender: Option<RawPerson<'a>>,
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawEntity<'a> {
     #[serde(rename = "type", borrow)]
     type_: Option<Str<'a>>,
@@ -181,10 +191,16 @@ fn name(s: Option<Str<'_>>) -> Option<Option<String>> {
 }
 
 impl RawPerson<'_> {
-    fn person(self) -> Option<Person> {
+    /// The person, whose `user_id` is required when `need_id` (a quote's author may be hidden).
+    fn person(self, need_id: bool) -> Option<Person> {
+        let user_id = match self.user_id {
+            Some(id) => id.0,
+            None if need_id => return None,
+            None => String::new(),
+        };
         let username = name(self.username)?.map(|u| u.trim_start_matches('@').to_owned()).filter(|u| !u.is_empty());
         Some(Person {
-            user_id: self.user_id?.0,
+            user_id,
             username,
             display_name: name(self.display_name)?,
             first_name: name(self.first_name)?,
@@ -204,7 +220,7 @@ impl RawEntity<'_> {
             other => EntityKind::Other(other.to_owned()),
         };
         let user = match (&kind, self.user) {
-            (EntityKind::TextMention, Some(u)) => Some(u.person()?),
+            (EntityKind::TextMention, Some(u)) => Some(u.person(true)?),
             (_, None) => None,
             // The general way ignores it but still checks its ids and names: let it.
             (_, Some(_)) => return None,
@@ -224,7 +240,7 @@ impl Raw<'_> {
         }
         let kind = MessageKind::parse(&self.kind?.0)?;
         let sender = match self.sender {
-            Some(p) => Some(p.person()?),
+            Some(p) => Some(p.person(true)?),
             None if kind == MessageKind::System => None,
             None => return None,
         };
@@ -233,6 +249,16 @@ impl Raw<'_> {
             return None;
         }
         let entities = self.entities.unwrap_or_default().into_iter().map(RawEntity::entity).collect::<Option<_>>()?;
+        let quote = match self.quote {
+            Some(q) => {
+                let sender = match q.sender {
+                    Some(p) => Some(p.person(false)?),
+                    None => None,
+                };
+                Some(Quote { sender, text: q.text.filter(|t| t.len() <= MAX_TEXT_BYTES)? })
+            }
+            None => None,
+        };
         let origin = match self.origin {
             Some(o) => Origin::parse(&o.0)?,
             None => Origin::Interactive,
@@ -265,7 +291,7 @@ impl Raw<'_> {
             sender,
             text,
             entities,
-            quote: None,
+            quote,
             attachments: Vec::new(),
             origin,
             triggered_agent: self.triggered_agent.unwrap_or(kind == MessageKind::OutboundAgent),

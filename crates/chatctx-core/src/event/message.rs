@@ -258,7 +258,12 @@ impl MessageEvent {
 impl Person {
     /// Decodes a person; `user_id` is required when `need_id`.
     pub fn decode(f: Fields<'_>, need_id: bool) -> Result<Self, Error> {
-        let user_id = if need_id { f.req_id("user_id")? } else { f.id("user_id")?.unwrap_or_default() };
+        let user_id = match f.get("user_id") {
+            // A hidden author (a quote's) is written with an empty id, and reads back so.
+            Some(serde_json::Value::String(s)) if s.is_empty() && !need_id => String::new(),
+            _ if need_id => f.req_id("user_id")?,
+            _ => f.id("user_id")?.unwrap_or_default(),
+        };
         Ok(Self {
             user_id,
             username: f.text("username")?.map(|u| u.trim_start_matches('@').to_owned()).filter(|u| !u.is_empty()),

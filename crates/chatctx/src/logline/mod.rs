@@ -304,7 +304,7 @@ mod tests {
         assert_eq!(read_message_line(&line).as_ref(), Some(&event));
         assert_eq!(general(&line), event);
         let mut quoted = message.clone();
-        quoted["quote"] = serde_json::json!({"text": "earlier"});
+        quoted["attachments"] = serde_json::json!([{"kind": "media.image", "label": "cat.jpg"}]);
         let quoted = chatctx_core::Event::decode(&quoted).unwrap();
         let line = LogLine::Event(EventLine::Decoded(&quoted)).to_line().unwrap();
         assert_eq!(read_message_line(&line), None, "left to the general way");

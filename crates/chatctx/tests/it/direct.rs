@@ -1,5 +1,5 @@
 //! `/v1/events` reads the common message shape straight into events (`chatctx_core::event::fresh_message`); an
-//! event with a field that shape does not take (here `"quote": null`, which means no quote) takes the general way
+//! event with a field that shape does not take (here `"attachments": []`, which means none) takes the general way
 //! (parse, check, decode). The same events sent both ways must be answered, stored and read back after a restart
 //! byte for byte alike.
 
@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::http::{JsonBody, client, start_with};
 
 /// Messages of the common shape (with what the general way normalizes: integer ids, names to trim, `@`),
-/// messages it leaves to the general way (a quote, an unknown field, a key twice), other events, and events
+/// a quote, messages it leaves to the general way (attachments, an unknown field, a key twice), other events, and events
 /// either way refuses.
 fn lines() -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -22,11 +22,15 @@ fn lines() -> Vec<String> {
     }
     out.extend([
         r#"{"type":"message","chat_id":-1,"message_id":7,"kind":"outbound_agent","sent_at":"2026-02-13T08:20:10+03:00","sender":{"user_id":99,"username":" @bot ","first_name":"  Bot  ","is_bot":true},"text":"@ann see https://example.org","entities":[{"type":"mention","offset":0,"length":4},{"type":"url","offset":9,"length":19,"url":"ignored"}],"actions":["searched"],"chat_type":"supergroup","topic_id":"3","reply_to_message_id":"2"}"#.to_owned(),
-        r#"{"type":"message","chat_id":"-1","message_id":"8","kind":"inbound_user","sent_at":1770000100,"sender":{"user_id":"8","display_name":"Bob"},"text":"quoting","quote":{"text":"line 1"}}"#.to_owned(),
+        r#"{"type":"message","chat_id":"-1","message_id":"8","kind":"inbound_user","sent_at":1770000100,"sender":{"user_id":"8","display_name":"Bob"},"text":"quoting","quote":{"sender":{"first_name":" Ann "},"text":"line 1"}}"#.to_owned(),
+        r#"{"type":"message","chat_id":"-1","message_id":"15","kind":"inbound_user","sent_at":1770000100,"sender":{"user_id":"8"},"text":"a photo","attachments":[{"kind":"media.image","label":"cat.jpg"}]}"#.to_owned(),
         r#"{"type":"message","chat_id":"-1","message_id":"9","kind":"inbound_user","sent_at":1770000101,"sender":{"user_id":"8"},"text":"extra","mood":"fine"}"#.to_owned(),
         r#"{"type":"message","chat_id":"-1","message_id":"10","kind":"inbound_user","sent_at":1770000102,"sender":{"user_id":"8"},"text":"first","text":"second"}"#.to_owned(),
         r#"{"type":"reaction","chat_id":"-1","message_id":"1","sent_at":1770000103,"sender":{"user_id":"8"},"emoji":["👍"]}"#.to_owned(),
         r#"{"type":"message","chat_id":"-2","message_id":"1","kind":"system","sent_at":1770000104,"text":"created"}"#.to_owned(),
+        // A quote from a hidden author (no user id): stored, and read back at the restart.
+        r#"{"type":"telegram_update","update":{"update_id":1,"message":{"message_id":20,"date":1770000200,"chat":{"id":-1,"type":"supergroup"},"from":{"id":8,"is_bot":false,"first_name":"Bob"},"text":"about that","quote":{"text":"quoted words","position":0},"external_reply":{"origin":{"type":"hidden_user","sender_user_name":"Hidden Ann","date":1769990000},"chat":{"id":-5,"type":"supergroup"}}}}}"#.to_owned(),
+        r#"{"type":"message","chat_id":"-1","message_id":"21","kind":"inbound_user","sent_at":1770000201,"sender":{"user_id":"8"},"text":"hidden","quote":{"sender":{"user_id":"","first_name":"Hidden"},"text":"words"}}"#.to_owned(),
         // Refused, either way.
         r#"{"type":"message","chat_id":"-1","message_id":"11","kind":"inbound_user","sent_at":1770000105,"text":"no sender"}"#.to_owned(),
         r#"{"type":"message","chat_id":"-1\u0007","message_id":"12","kind":"inbound_user","sent_at":1770000106,"sender":{"user_id":"8"}}"#.to_owned(),
@@ -37,9 +41,9 @@ fn lines() -> Vec<String> {
     out
 }
 
-/// The same event, for the general way: `"quote": null` is no quote, but the direct reading does not take it.
+/// The same event, for the general way: `"attachments": []` is none, but the direct reading does not take it.
 fn general(line: &str) -> String {
-    format!("{{\"quote\":null,{}", &line[1..])
+    format!("{{\"attachments\":[],{}", &line[1..])
 }
 
 fn history(c: &reqwest::blocking::Client, base: &str, chat: &str) -> String {
@@ -79,7 +83,7 @@ fn messages_read_directly_are_answered_stored_and_reloaded_as_the_general_way_do
     }
     assert_eq!(reports[0], reports[2]);
     assert_eq!(reports[1], reports[2]);
-    assert_eq!(reports[0]["accepted"], 12, "{}", reports[0]);
+    assert_eq!(reports[0]["accepted"], 15, "{}", reports[0]);
     assert_eq!(reports[0]["rejected_count"], 5, "{}", reports[0]);
     assert_eq!(histories[0], histories[2]);
     assert_eq!(histories[1], histories[2]);
