@@ -10,7 +10,7 @@
 //! and printed; add it to `regressions` below.
 #![allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 
-use chatctx::logline::LogLine;
+use chatctx::logline::{EventLine, LogLine};
 use chatctx_core::tools::ToolCall;
 use chatctx_core::{Engine, Settings, Timestamp};
 use proptest::prelude::*;
@@ -191,6 +191,17 @@ fn exercise(v: &Value) {
     let mut engine = Engine::new(Settings::default());
     if let Ok(decoded) = chatctx::ingest::decode(v, now()) {
         let _ = engine.apply_all(decoded.events);
+    }
+    // Whatever fresh input is accepted loads again: each event's log line reads back as the same event.
+    if let Ok(decoded) = chatctx::ingest::Decode::decode_fresh(v, now()) {
+        for e in &decoded.events {
+            let line = LogLine::Event(EventLine::Decoded(e)).to_line().unwrap();
+            let back = match LogLine::parse(&line) {
+                Ok(LogLine::Event(EventLine::Raw(raw))) => chatctx::ingest::decode(&raw, now()).map(|d| d.events),
+                other => panic!("{line} reads back as {other:?}"),
+            };
+            assert_eq!(back.as_deref().ok(), Some(std::slice::from_ref(e)), "{line} reads back as {back:?}");
+        }
     }
     let bot = chatctx_platforms::Bot::default();
     let _ = chatctx_platforms::telegram::export::import(v, &bot);
