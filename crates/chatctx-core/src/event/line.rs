@@ -53,6 +53,21 @@ fn boolean(out: &mut String, key: &str, b: bool) {
     out.push_str(if b { "true" } else { "false" });
 }
 
+/// `,"key":[` and the items, when there are any (serde skips an empty list).
+fn list<T>(out: &mut String, key: &str, items: &[T], each: impl Fn(&mut String, &T)) {
+    if items.is_empty() {
+        return;
+    }
+    out.push_str(key);
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        each(out, item);
+    }
+    out.push(']');
+}
+
 fn message(m: &MessageEvent, out: &mut String) {
     out.reserve(160 + m.text.len() + m.chat_id.len() + m.message_id.len());
     field(out, "{\"type\":\"message\",\"channel\":", &m.channel);
@@ -70,31 +85,13 @@ fn message(m: &MessageEvent, out: &mut String) {
         person(out, ",\"sender\":", p);
     }
     field(out, ",\"text\":", &m.text);
-    if !m.entities.is_empty() {
-        out.push_str(",\"entities\":[");
-        for (i, e) in m.entities.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            entity(out, e);
-        }
-        out.push(']');
-    }
+    list(out, ",\"entities\":[", &m.entities, entity);
     if let Some(q) = &m.quote {
         quote(out, q);
     }
     field(out, ",\"origin\":", m.origin.as_str());
     boolean(out, ",\"triggered_agent\":", m.triggered_agent);
-    if !m.actions.is_empty() {
-        out.push_str(",\"actions\":[");
-        for (i, a) in m.actions.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            push_json_str(out, a);
-        }
-        out.push(']');
-    }
+    list(out, ",\"actions\":[", &m.actions, |out, a| push_json_str(out, a));
     optional(out, ",\"forwarded_from\":", m.forwarded_from.as_ref());
     out.push('}');
 }
