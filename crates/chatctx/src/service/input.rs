@@ -8,7 +8,6 @@ use chatctx_store::Op;
 
 use super::log::event_op;
 use super::report::Note;
-
 use crate::ingest::Decode;
 
 /// One decoded input of an ingest batch: its events and their log operations.
@@ -103,7 +102,7 @@ fn people(engine: &Engine, events: &mut Vec<Event>, allowed: &dyn Fn(&str, &str)
 
 /// What decoding every input (JSON, the platform mappings) gave, staged: this needs no state, so it is done
 /// before taking the engine. With each input, what its mapping decided.
-pub(super) fn stage(decoded: impl Iterator<Item = Result<Mapped, Error>>) -> (Vec<Staged>, Vec<Note>) {
+fn stage(decoded: impl Iterator<Item = Result<Mapped, Error>>) -> (Vec<Staged>, Vec<Note>) {
     decoded
         .map(|d| {
             let mut note = Note::default();
