@@ -1,11 +1,10 @@
-//! A fresh `message` event read straight from its JSON text, without a `serde_json::Value` in between: the
-//! common shape of what bots send (a message with its sender, text, entities, quote and actions) costs a third of the
-//! general way (parse into a value, [`check_fresh`](super::check_fresh), then [`Event::decode`]).
+//! A fresh `message` event read straight from its JSON text, without a `serde_json::Value` in between: what bots
+//! send (a message with its sender, text, entities, quote, attachments and actions) costs a third of the general
+//! way (parse into a value, [`check_fresh`](super::check_fresh), then [`Event::decode`]).
 //!
-//! It answers only when it is sure: anything it does not take (another event type, attachments, a
-//! field it does not know, a duplicate key, a string past its bound, an id with a control character, a value of
-//! an unexpected type) makes it answer `None`, and the caller takes the general way, which gives the event or
-//! the error. Whatever it answers equals what the general way decodes from the same text (property-tested
+//! It answers only when it is sure: anything it does not take (another event type, a field it does not know, a
+//! duplicate key, a string past its bound, an id with a control character, a value of an unexpected type) makes
+//! it answer `None`, and the caller takes the general way, which gives the event or the error. Whatever it answers equals what the general way decodes from the same text (property-tested
 //! below), so the errors a client sees come from one place.
 
 use std::borrow::Cow;
@@ -14,9 +13,12 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
-use super::{Entity, EntityKind, Event, MAX_LIST_ITEMS, MAX_NAME_BYTES, MAX_TEXT_BYTES, MessageEvent, Person, Quote};
+use super::{
+    Attachment, Entity, EntityKind, Event, FileRef, MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, MAX_TEXT_BYTES,
+    MessageEvent, Person, Quote,
+};
 use crate::json::MAX_ID_BYTES;
-use crate::kinds::{DEFAULT_CHANNEL, Origin};
+use crate::kinds::{Activation, DEFAULT_CHANNEL, ObjectKind, Origin};
 use crate::time::Timestamp;
 
 use super::MessageKind;
@@ -139,6 +141,8 @@ struct Raw<'a> {
     #[serde(borrow)]
     quote: Option<RawQuote<'a>>,
     #[serde(borrow)]
+    attachments: Option<Vec<RawAttachment<'a>>>,
+    #[serde(borrow)]
     origin: Option<Str<'a>>,
     triggered_agent: Option<bool>,
     #[serde(borrow)]
@@ -168,6 +172,56 @@ struct RawQuote<'a> {
     #[serde(borrow)]
     sender: Option<RawPerson<'a>>,
     text: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAttachment<'a> {
+    #[serde(borrow)]
+    kind: Option<Str<'a>>,
+    #[serde(borrow)]
+    label: Option<Str<'a>>,
+    object_id: Option<Id>,
+    external_id: Option<Id>,
+    #[serde(borrow)]
+    activation: Option<Str<'a>>,
+    file: Option<RawFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    file_id: Option<Id>,
+    file_unique_id: Option<Id>,
+}
+
+impl RawAttachment<'_> {
+    fn attachment(self) -> Option<Attachment> {
+        let kind = match ObjectKind::parse(&self.kind?.0)? {
+            ObjectKind::Message | ObjectKind::BotMessage => return None,
+            k => k,
+        };
+        let label = match self.label {
+            Some(l) => Some(l.within(MAX_LABEL_BYTES)?.to_owned()),
+            None => None,
+        };
+        let activation = match self.activation {
+            Some(a) => Some(Activation::parse(&a.0)?),
+            None => None,
+        };
+        let file = match self.file {
+            Some(f) => Some(FileRef { file_id: f.file_id?.0, file_unique_id: f.file_unique_id.map(|i| i.0) }),
+            None => None,
+        };
+        Some(Attachment {
+            kind,
+            label,
+            object_id: self.object_id.map(|i| i.0),
+            external_id: self.external_id.map(|i| i.0),
+            activation,
+            file,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -259,6 +313,8 @@ impl Raw<'_> {
             }
             None => None,
         };
+        let attachments =
+            self.attachments.unwrap_or_default().into_iter().map(RawAttachment::attachment).collect::<Option<_>>()?;
         let origin = match self.origin {
             Some(o) => Origin::parse(&o.0)?,
             None => Origin::Interactive,
@@ -292,7 +348,7 @@ impl Raw<'_> {
             text,
             entities,
             quote,
-            attachments: Vec::new(),
+            attachments,
             origin,
             triggered_agent: self.triggered_agent.unwrap_or(kind == MessageKind::OutboundAgent),
             actions,

@@ -3,14 +3,14 @@
 //! at run time and grows its buffer as it goes (about 0.5 µs of a 275-byte line, four fifths of it saved here).
 //! Tested to be identical on every event the direct decoding's generator makes.
 
-use super::{Entity, Event, MessageEvent, Person, Quote};
+use super::{Attachment, Entity, Event, MessageEvent, Person, Quote};
 use crate::render::push_json_str;
 
 /// Appends `e` as JSON, as `serde_json::to_string(e)` would write it, and says so; `false` (nothing appended)
-/// for what it leaves to serde (events other than messages, messages with attachments).
+/// for what it leaves to serde (events other than messages).
 pub fn write_json(e: &Event, out: &mut String) -> bool {
     match e {
-        Event::Message(m) if m.attachments.is_empty() => {
+        Event::Message(m) => {
             message(m, out);
             true
         }
@@ -89,6 +89,7 @@ fn message(m: &MessageEvent, out: &mut String) {
     if let Some(q) = &m.quote {
         quote(out, q);
     }
+    list(out, ",\"attachments\":[", &m.attachments, attachment);
     field(out, ",\"origin\":", m.origin.as_str());
     boolean(out, ",\"triggered_agent\":", m.triggered_agent);
     list(out, ",\"actions\":[", &m.actions, |out, a| push_json_str(out, a));
@@ -115,6 +116,22 @@ fn entity(out: &mut String, e: &Entity) {
         person(out, ",\"user\":", u);
     }
     optional(out, ",\"url\":", e.url.as_ref());
+    out.push('}');
+}
+
+fn attachment(out: &mut String, a: &Attachment) {
+    field(out, "{\"kind\":", a.kind.as_str());
+    optional(out, ",\"label\":", a.label.as_ref());
+    optional(out, ",\"object_id\":", a.object_id.as_ref());
+    optional(out, ",\"external_id\":", a.external_id.as_ref());
+    if let Some(act) = a.activation {
+        field(out, ",\"activation\":", act.as_str());
+    }
+    if let Some(f) = &a.file {
+        field(out, ",\"file\":{\"file_id\":", &f.file_id);
+        optional(out, ",\"file_unique_id\":", f.file_unique_id.as_ref());
+        out.push('}');
+    }
     out.push('}');
 }
 

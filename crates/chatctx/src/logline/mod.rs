@@ -303,12 +303,13 @@ mod tests {
         let line = LogLine::Event(EventLine::Decoded(&event)).to_line().unwrap();
         assert_eq!(read_message_line(&line).as_ref(), Some(&event));
         assert_eq!(general(&line), event);
-        let mut quoted = message.clone();
-        quoted["attachments"] = serde_json::json!([{"kind": "media.image", "label": "cat.jpg"}]);
-        let quoted = chatctx_core::Event::decode(&quoted).unwrap();
-        let line = LogLine::Event(EventLine::Decoded(&quoted)).to_line().unwrap();
+        // A name past the bound fresh input keeps (an older log's) loads, the general way.
+        let mut long = message.clone();
+        long["sender"]["first_name"] = serde_json::json!("x".repeat(2_000));
+        let long = chatctx_core::Event::decode(&long).unwrap();
+        let line = LogLine::Event(EventLine::Decoded(&long)).to_line().unwrap();
         assert_eq!(read_message_line(&line), None, "left to the general way");
-        assert_eq!(general(&line), quoted);
+        assert_eq!(general(&line), long);
         for other in [r#"{"event":{"type":"message"},"x":1}"#, r#"{"forget":true}"#, "{\"event\":"] {
             assert_eq!(read_message_line(other), None, "{other}");
         }

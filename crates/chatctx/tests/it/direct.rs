@@ -1,5 +1,5 @@
 //! `/v1/events` reads the common message shape straight into events (`chatctx_core::event::fresh_message`); an
-//! event with a field that shape does not take (here `"attachments": []`, which means none) takes the general way
+//! event with a field that shape does not know (here `"via"`, which the general way ignores) takes the general way
 //! (parse, check, decode). The same events sent both ways must be answered, stored and read back after a restart
 //! byte for byte alike.
 
@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::http::{JsonBody, client, start_with};
 
 /// Messages of the common shape (with what the general way normalizes: integer ids, names to trim, `@`),
-/// a quote, messages it leaves to the general way (attachments, an unknown field, a key twice), other events, and events
+/// a quote and attachments, messages it leaves to the general way (an unknown field, a key twice), other events, and events
 /// either way refuses.
 fn lines() -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -41,9 +41,9 @@ fn lines() -> Vec<String> {
     out
 }
 
-/// The same event, for the general way: `"attachments": []` is none, but the direct reading does not take it.
+/// The same event, for the general way: it ignores a field it does not know; the direct reading does not take it.
 fn general(line: &str) -> String {
-    format!("{{\"attachments\":[],{}", &line[1..])
+    format!("{{\"via\":\"general\",{}", &line[1..])
 }
 
 fn history(c: &reqwest::blocking::Client, base: &str, chat: &str) -> String {
