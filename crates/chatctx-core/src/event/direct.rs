@@ -4,8 +4,9 @@
 //!
 //! It answers only when it is sure: anything it does not take (another event type, a field it does not know, a
 //! duplicate key, a string past its bound, an id with a control character, a value of an unexpected type) makes
-//! it answer `None`, and the caller takes the general way, which gives the event or the error. Whatever it answers equals what the general way decodes from the same text (property-tested
-//! below), so the errors a client sees come from one place.
+//! it answer `None`, and the caller takes the general way, which gives the event or the error. Whatever it
+//! answers equals what the general way decodes from the same text (property-tested below), so the errors a client
+//! sees come from one place.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -15,13 +16,11 @@ use serde::de::{self, Deserializer, Visitor};
 
 use super::{
     Attachment, Entity, EntityKind, Event, FileRef, MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, MAX_TEXT_BYTES,
-    MessageEvent, Person, Quote,
+    MessageEvent, MessageKind, Person, Quote,
 };
 use crate::json::MAX_ID_BYTES;
 use crate::kinds::{Activation, DEFAULT_CHANNEL, ObjectKind, Origin};
 use crate::time::Timestamp;
-
-use super::MessageKind;
 
 /// A fresh core `message` event read from `text` (one JSON object), or `None` when the general way must decide.
 pub fn fresh_message(text: &[u8]) -> Option<Event> {

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use crate::http::{JsonBody, client, start_with};
 
-/// Messages of the common shape (with what the general way normalizes: integer ids, names to trim, `@`),
-/// a quote and attachments, messages it leaves to the general way (an unknown field, a key twice), other events, and events
-/// either way refuses.
+/// Messages of the common shape (with what the general way normalizes: integer ids, names to trim, `@`), a quote
+/// and attachments, messages it leaves to the general way (an unknown field, a key twice), other events, and
+/// events either way refuses.
 fn lines() -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for i in 1..=6u64 {
