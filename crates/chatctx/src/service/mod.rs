@@ -200,9 +200,18 @@ impl Service {
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
+        self.ingest_staged(input::decode_inputs(inputs, now), allowed)
+    }
+
+    /// Ingests decoded inputs; the accepted ones are durable when this returns.
+    fn ingest_staged(
+        &self,
+        staged: (Vec<input::Staged>, Vec<report::Note>),
+        allowed: &dyn Fn(&str, &str) -> bool,
+    ) -> Result<IngestReport, Error> {
         let shared = match &self.durability {
             Durability::Local(local) => {
-                let mut queued = self.ingest_queued(local, input::decode_inputs(inputs, now), allowed)?;
+                let mut queued = self.ingest_queued(local, staged, allowed)?;
                 if let Some(t) = queued.ticket.take() {
                     local.wait_durable(t)?;
                 }
@@ -210,7 +219,7 @@ impl Service {
             }
             Durability::Shared(shared) => shared,
         };
-        let (decoded, notes) = input::decode_inputs(inputs, now);
+        let (decoded, notes) = staged;
         self.forget_records_of(&decoded);
         let convs = self.conversations(&decoded);
         let report = shared.ingest(decoded, allowed)?;
@@ -290,7 +299,7 @@ impl Service {
     ) -> Result<IngestReport, Error> {
         let Some(local) = self.local() else {
             let svc = self.clone();
-            return tokio::task::spawn_blocking(move || svc.ingest_for(&inputs, now, &*allowed))
+            return tokio::task::spawn_blocking(move || svc.ingest_staged(input::take_inputs(inputs, now), &*allowed))
                 .await
                 .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
         };
