@@ -28,6 +28,13 @@ pub fn fresh_message(text: &[u8]) -> Option<Event> {
     raw.event().map(Event::Message)
 }
 
+/// [`fresh_message`] of a JSON value already parsed (the library's and MCP's input): one typed pass over it instead
+/// of the general way's check and field-by-field lookups; `None` when the general way must decide.
+pub fn fresh_message_value(v: &serde_json::Value) -> Option<Event> {
+    let raw = Raw::deserialize(v).ok()?;
+    raw.event().map(Event::Message)
+}
+
 /// A string, borrowed from the text when it holds no escape.
 struct Str<'a>(Cow<'a, str>);
 

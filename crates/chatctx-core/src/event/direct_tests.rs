@@ -1,6 +1,6 @@
 use serde_json::Value;
 
-use super::fresh_message;
+use super::{fresh_message, fresh_message_value};
 use crate::error::Error;
 use crate::event::{Event, check_fresh};
 
@@ -187,11 +187,19 @@ impl Gen {
 
 #[test]
 fn whatever_it_answers_the_general_way_answers_too() {
-    let (mut taken, mut accepted) = (0, 0);
+    let (mut taken, mut accepted, mut from_value) = (0, 0, 0);
     for seed in 0..40_000u64 {
         let text = Gen(seed).message();
         let general = general(&text);
         accepted += usize::from(matches!(general, Ok(Event::Message(_))));
+        // From an already parsed value: the same answer as the general way on that value, whenever it answers.
+        if let Ok(v) = serde_json::from_str::<Value>(&text)
+            && let Some(fast) = fresh_message_value(&v)
+        {
+            let general = check_fresh(&v).and_then(|()| Event::decode(&v));
+            assert_eq!(general.as_ref().ok(), Some(&fast), "seed {seed} (value): {text}");
+            from_value += 1;
+        }
         if let Some(fast) = fresh_message(text.as_bytes()) {
             taken += 1;
             match &general {
@@ -204,6 +212,7 @@ fn whatever_it_answers_the_general_way_answers_too() {
     // field it does not know or a key twice).
     assert!(accepted > 2_000, "{accepted} accepted");
     assert!(taken * 5 > accepted * 3, "only {taken} of {accepted} accepted messages taken directly");
+    assert!(from_value >= taken, "{from_value} from values, {taken} from texts");
 }
 
 #[test]
