@@ -103,27 +103,35 @@ impl Rows {
         Rows { chats, ..Rows::default() }
     }
 
-    /// A row read from the table (`bytes` long), in the order of their numbers: whether it is in use. (Then
-    /// [`Rows::at`] with its position if it is: a superseded row's position is below its chat's snapshot's.)
-    pub(super) fn seen(&mut self, key: &[u8], seq: i64, bytes: usize) -> bool {
+    /// A row read from the table (`bytes` long), in the order of their numbers: its position when it is in use
+    /// (asked of `pos` only then: a superseded row's position is below its chat's snapshot's), `None` when it is
+    /// superseded.
+    pub(super) fn seen<E>(
+        &mut self,
+        key: &[u8],
+        seq: i64,
+        bytes: usize,
+        pos: impl FnOnce() -> Result<u64, E>,
+    ) -> Result<Option<u64>, E> {
         if self.newest == 0 {
             self.gone_below = seq;
         }
         self.newest = seq;
         let placed = self.chats.entry_ref(key).or_default();
         placed.seqs.push_back((seq, size(bytes)));
-        let live = seq >= placed.base;
-        if live {
-            self.live_bytes += bytes as u64;
-            if placed.front.is_none() {
-                placed.front = Some(seq);
-                self.fronts.insert(seq, key.into());
-            }
-        } else {
+        if seq < placed.base {
             self.seen_superseded.push((seq, size(bytes)));
             self.superseded_bytes += bytes as u64;
+            return Ok(None);
         }
-        live
+        let pos = pos()?;
+        placed.head = placed.head.max(pos);
+        self.live_bytes += bytes as u64;
+        if placed.front.is_none() {
+            placed.front = Some(seq);
+            self.fronts.insert(seq, key.into());
+        }
+        Ok(Some(pos))
     }
 
     /// Every row was [`Rows::seen`].
@@ -134,13 +142,6 @@ impl Rows {
             self.superseded = seen.into_iter().collect();
         } else {
             self.superseded.extend(seen);
-        }
-    }
-
-    /// A row in use of a chat, read at a start, is at position `pos`.
-    pub(super) fn at(&mut self, key: &[u8], pos: u64) {
-        if let Some(placed) = self.chats.get_mut(key) {
-            placed.head = placed.head.max(pos);
         }
     }
 

@@ -40,13 +40,12 @@ pub(super) fn scan(conn: &Connection, mut each: Option<&mut dyn FnMut(u64, Op)>)
         key(&mut k, channel, chat_id);
         // A superseded row's text is passed over, and so is its position (after the text in the row: reading
         // it reads the text's overflow pages).
-        if placed.seen(&k, row.get(0)?, row.get::<_, i64>(5)? as usize) {
-            let pos = row.get::<_, i64>(3)? as u64;
-            placed.at(&k, pos);
-            if let Some(each) = each.as_mut() {
-                let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
-                each(pos, Op { channel, chat_id, line: row.get(4)? });
-            }
+        let pos = || row.get::<_, i64>(3).map(|p| p as u64);
+        if let Some(pos) = placed.seen(&k, row.get(0)?, row.get::<_, i64>(5)? as usize, pos)?
+            && let Some(each) = each.as_mut()
+        {
+            let (channel, chat_id) = (channel.to_owned(), chat_id.to_owned());
+            each(pos, Op { channel, chat_id, line: row.get(4)? });
         }
     }
     placed.read();
