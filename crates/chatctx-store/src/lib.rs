@@ -345,6 +345,8 @@ pub(crate) fn by_chat(ops: &[Op]) -> Vec<((&str, &str), Vec<&str>)> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::{Op, StoreUrl, grouped};
 
     #[test]
@@ -355,7 +357,6 @@ mod tests {
         assert_eq!(lines, ["1", "3", "6", "2", "5", "4"]);
         assert!(grouped([].iter()).is_empty());
     }
-    use std::path::Path;
 
     /// `memory://` is the memory store and an unknown scheme is refused: neither becomes an SQLite file named
     /// after the URL in the working directory.
