@@ -31,7 +31,7 @@ pub use bounds::{MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, check_fresh};
 pub use delete::{DeleteEvent, MAX_DELETED};
 pub use direct::{fresh_message, fresh_message_value};
 pub use fit::CUT_MARKER;
-pub use line::write_json;
+pub use line::write_message_json;
 pub use message::{Attachment, Entity, EntityKind, FileRef, MessageEvent, MessageKind, Person, Quote};
 pub use object::{ActivationEvent, ObjectEvent, ObjectOp, ObjectRef, ObjectSpec};
 pub use person::PersonEvent;

@@ -90,13 +90,12 @@ struct ForgetShape {
 impl LogLine<'_> {
     /// The line as written: one JSON object, no newline.
     pub fn to_line(&self) -> Result<String, Error> {
-        if let LogLine::Event(EventLine::Decoded(e)) = self {
+        if let LogLine::Event(EventLine::Decoded(Event::Message(m))) = self {
             // Most lines are messages, written directly (the same bytes serde_json writes, tested in the core).
             let mut line = String::from("{\"event\":");
-            if chatctx_core::event::write_json(e, &mut line) {
-                line.push('}');
-                return Ok(line);
-            }
+            chatctx_core::event::write_message_json(m, &mut line);
+            line.push('}');
+            return Ok(line);
         }
         let written = match self {
             LogLine::Event(EventLine::Decoded(e)) => serde_json::to_string(&EventShape { event: *e }),
