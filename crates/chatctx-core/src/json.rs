@@ -254,13 +254,17 @@ pub(crate) fn id_problem(key: &str, v: &Value) -> Option<String> {
     if !(key == "channel" || key == "id" || key.ends_with("_id") || key == "message_ids") {
         return None;
     }
-    let bad = |s: &str| s.chars().any(char::is_control);
     let dirty = match v {
-        Value::String(s) => bad(s),
-        Value::Array(a) => a.iter().any(|x| x.as_str().is_some_and(bad)),
+        Value::String(s) => has_control(s),
+        Value::Array(a) => a.iter().any(|x| x.as_str().is_some_and(has_control)),
         _ => false,
     };
     dirty.then(|| "an id may not hold control characters".to_owned())
+}
+
+/// Whether `s` holds a control character, which no id of fresh input may (ids reach log lines).
+pub(crate) fn has_control(s: &str) -> bool {
+    s.chars().any(char::is_control)
 }
 
 /// Calls `visit` with every field of `v` (its key and value), `depth` levels of objects down; the first problem

@@ -18,7 +18,7 @@ use super::{
     Attachment, Entity, EntityKind, Event, FileRef, MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, MAX_TEXT_BYTES,
     MessageEvent, MessageKind, Person, Quote,
 };
-use crate::json::MAX_ID_BYTES;
+use crate::json::{MAX_ID_BYTES, has_control};
 use crate::kinds::{Activation, DEFAULT_CHANNEL, ObjectKind, Origin};
 use crate::time::Timestamp;
 
@@ -80,7 +80,7 @@ impl<'de> Deserialize<'de> for Id {
                 f.write_str("an id")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Id, E> {
-                if s.is_empty() || s.len() > MAX_ID_BYTES || s.chars().any(char::is_control) {
+                if s.is_empty() || s.len() > MAX_ID_BYTES || has_control(s) {
                     return Err(E::custom("not an id fresh input may carry"));
                 }
                 Ok(Id(s.to_owned()))
@@ -332,7 +332,7 @@ impl Raw<'_> {
         let actions =
             actions.into_iter().map(|a| a.within(MAX_NAME_BYTES).map(str::to_owned)).collect::<Option<_>>()?;
         let channel = match self.channel {
-            Some(c) if c.0.len() > MAX_ID_BYTES || c.0.chars().any(char::is_control) => return None,
+            Some(c) if c.0.len() > MAX_ID_BYTES || has_control(&c.0) => return None,
             Some(c) if !c.0.is_empty() => c.0.into_owned(),
             _ => DEFAULT_CHANNEL.to_owned(),
         };
