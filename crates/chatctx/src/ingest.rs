@@ -42,12 +42,16 @@ pub trait Decode: Send + Sync + 'static {
 
 impl Decode for Value {
     fn decode_fresh(&self, received_at: Timestamp) -> Result<Mapped, Error> {
-        // A message is read in one typed pass when it can be (the event the general way below gives).
-        if let Some(event) = chatctx_core::event::fresh_message_value(self) {
+        let kind = Event::type_of(self)?;
+        // A message is read in one typed pass when it can be (the event the general way below gives); other types
+        // are not tried.
+        if kind == "message"
+            && let Some(event) = chatctx_core::event::fresh_message_value(self)
+        {
             return Ok(Mapped { events: vec![event], ..Mapped::default() });
         }
         // A wrapped platform payload's events are checked by the mapping's own check (`map_checked`).
-        if chatctx_platforms::by_event_type(Event::type_of(self)?).is_none() {
+        if chatctx_platforms::by_event_type(kind).is_none() {
             chatctx_core::event::check_fresh(self)?;
         }
         self.decode(received_at)
