@@ -178,13 +178,18 @@ fn input(text: &[u8]) -> Option<Input> {
 /// JSON Lines (blank lines skipped), as [`direct`] reads them.
 fn lines(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
     let mut inputs = Vec::new();
-    for line in std::str::from_utf8(bytes).ok()?.lines().filter(|l| !l.trim().is_empty()) {
+    for (_, line) in json_lines(std::str::from_utf8(bytes).ok()?) {
         if inputs.len() == max_items {
             return None;
         }
         inputs.push(input(line.as_bytes())?);
     }
     Some((inputs, false))
+}
+
+/// The lines of a JSON Lines body that are not blank, with their index (from 0).
+fn json_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty())
 }
 
 /// One event, a JSON array of events, or JSON Lines. `single` when the body was one object. More than
@@ -209,7 +214,7 @@ fn events_of(bytes: &[u8], max_items: usize) -> Result<(Vec<Value>, bool), Error
         Err(_) if over.get() => Err(too_many()),
         Err(whole) => {
             let text = std::str::from_utf8(bytes).map_err(|_| Error::invalid_event("the body is not UTF-8"))?;
-            let lines: Vec<(usize, &str)> = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).collect();
+            let lines: Vec<(usize, &str)> = json_lines(text).collect();
             if lines.len() > max_items {
                 return Err(too_many());
             }
