@@ -132,7 +132,7 @@ fn lines(format: Format, imported: Imported, bare: bool) -> Result<Loaded> {
         if bare {
             return Ok(serde_json::to_string(e)?);
         }
-        let line = crate::logline::LogLine::Event(crate::logline::EventLine::Decoded(e)).to_line();
+        let line = crate::logline::LogLine::event(e).to_line();
         line.map_err(|e| anyhow!("{}", e.message))
     };
     let lines = imported.events.iter().map(line).collect::<Result<Vec<_>>>()?;

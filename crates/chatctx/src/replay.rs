@@ -113,13 +113,6 @@ enum Step {
 }
 
 fn step(engine: &mut Engine, line: &str, newest: &mut Timestamp, explain_all: bool) -> Step {
-    // A message line of the common shape is read straight into its event (the same event the general way reads).
-    if let Some(event) = crate::logline::read_message_line(line) {
-        return Step::Line(match crate::logline::load_events(engine, vec![event], newest) {
-            Ok(()) => Applied::Accepted(0),
-            Err(e) => Applied::Rejected(e),
-        });
-    }
     match LogLine::parse(line) {
         Ok(LogLine::Forget) => Step::Line(Applied::Rejected(Error::invalid_event(
             "a `forget` line belongs to a store's log: it names no chat",

@@ -51,7 +51,7 @@ impl LogLine<'_> {
                 engine.import_directory(&doc);
                 Applied::Accepted(0)
             }
-            LogLine::Event(EventLine::Decoded(event)) => apply_events(engine, vec![event.clone()], newest),
+            LogLine::Event(EventLine::Decoded(event)) => apply_events(engine, vec![event.into_owned()], newest),
             LogLine::Event(EventLine::Raw(event)) => {
                 let (events, ignored) = match decode_events(&event, *newest) {
                     Ok(d) => d,

@@ -24,7 +24,10 @@ use chatctx_core::{Error, ErrorCode, Event};
 use serde::Serialize;
 use serde_json::Value;
 
-/// One replay or log line. Written lines borrow what they write; read lines own it (`LogLine<'static>`).
+/// One replay or log line. Written lines borrow what they write; read lines own it (`LogLine<'static>`). Lines
+/// are read and applied one at a time, never held in bulk (a restart's batches hold events, and other lines
+/// boxed), so a message read into its event is not boxed: that would cost an allocation per line.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogLine<'a> {
     /// An input event.
@@ -39,12 +42,14 @@ pub enum LogLine<'a> {
     Forget,
 }
 
-/// An event line's event: a decoded core event when written, the raw JSON when read (it is decoded when
-/// applied, because one Telegram update may stand for several events).
+/// An event line's event: a decoded core event when written (borrowed) or when a message line is read straight
+/// into its event (owned); otherwise the raw JSON as read (it is decoded when applied, because one Telegram
+/// update may stand for several events). Not boxed, as [`LogLine`].
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventLine<'a> {
-    /// A core event, as the service logs it.
-    Decoded(&'a Event),
+    /// A core event.
+    Decoded(Cow<'a, Event>),
     /// An event as read: a core event or a `telegram_update`.
     Raw(Value),
 }
@@ -87,10 +92,19 @@ struct ForgetShape {
     forget: bool,
 }
 
+impl<'a> LogLine<'a> {
+    /// The line of an event, to write.
+    pub fn event(e: &'a Event) -> Self {
+        LogLine::Event(EventLine::Decoded(Cow::Borrowed(e)))
+    }
+}
+
 impl LogLine<'_> {
     /// The line as written: one JSON object, no newline.
     pub fn to_line(&self) -> Result<String, Error> {
-        if let LogLine::Event(EventLine::Decoded(Event::Message(m))) = self {
+        if let LogLine::Event(EventLine::Decoded(e)) = self
+            && let Event::Message(m) = &**e
+        {
             // Most lines are messages, written directly (the same bytes serde_json writes, tested in the core).
             let mut line = String::from("{\"event\":");
             chatctx_core::event::write_message_json(m, &mut line);
@@ -98,7 +112,7 @@ impl LogLine<'_> {
             return Ok(line);
         }
         let written = match self {
-            LogLine::Event(EventLine::Decoded(e)) => serde_json::to_string(&EventShape { event: *e }),
+            LogLine::Event(EventLine::Decoded(e)) => serde_json::to_string(&EventShape { event: &**e }),
             LogLine::Event(EventLine::Raw(v)) => serde_json::to_string(&EventShape { event: v }),
             LogLine::Call(call) => serde_json::to_string(&**call),
             LogLine::Import(doc) => serde_json::to_string(&ImportShape { import: doc }),
@@ -165,9 +179,9 @@ fn read_import(line: &str) -> Option<ConversationDoc> {
 }
 
 /// An `{"event": message}` line read straight into its event ([`chatctx_core::event::fresh_message`]), when its
-/// message has the common shape; `None` for any other line, which [`LogLine::parse`] reads. What it reads is what
-/// the general way reads from the same line (tested in the core, and by `tests/it/direct.rs` through restarts).
-pub fn read_message_line(line: &str) -> Option<chatctx_core::Event> {
+/// message has the common shape; `None` for any other line. What it reads is what the general way reads from the
+/// same line (tested in the core, and by `tests/it/direct.rs` through restarts).
+fn read_message(line: &str) -> Option<Event> {
     let inner = line.strip_prefix("{\"event\":")?.strip_suffix('}')?;
     chatctx_core::event::fresh_message(inner.as_bytes())
 }
@@ -181,6 +195,10 @@ impl LogLine<'static> {
             && let Some(doc) = read_import(line)
         {
             return Ok(LogLine::Import(Cow::Owned(doc)));
+        }
+        // So is a message (most event lines).
+        if let Some(event) = read_message(line) {
+            return Ok(LogLine::Event(EventLine::Decoded(Cow::Owned(event))));
         }
         let v = read_json(line).map_err(|why| BadLine::line(Error::invalid_event(format!("the line {why}"))))?;
         Self::from_value(v)
@@ -223,7 +241,7 @@ impl LogLine<'static> {
 mod tests {
     use super::*;
 
-    /// Whatever is written reads back as the same line (a decoded event reads back raw, as its JSON).
+    /// Whatever is written reads back as the same line (an event's line is tested below and in the fuzz test).
     #[test]
     fn written_lines_read_back() {
         let call = ToolCall::decode(
@@ -291,7 +309,12 @@ mod tests {
     /// it; other lines are left to the general way.
     #[test]
     fn a_message_line_reads_the_same_either_way() {
-        let general = |line: &str| match LogLine::parse(line).unwrap() {
+        let general = |line: &str| match LogLine::from_value(read_json(line).unwrap()).unwrap() {
+            LogLine::Event(EventLine::Raw(v)) => chatctx_core::Event::decode(&v).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let parsed = |line: &str| match LogLine::parse(line).unwrap() {
+            LogLine::Event(EventLine::Decoded(e)) => e.into_owned(),
             LogLine::Event(EventLine::Raw(v)) => chatctx_core::Event::decode(&v).unwrap(),
             other => panic!("{other:?}"),
         };
@@ -299,18 +322,20 @@ mod tests {
             "sent_at": 1_770_000_000, "sender": {"user_id": "1", "username": "ann"}, "topic_id": "7",
             "text": "a \"quoted\" {brace}\n@ann", "entities": [{"type": "mention", "offset": 19, "length": 4}]});
         let event = chatctx_core::Event::decode(&message).unwrap();
-        let line = LogLine::Event(EventLine::Decoded(&event)).to_line().unwrap();
-        assert_eq!(read_message_line(&line).as_ref(), Some(&event));
+        let line = LogLine::event(&event).to_line().unwrap();
+        assert_eq!(read_message(&line).as_ref(), Some(&event));
         assert_eq!(general(&line), event);
+        assert_eq!(parsed(&line), event);
         // A name past the bound fresh input keeps (an older log's) loads, the general way.
         let mut long = message.clone();
         long["sender"]["first_name"] = serde_json::json!("x".repeat(2_000));
         let long = chatctx_core::Event::decode(&long).unwrap();
-        let line = LogLine::Event(EventLine::Decoded(&long)).to_line().unwrap();
-        assert_eq!(read_message_line(&line), None, "left to the general way");
+        let line = LogLine::event(&long).to_line().unwrap();
+        assert_eq!(read_message(&line), None, "left to the general way");
         assert_eq!(general(&line), long);
+        assert_eq!(parsed(&line), long);
         for other in [r#"{"event":{"type":"message"},"x":1}"#, r#"{"forget":true}"#, "{\"event\":"] {
-            assert_eq!(read_message_line(other), None, "{other}");
+            assert_eq!(read_message(other), None, "{other}");
         }
     }
 }

@@ -191,21 +191,15 @@ pub(super) enum Prepared {
 /// Reads and decodes a logged operation at the running time `newest`, which moves to its events' newest time
 /// as applying them will move it.
 pub(super) fn prepare(line: &str, newest: &mut Timestamp) -> Result<Prepared, Error> {
-    // Most event lines are messages of the common shape, read straight into their event.
-    if let Some(event) = crate::logline::read_message_line(line) {
-        *newest = (*newest).max(event.time());
-        return Ok(Prepared::Events(vec![event]));
+    let events = match LogLine::parse(line).map_err(|bad| bad.error)? {
+        LogLine::Event(EventLine::Decoded(event)) => vec![event.into_owned()],
+        LogLine::Event(EventLine::Raw(event)) => crate::logline::decode_events(&event, *newest)?.0,
+        line => return Ok(Prepared::Line(Box::new(line))),
+    };
+    if let Some(t) = events.iter().map(Event::time).max() {
+        *newest = (*newest).max(t);
     }
-    match LogLine::parse(line).map_err(|bad| bad.error)? {
-        LogLine::Event(EventLine::Raw(event)) => {
-            let (events, _) = crate::logline::decode_events(&event, *newest)?;
-            if let Some(t) = events.iter().map(Event::time).max() {
-                *newest = (*newest).max(t);
-            }
-            Ok(Prepared::Events(events))
-        }
-        line => Ok(Prepared::Line(Box::new(line))),
-    }
+    Ok(Prepared::Events(events))
 }
 
 /// Applies a [`prepare`]d operation of a chat.
@@ -281,7 +275,7 @@ pub(super) fn logged_line(call: &ToolCall, now: Timestamp, response: &ToolRespon
                     message_id: scope.current_message_id.clone(),
                     close: false,
                 });
-                LogLine::Event(EventLine::Decoded(&event)).to_line()?
+                LogLine::event(&event).to_line()?
             }
             None => return Ok(None),
         },
@@ -297,7 +291,7 @@ pub(super) fn op(channel: &str, chat_id: &str, line: String) -> Op {
 /// The log operation of an event, if it names a chat (an activation of an unknown platform id does not, and
 /// changes nothing).
 pub(super) fn event_op(e: &Event) -> Option<Result<Op, Error>> {
-    let line = || LogLine::Event(EventLine::Decoded(e)).to_line();
+    let line = || LogLine::event(e).to_line();
     if let Some((channel, workspace)) = e.directory() {
         // A person is logged with its workspace's directory (once [`super::input::route`] filled the workspace in).
         return Some(line().map(|l| op(channel, &directory_log_key(workspace), l)));
