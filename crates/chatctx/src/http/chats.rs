@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::{Caller, ChatRoute};
-use super::{ApiError, AppState, blocking, json_body};
+use super::{ApiError, AppState, Shared, blocking, json_body};
 use crate::auth::{Access, Bound};
 use crate::clock::now;
 
@@ -29,7 +29,7 @@ const MAX_CHATS_PAGE: usize = 1000;
 /// `GET /v1/chats`: a page of the chats this credential may read (the console's list), sorted by channel and
 /// chat id; `next` is the `after` of the next page. Only the listed chats are looked into.
 pub async fn get_chats(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     Caller(a): Caller,
     Query(q): Query<ChatsQuery>,
 ) -> Result<Response, ApiError> {
@@ -59,7 +59,7 @@ struct Deleted {
 }
 
 /// `DELETE /v1/chats/{chat_id}`: forgets the chat, in memory and in the store.
-pub async fn delete_chat(State(app): State<AppState>, chat: ChatRoute) -> Result<Response, ApiError> {
+pub async fn delete_chat(State(app): State<Shared>, chat: ChatRoute) -> Result<Response, ApiError> {
     chat.access.not_a_scope("delete a chat")?;
     let svc = app.svc.clone();
     let ChatRoute { channel, chat_id, .. } = chat;
@@ -81,7 +81,7 @@ pub struct HistoryQuery {
 /// `GET /v1/chats/{chat_id}/history`: a page of the stored items of a range, as `get_chat_history_range`
 /// answers it (the query is read as that tool's request, so both check it alike).
 pub async fn get_history(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     chat: ChatRoute,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Response, ApiError> {
@@ -120,7 +120,7 @@ async fn read_chat<T: Serialize + Send + 'static>(
 }
 
 /// `GET /v1/chats/{chat_id}/objects`: every object of the chat (of its topic, for a scope pinned to one).
-pub async fn get_objects(State(app): State<AppState>, chat: ChatRoute) -> Result<Response, ApiError> {
+pub async fn get_objects(State(app): State<Shared>, chat: ChatRoute) -> Result<Response, ApiError> {
     let ChatRoute { access, channel, chat_id, topic } = chat;
     let pinned = matches!(access, Access::Bound(Bound { topic_id: Some(_), .. }));
     read_chat(&app, channel, chat_id, move |e, channel, chat| {
@@ -133,7 +133,7 @@ pub async fn get_objects(State(app): State<AppState>, chat: ChatRoute) -> Result
 }
 
 /// `GET /v1/chats/{chat_id}/scenario`: the conversation state with its kept revisions.
-pub async fn get_scenario(State(app): State<AppState>, chat: ChatRoute) -> Result<Response, ApiError> {
+pub async fn get_scenario(State(app): State<Shared>, chat: ChatRoute) -> Result<Response, ApiError> {
     let ChatRoute { channel, chat_id, topic, .. } = chat;
     let scope = Scope { channel, topic_id: topic, ..Scope::chat(chat_id) };
     let call = ToolCall::GetScenario(GetScenario { scope, revisions: true });

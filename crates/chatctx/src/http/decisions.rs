@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::ChatRoute;
-use super::{ApiError, AppState, blocking, json_body};
+use super::{ApiError, AppState, Shared, blocking, json_body};
 use crate::auth::{Access, Bound};
 use crate::decisions::{Detail, Record};
 
@@ -99,7 +99,7 @@ fn visible(a: &Access, topic: Option<&str>, r: &Record) -> bool {
 
 /// `GET /v1/chats/{chat_id}/decisions?limit=N`: the chat's newest decision records, newest first.
 pub async fn get_decisions(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     chat: ChatRoute,
     Query(q): Query<DecisionsQuery>,
 ) -> Result<Response, ApiError> {
@@ -137,7 +137,7 @@ pub struct RecordParams {
 
 /// `GET /v1/chats/{chat_id}/decisions/{request_id}`: one record, by the request id its call was logged under.
 pub async fn get_decision(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     chat: ChatRoute,
     Path(RecordParams { request_id }): Path<RecordParams>,
 ) -> Result<Response, ApiError> {

@@ -13,7 +13,7 @@ use chatctx_core::event::DEFAULT_CHANNEL;
 use chatctx_core::{Error, ErrorCode};
 use serde::Deserialize;
 
-use super::{ApiError, AppState, MAX_BODY};
+use super::{ApiError, AppState, MAX_BODY, Shared};
 use crate::auth::Access;
 use crate::clock::now;
 
@@ -28,10 +28,10 @@ impl Caller {
     }
 }
 
-impl FromRequestParts<AppState> for Caller {
+impl FromRequestParts<Shared> for Caller {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, ApiError> {
         Self::of(app, &parts.headers).map(Self)
     }
 }
@@ -62,10 +62,10 @@ pub struct ChatRoute {
     pub topic: Option<String>,
 }
 
-impl FromRequestParts<AppState> for ChatRoute {
+impl FromRequestParts<Shared> for ChatRoute {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, Response> {
+    async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, Response> {
         let Path(ChatParams { chat_id }) = Path::from_request_parts(parts, app).await.map_err(|r| r.into_response())?;
         let Query(q) = Query::<ChannelQuery>::from_request_parts(parts, app).await.map_err(|r| r.into_response())?;
         let channel = q.channel.filter(|c| !c.is_empty()).unwrap_or_else(|| DEFAULT_CHANNEL.to_owned());
@@ -98,18 +98,18 @@ pub struct JsonBody(pub Bytes);
 /// A request body for `/v1/events`, which also takes JSON Lines (`application/x-ndjson`).
 pub struct EventsBody(pub Bytes);
 
-impl FromRequest<AppState> for JsonBody {
+impl FromRequest<Shared> for JsonBody {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, app: &AppState) -> Result<Self, ApiError> {
+    async fn from_request(req: Request, app: &Shared) -> Result<Self, ApiError> {
         read(req, app, false).await.map(Self)
     }
 }
 
-impl FromRequest<AppState> for EventsBody {
+impl FromRequest<Shared> for EventsBody {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, app: &AppState) -> Result<Self, ApiError> {
+    async fn from_request(req: Request, app: &Shared) -> Result<Self, ApiError> {
         read(req, app, true).await.map(Self)
     }
 }

@@ -14,14 +14,14 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::extract::{Caller, EventsBody, JsonBody};
-use super::{ApiError, AppState, json_body};
+use super::{ApiError, AppState, Shared, json_body};
 use crate::auth::Access;
 use crate::clock::now;
 use crate::ingest::{Decode, Input};
 
 /// `POST /v1/events`.
 pub async fn post_events(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     Caller(a): Caller,
     EventsBody(bytes): EventsBody,
 ) -> Result<Response, ApiError> {
@@ -67,7 +67,7 @@ impl BotQuery {
 /// `POST /v1/telegram/updates`, `/v1/discord/events`, …: one payload of platform `P`, as the platform delivers
 /// it to a bot (a Telegram webhook update, a Discord Gateway dispatch; docs/protocol.md §3.5–§3.9).
 pub async fn post_payload<P: Platform + Default>(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     Caller(a): Caller,
     Query(q): Query<BotQuery>,
     body: JsonBody,
@@ -85,10 +85,10 @@ pub struct SlackRequest {
     body: JsonBody,
 }
 
-impl FromRequest<AppState> for SlackRequest {
+impl FromRequest<Shared> for SlackRequest {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, app: &AppState) -> Result<Self, ApiError> {
+    async fn from_request(req: Request, app: &Shared) -> Result<Self, ApiError> {
         let headers = req.headers().clone();
         let body = JsonBody::from_request(req, app).await?;
         let signed = headers.contains_key("x-slack-signature");
@@ -116,7 +116,7 @@ impl FromRequest<AppState> for SlackRequest {
 /// `POST /v1/slack/events`: one Events API envelope (docs/protocol.md §3.10); `url_verification` is answered
 /// with its challenge.
 pub async fn post_slack(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     Query(q): Query<BotQuery>,
     SlackRequest { access: a, body }: SlackRequest,
 ) -> Result<Response, ApiError> {
@@ -134,7 +134,7 @@ pub async fn post_slack(
 /// `POST /v1/slack/users`: a Web API `users.list` or `users.info` answer, as the bot got it (docs/protocol.md
 /// §3.11): its members become people of their team's directory. Checked like `/v1/slack/events`.
 pub async fn post_slack_users(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     SlackRequest { access: a, body }: SlackRequest,
 ) -> Result<Response, ApiError> {
     a.not_a_scope("ingest people")?;

@@ -12,10 +12,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::extract::Caller;
-use super::{ApiError, AppState};
+use super::{ApiError, Shared};
 
 /// The `/mcp` service with its credential check.
-pub fn router(app: &AppState) -> Router {
+pub fn router(app: &Shared) -> Router {
     // Stateless: every MCP request stands alone, so no client can make the server hold per-session memory
     // (each session kept ~100 KB until it idled out); tool calls need nothing from a session. Hosts are
     // checked for every route alike (`guard`), so rmcp's own check is off.
@@ -33,7 +33,7 @@ pub fn router(app: &AppState) -> Router {
 }
 
 /// Refuses a request without a valid credential before the MCP service reads it.
-async fn credential(State(app): State<AppState>, req: Request, next: Next) -> Result<Response, ApiError> {
+async fn credential(State(app): State<Shared>, req: Request, next: Next) -> Result<Response, ApiError> {
     Caller::of(&app, req.headers())?;
     Ok(next.run(req).await)
 }

@@ -7,14 +7,14 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chatctx_core::ErrorCode;
 
-use super::{ApiError, AppState};
+use super::{ApiError, Shared};
 use crate::call::{RequestId, RequestSpan, is_request_id, new_request_id};
 
 /// The header a request id travels in, both ways.
 pub const REQUEST_ID: &str = "x-request-id";
 
 /// The checks every request passes first ([`super::guard`]), and the documented error shape for every error.
-pub async fn guarded(State(app): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn guarded(State(app): State<Shared>, req: Request, next: Next) -> Response {
     let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if let Some(refused) = super::guard::check(&app.hosts, req.uri().path(), uri_len, req.headers()) {
         return refused;
@@ -24,7 +24,7 @@ pub async fn guarded(State(app): State<AppState>, req: Request, next: Next) -> R
 
 /// Answers 503 `timeout` when a request runs past `server.request_timeout`. The work under way is not
 /// cancelled halfway: a write that was started completes (and retrying it is safe: events are idempotent).
-pub async fn time_limit(State(app): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn time_limit(State(app): State<Shared>, req: Request, next: Next) -> Response {
     match tokio::time::timeout(app.timeout, next.run(req)).await {
         Ok(r) => r,
         Err(_) => ApiError::new(
@@ -58,7 +58,7 @@ fn method_label(method: &axum::http::Method) -> &'static str {
 
 /// Names every request (`x-request-id`, and a log span around its work), counts every answer for `/metrics`
 /// by route template, and traces it when `[telemetry]` is on.
-pub async fn observe(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+pub async fn observe(State(app): State<Shared>, mut req: Request, next: Next) -> Response {
     use tracing::Instrument;
     let started = std::time::Instant::now();
     // The matched route is a cheap clone (an `Arc`).
@@ -116,6 +116,7 @@ mod tests {
 
     use super::*;
     use crate::auth::Auth;
+    use crate::http::AppState;
     use crate::service::Service;
 
     /// A handler slower than `server.request_timeout` is answered 503 `timeout`; a quick one is untouched.
@@ -131,6 +132,7 @@ mod tests {
         .0;
         let mut app = AppState::new(Arc::new(svc), Arc::new(Auth::new(Vec::new())));
         app.timeout = std::time::Duration::from_millis(50);
+        let app = Arc::new(app);
         let router = Router::new()
             .route("/slow", get(|| async { tokio::time::sleep(std::time::Duration::from_secs(5)).await }))
             .route("/quick", get(|| async { "ok" }))

@@ -101,8 +101,14 @@ impl AppState {
     }
 }
 
+/// The state every handler and middleware receives: shared, so that handing it to each layer of a request
+/// costs one count taken and dropped (cloning [`AppState`] took one per field, and a lock for its
+/// cancellation token, four times per request).
+pub(crate) type Shared = Arc<AppState>;
+
 /// The routes ([`routes`]) with `/mcp`, under the middleware every request passes.
 pub fn router(app: AppState) -> Router {
+    let app: Shared = Arc::new(app);
     routes::handled()
         .fallback(routes::fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY))

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::extract::Caller;
-use super::{ApiError, AppState, json_body};
+use super::{ApiError, Shared, json_body};
 
 /// `GET /healthz`: the process answers.
 pub async fn health() -> &'static str {
@@ -23,7 +23,7 @@ struct Ready {
 
 /// `/readyz`: the state is rebuilt (it always is once the server listens), and the store answers (a shared
 /// store is asked; a load balancer then stops sending requests to an instance that lost its database).
-pub async fn ready(State(app): State<AppState>) -> Response {
+pub async fn ready(State(app): State<Shared>) -> Response {
     let svc = app.svc.clone();
     match tokio::task::spawn_blocking(move || svc.store_reachable()).await {
         Ok(Ok(())) => json_body(&Ready { ready: true, message: None }),
@@ -48,10 +48,10 @@ pub async fn openapi(Caller(a): Caller) -> Result<Response, ApiError> {
 /// `server.public_metrics`.
 pub struct MetricsReader;
 
-impl FromRequestParts<AppState> for MetricsReader {
+impl FromRequestParts<Shared> for MetricsReader {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, ApiError> {
         if !app.public_metrics {
             Caller::of(app, &parts.headers)?.not_a_scope("read the server's metrics")?;
         }
@@ -60,7 +60,7 @@ impl FromRequestParts<AppState> for MetricsReader {
 }
 
 /// `/metrics`: the Prometheus exposition.
-pub async fn metrics(State(app): State<AppState>, _: MetricsReader) -> String {
+pub async fn metrics(State(app): State<Shared>, _: MetricsReader) -> String {
     let mut out = app.metrics.render();
     if app.telemetry.enabled() {
         use std::fmt::Write as _;

@@ -8,7 +8,7 @@ use chatctx_core::ErrorCode;
 use chatctx_platforms::discord::Discord;
 use chatctx_platforms::telegram::Telegram;
 
-use super::{ApiError, AppState, chats, console, decisions, ingest, probes, scopes, tools};
+use super::{ApiError, Shared, chats, console, decisions, ingest, probes, scopes, tools};
 
 /// One route of the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +34,7 @@ macro_rules! routes {
         }),*];
 
         /// The router of [`HANDLED`].
-        pub fn handled() -> Router<AppState> {
+        pub fn handled() -> Router<Shared> {
             Router::new()$(.route($path, $method($handler)))*
         }
     };

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::{Caller, JsonBody};
-use super::{ApiError, AppState, blocking, json_body};
+use super::{ApiError, Shared, blocking, json_body};
 use crate::auth::Bound;
 use crate::clock::now;
 
@@ -35,7 +35,7 @@ struct Issued {
 }
 
 /// `POST /v1/scopes`: a token bound to one chat (and optionally topic, current message, sender).
-pub async fn post_scope(State(app): State<AppState>, Caller(a): Caller, body: JsonBody) -> Result<Response, ApiError> {
+pub async fn post_scope(State(app): State<Shared>, Caller(a): Caller, body: JsonBody) -> Result<Response, ApiError> {
     let raw: Value = body.parse("not a scope request")?;
     chatctx_core::json::check_ids(&raw).map_err(|e| ApiError::invalid_request(e.message))?;
     let req: ScopeRequest =
@@ -71,7 +71,7 @@ struct Revoked {
 /// `DELETE /v1/scopes/{token}`: the scope stops working on every instance (within a second on the others),
 /// until it would have expired anyway.
 pub async fn delete_scope(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     Caller(a): Caller,
     Path(token): Path<String>,
 ) -> Result<Response, ApiError> {

@@ -7,12 +7,12 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::extract::{Caller, JsonBody};
-use super::{ApiError, AppState, json_body};
+use super::{ApiError, Shared, json_body};
 use crate::call::{RequestId, RequestSpan};
 
 /// `POST /v1/tools/{tool}`: the body is the tool's arguments (an empty body is `{}`).
 pub async fn post_tool(
-    State(app): State<AppState>,
+    State(app): State<Shared>,
     Caller(a): Caller,
     Path(tool): Path<String>,
     span: Option<Extension<RequestSpan>>,
