@@ -75,9 +75,10 @@ pub(crate) enum Anonymous {
 }
 
 impl People {
-    /// The profile index for `p` as it looks now, adding a profile when the person is new or changed. A person
-    /// without names of their own gets the directory's (`dir`).
-    pub(crate) fn intern(&mut self, channel: &str, p: &Person, dir: View<'_>) -> u32 {
+    /// The profile index for `p` as it looks now, adding a profile when the person is new or changed, and
+    /// whether the person was known before (had a profile under their user id). A person without names of
+    /// their own gets the directory's (`dir`).
+    pub(crate) fn intern(&mut self, channel: &str, p: &Person, dir: View<'_>) -> (u32, bool) {
         let own_name = has_name(p);
         let shown;
         let p = if own_name || dir.is_empty() {
@@ -86,14 +87,15 @@ impl People {
             shown = as_shown(p, dir);
             &shown
         };
-        if let Some(&i) = self.by_user.get(p.user_id.as_str()) {
+        let seen = self.by_user.get(p.user_id.as_str()).copied();
+        if let Some(i) = seen {
             let old = &self.profiles[i as usize];
             if old.username.as_deref() == p.username.as_deref()
                 && old.is_bot == p.is_bot
                 && old.own_name == own_name
                 && nickname_is(p, &old.nickname)
             {
-                return i;
+                return (i, true);
             }
         }
         let nick = nickname(p);
@@ -105,7 +107,7 @@ impl People {
             is_bot: p.is_bot,
             own_name,
         };
-        self.push(profile)
+        (self.push(profile), seen.is_some())
     }
 
     /// Shows the directory's `known` names on the person's latest profile, when that profile has no names of its
@@ -168,11 +170,6 @@ impl People {
         let Some(unnamed) = self.unnamed.get(&*user) else { return Vec::new() };
         let unnamed: Vec<u32> = unnamed.iter().copied().filter(|&j| j != named).collect();
         unnamed.into_iter().filter_map(|j| self.rename(channel, j, nick.clone(), username.clone())).collect()
-    }
-
-    /// Whether the person has a profile.
-    pub(crate) fn knows(&self, user_id: &str) -> bool {
-        !user_id.is_empty() && self.by_user.contains_key(user_id)
     }
 
     /// Whether the person's latest profile carries names of their own (the directory does not rename them).
@@ -384,10 +381,10 @@ mod tests {
             first_name: Some("Bob".into()),
             ..Person::default()
         };
-        let a = people.intern("telegram", &p, View::default());
-        assert_eq!(people.intern("telegram", &p, View::default()), a, "unchanged person, same profile");
+        let a = people.intern("telegram", &p, View::default()).0;
+        assert_eq!(people.intern("telegram", &p, View::default()).0, a, "unchanged person, same profile");
         p.first_name = Some("Robert".into());
-        let b = people.intern("telegram", &p, View::default());
+        let b = people.intern("telegram", &p, View::default()).0;
         assert_ne!(a, b);
         assert_eq!(people.sender(a).nickname, "Bob");
         assert_eq!(people.sender(b).display_ref, "[Robert](tg:@Bob)");

@@ -361,8 +361,8 @@ fn store_objects(
 /// The speaker's profile; when it is new and the message names them, what showed them by id takes the name
 /// ([`Chat::adopt`]).
 fn intern_sender(chat: &mut Chat, channel: &str, p: &crate::event::Person, dir: crate::directory::View<'_>) -> u32 {
-    let (before, seen) = (chat.people.len(), chat.people.knows(&p.user_id));
-    let idx = chat.people.intern(channel, p, dir);
+    let before = chat.people.len();
+    let (idx, seen) = chat.people.intern(channel, p, dir);
     if chat.people.len() > before && crate::directory::has_name(p) {
         chat.adopt(channel, idx, seen, stored_tokens);
     }
