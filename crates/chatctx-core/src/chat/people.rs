@@ -381,10 +381,12 @@ mod tests {
             first_name: Some("Bob".into()),
             ..Person::default()
         };
-        let a = people.intern("telegram", &p, View::default()).0;
-        assert_eq!(people.intern("telegram", &p, View::default()).0, a, "unchanged person, same profile");
+        let (a, seen) = people.intern("telegram", &p, View::default());
+        assert!(!seen, "a new person was not known");
+        assert_eq!(people.intern("telegram", &p, View::default()), (a, true), "unchanged person, same profile");
         p.first_name = Some("Robert".into());
-        let b = people.intern("telegram", &p, View::default()).0;
+        let (b, seen) = people.intern("telegram", &p, View::default());
+        assert!(seen, "a renamed person was known");
         assert_ne!(a, b);
         assert_eq!(people.sender(a).nickname, "Bob");
         assert_eq!(people.sender(b).display_ref, "[Robert](tg:@Bob)");
