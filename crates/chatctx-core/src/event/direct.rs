@@ -207,25 +207,15 @@ impl RawAttachment<'_> {
             ObjectKind::Message | ObjectKind::BotMessage => return None,
             k => k,
         };
-        let label = match self.label {
-            Some(l) => Some(l.within(MAX_LABEL_BYTES)?.to_owned()),
-            None => None,
-        };
-        let activation = match self.activation {
-            Some(a) => Some(Activation::parse(&a.0)?),
-            None => None,
-        };
-        let file = match self.file {
-            Some(f) => Some(FileRef { file_id: f.file_id?.0, file_unique_id: f.file_unique_id.map(|i| i.0) }),
-            None => None,
-        };
         Some(Attachment {
             kind,
-            label,
+            label: opt(self.label, |l| l.within(MAX_LABEL_BYTES).map(str::to_owned))?,
             object_id: self.object_id.map(|i| i.0),
             external_id: self.external_id.map(|i| i.0),
-            activation,
-            file,
+            activation: opt(self.activation, |a| Activation::parse(&a.0))?,
+            file: opt(self.file, |f| {
+                Some(FileRef { file_id: f.file_id?.0, file_unique_id: f.file_unique_id.map(|i| i.0) })
+            })?,
         })
     }
 }
@@ -244,9 +234,14 @@ struct RawEntity<'a> {
 
 /// A name as the general way keeps it: trimmed, absent when blank; `None` (outer) past its bound.
 fn name(s: Option<Str<'_>>) -> Option<Option<String>> {
-    match s {
+    opt(s, |s| s.within(MAX_NAME_BYTES).map(|s| s.trim().to_owned())).map(|n| n.filter(|n| !n.is_empty()))
+}
+
+/// An optional field read by `read`: `None` (leave it to the general way) when it is there and `read` refuses it.
+fn opt<T, U>(v: Option<T>, read: impl FnOnce(T) -> Option<U>) -> Option<Option<U>> {
+    match v {
+        Some(v) => read(v).map(Some),
         None => Some(None),
-        Some(s) => s.within(MAX_NAME_BYTES).map(|s| Some(s.trim()).filter(|s| !s.is_empty()).map(str::to_owned)),
     }
 }
 
@@ -309,16 +304,12 @@ impl Raw<'_> {
             return None;
         }
         let entities = self.entities.unwrap_or_default().into_iter().map(RawEntity::entity).collect::<Option<_>>()?;
-        let quote = match self.quote {
-            Some(q) => {
-                let sender = match q.sender {
-                    Some(p) => Some(p.person(false)?),
-                    None => None,
-                };
-                Some(Quote { sender, text: q.text.filter(|t| t.len() <= MAX_TEXT_BYTES)? })
-            }
-            None => None,
-        };
+        let quote = opt(self.quote, |q| {
+            Some(Quote {
+                sender: opt(q.sender, |p| p.person(false))?,
+                text: q.text.filter(|t| t.len() <= MAX_TEXT_BYTES)?,
+            })
+        })?;
         let attachments =
             self.attachments.unwrap_or_default().into_iter().map(RawAttachment::attachment).collect::<Option<_>>()?;
         let origin = match self.origin {
@@ -336,10 +327,7 @@ impl Raw<'_> {
             Some(c) if !c.0.is_empty() => c.0.into_owned(),
             _ => DEFAULT_CHANNEL.to_owned(),
         };
-        let chat_type = match self.chat_type {
-            Some(t) => Some(t.within(MAX_NAME_BYTES)?.to_owned()).filter(|t| !t.is_empty()),
-            None => None,
-        };
+        let chat_type = opt(self.chat_type, |t| t.within(MAX_NAME_BYTES).map(str::to_owned))?.filter(|t| !t.is_empty());
         Some(MessageEvent {
             channel,
             chat_id: self.chat_id?.0,
