@@ -97,6 +97,15 @@ impl People {
             {
                 return (i, true);
             }
+            // Named neither by the event nor by the directory (a Slack reaction, a bare id): the person as this
+            // chat last showed them, unless the username says it is someone else now. A nameless appearance is
+            // not a rename.
+            if !has_name(p)
+                && old.is_bot == p.is_bot
+                && p.username.as_deref().is_none_or(|u| old.username.as_deref() == Some(u))
+            {
+                return (i, true);
+            }
         }
         let nick = nickname(p);
         let profile = Profile {

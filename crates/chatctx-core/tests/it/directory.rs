@@ -203,3 +203,39 @@ fn a_rename_reaches_every_text_holding_the_reference() {
         assert_eq!(t[2], "no mention, [a link](https://y.example)");
     }
 }
+
+/// A person the chat already knows by name who then appears without one (a Slack reaction, a message without a
+/// profile, a bare id) is shown by that name, not as `@U1` until they next speak with it; the directory's name,
+/// when it has one, still comes first; a new username is someone else's look and shows as it is.
+#[test]
+fn a_nameless_appearance_keeps_the_name_the_chat_knows() {
+    let named = |id: u32, text: &str| {
+        let mut m = slack_msg("C1", "T1", id, "U1", text, None);
+        if let Event::Message(m) = &mut m {
+            m.sender.as_mut().unwrap().display_name = Some("Priya".into());
+        }
+        m
+    };
+    let reaction = |id: u32, to: u32, sender: Value| {
+        ev(json!({"type": "reaction", "channel": "slack", "chat_id": "C1", "message_id": format!("{to}.000100"),
+            "direction": "inbound", "sender": sender, "emoji": ["+1"], "sent_at": T0 + i64::from(id)}))
+    };
+    let mut e = applied(vec![
+        named(1, "first"),
+        slack_msg("C1", "T1", 2, "U1", "no profile this time", None),
+        reaction(3, 1, json!({"user_id": "U1"})),
+        reaction(4, 1, json!({"user_id": "U1", "username": "U1"})),
+    ]);
+    let speakers = |e: &Engine| history(e, "C1").into_iter().map(|(who, _)| who).collect::<Vec<_>>();
+    assert_eq!(speakers(&e), ["[Priya](slack:@U1)"; 4], "one name for one person, whatever each event carried");
+
+    // The directory's name wins over what the chat saw for a message that names no one.
+    e.apply(person(Some("T1"), None, "U1", "Priya Raman")).unwrap();
+    e.apply(slack_msg("C1", "T1", 5, "U1", "by id again", None)).unwrap();
+    assert_eq!(speakers(&e)[4], "[Priya Raman](slack:@U1)");
+
+    // Another username is another look: shown as the event gives it.
+    let mut e = applied(vec![named(1, "first")]);
+    e.apply(reaction(2, 1, json!({"user_id": "U1", "username": "priya2"}))).unwrap();
+    assert_eq!(speakers(&e), ["[Priya](slack:@U1)", "[@priya2](slack:@priya2)"]);
+}
