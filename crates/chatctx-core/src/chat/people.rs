@@ -6,7 +6,7 @@ use hashbrown::HashMap;
 use crate::directory::{View, has_name, with_names};
 use crate::event::Person;
 use crate::history::{Sender, SenderView};
-use crate::people::{display_ref, nickname};
+use crate::people::{display_ref, nickname, person_ref};
 
 /// `p` as a chat shows them: with their own names when they carry any, else with the directory's.
 fn as_shown(p: &Person, dir: View<'_>) -> Person {
@@ -67,6 +67,13 @@ fn nickname_is(p: &Person, nick: &str) -> bool {
     }
 }
 
+/// Whether a person named neither by the event nor by the directory (a Slack reaction, a bare id) is shown as
+/// profile `old`, the chat's latest of them: unless the username says it is another look now. An appearance
+/// without names is not a rename.
+fn shows_as(old: &Profile, p: &Person) -> bool {
+    !has_name(p) && old.is_bot == p.is_bot && p.username.as_deref().is_none_or(|u| old.username.as_deref() == Some(u))
+}
+
 /// Who spoke when the event did not say: a system note, or the bot reacting.
 #[derive(Clone, Copy)]
 pub(crate) enum Anonymous {
@@ -97,13 +104,7 @@ impl People {
             {
                 return (i, true);
             }
-            // Named neither by the event nor by the directory (a Slack reaction, a bare id): the person as this
-            // chat last showed them, unless the username says it is someone else now. A nameless appearance is
-            // not a rename.
-            if !has_name(p)
-                && old.is_bot == p.is_bot
-                && p.username.as_deref().is_none_or(|u| old.username.as_deref() == Some(u))
-            {
+            if shows_as(old, p) {
                 return (i, true);
             }
         }
@@ -117,6 +118,22 @@ impl People {
             own_name,
         };
         (self.push(profile), seen.is_some())
+    }
+
+    /// How a person the message shows without making them a speaker (a quote's author) reads: as a speaker would,
+    /// by their own names, else the directory's, else the name the chat last showed them by, else the fallback.
+    pub(crate) fn shown_ref(&self, channel: &str, p: &Person, dir: View<'_>) -> String {
+        if has_name(p) || p.user_id.is_empty() {
+            return person_ref(channel, p);
+        }
+        let shown = as_shown(p, dir);
+        if has_name(&shown) {
+            return person_ref(channel, &shown);
+        }
+        match self.by_user.get(p.user_id.as_str()).map(|&i| &self.profiles[i as usize]) {
+            Some(old) if shows_as(old, p) => old.display_ref.to_string(),
+            _ => person_ref(channel, p),
+        }
     }
 
     /// Shows the directory's `known` names on the person's latest profile, when that profile has no names of its

@@ -12,7 +12,6 @@ use crate::event::{
 use crate::kinds::{Activation, ItemKind, Origin};
 use crate::mention::{Normalized, address_leading, normalize, normalize_plain};
 use crate::objects::short_label;
-use crate::people::person_ref;
 use crate::selection::estimate_tokens;
 
 impl Engine {
@@ -156,7 +155,7 @@ impl Engine {
             MessageKind::System => ItemKind::System,
         };
         let quote = quote.map(|q| {
-            let sender_ref = q.sender.as_ref().map(|p| person_ref(&channel, p)).unwrap_or_default();
+            let sender_ref = q.sender.as_ref().map(|p| chat.people.shown_ref(&channel, p, dir)).unwrap_or_default();
             (sender_ref.into_boxed_str(), q.text.into_boxed_str())
         });
 

@@ -229,10 +229,21 @@ fn a_nameless_appearance_keeps_the_name_the_chat_knows() {
     let speakers = |e: &Engine| history(e, "C1").into_iter().map(|(who, _)| who).collect::<Vec<_>>();
     assert_eq!(speakers(&e), ["[Priya](slack:@U1)"; 4], "one name for one person, whatever each event carried");
 
+    // A quote's author too, named by id only: as a speaker would be shown.
+    let mut quoting = slack_msg("C1", "T1", 9, "U2", "quoting", None);
+    if let Event::Message(m) = &mut quoting {
+        let sender =
+            chatctx_core::event::Person { user_id: "U1".into(), username: Some("U1".into()), ..Default::default() };
+        m.quote = Some(chatctx_core::event::Quote { sender: Some(sender), text: "first".into() });
+    }
+    e.apply(quoting).unwrap();
+    let quote = e.message("slack", "C1", "9.000100").unwrap().quote;
+    assert_eq!(quote.map(|q| q.sender_ref), Some("[Priya](slack:@U1)".to_owned()));
+
     // The directory's name wins over what the chat saw for a message that names no one.
     e.apply(person(Some("T1"), None, "U1", "Priya Raman")).unwrap();
-    e.apply(slack_msg("C1", "T1", 5, "U1", "by id again", None)).unwrap();
-    assert_eq!(speakers(&e)[4], "[Priya Raman](slack:@U1)");
+    e.apply(slack_msg("C1", "T1", 10, "U1", "by id again", None)).unwrap();
+    assert_eq!(speakers(&e)[5], "[Priya Raman](slack:@U1)");
 
     // Another username is another look: shown as the event gives it.
     let mut e = applied(vec![named(1, "first")]);
