@@ -6,8 +6,8 @@ use super::{Applied, Engine};
 use crate::chat::{Anonymous, Chat, Extra, Item};
 use crate::error::Error;
 use crate::event::{
-    ActivationEvent, DeleteEvent, Direction, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp, ObjectRef,
-    PersonEvent, ReactionEvent,
+    ActivationEvent, DeleteEvent, Direction, EntityKind, Event, MessageEvent, MessageKind, ObjectEvent, ObjectOp,
+    ObjectRef, PersonEvent, ReactionEvent,
 };
 use crate::kinds::{Activation, ItemKind, Origin};
 use crate::mention::{Normalized, address_leading, normalize, normalize_plain};
@@ -141,8 +141,8 @@ impl Engine {
             None => chat.people.anonymous(Anonymous::System),
         };
         // What an object of this message records of it: the first words (its caption) and who posted it. Only
-        // a message that can carry objects (attachments, or links, which come from entities) pays for them.
-        let carries = !attachments.is_empty() || !entities.is_empty();
+        // a message that can carry objects pays for them.
+        let carries = carries_objects(&attachments, &entities);
         let caption = carries.then(|| crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty());
         let author = (carries && kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).to_owned());
         let Normalized { text, links, warnings, unknown } =
@@ -355,6 +355,12 @@ fn store_objects(
             chat.objects.activate(&id, Activation::RepliedTo, sent_at, None);
         }
     }
+}
+
+/// Whether a message can carry objects: attachments, or links (`url` and `text_link` entities; a mention
+/// carries none).
+fn carries_objects(attachments: &[crate::event::Attachment], entities: &[crate::event::Entity]) -> bool {
+    !attachments.is_empty() || entities.iter().any(|e| matches!(e.kind, EntityKind::Url | EntityKind::TextLink))
 }
 
 /// The speaker's profile; when it is new and the message names them, what showed them by id takes the name

@@ -170,6 +170,22 @@ fn attachments_links_and_derived_ids() {
     e.apply(ev(edited)).unwrap();
     let ids: Vec<String> = e.objects("telegram", "-1").unwrap().into_iter().map(|o| o.object_id).collect();
     assert_eq!(ids, ["501:media.image", "rem-1"], "an explicit id is not derived from the message");
+
+    // A link alone (a `url` or a `text_link` entity) is carried like an attachment: with the message's first
+    // words and who posted it.
+    for (n, entity) in [
+        (503, json!({"type": "url", "offset": 5, "length": 13})),
+        (504, json!({"type": "text_link", "offset": 0, "length": 4, "url": "https://c.org"})),
+    ] {
+        e.apply(ev(json!({"type": "message", "chat_id": "-1", "message_id": n.to_string(), "kind": "inbound_user",
+                          "sent_at": T0 + 90, "sender": user("2", "Bo"), "text": "read https://a.org please",
+                          "entities": [entity]})))
+            .unwrap();
+        let link = e.objects("telegram", "-1").unwrap().into_iter().find(|o| o.object_id == format!("{n}:link:0"));
+        let link = link.unwrap_or_else(|| panic!("message {n} registers its link"));
+        assert!(link.caption.as_deref().is_some_and(|c| c.ends_with("please")), "{n}: {:?}", link.caption);
+        assert_eq!(link.author.as_deref(), Some("[Bo](tg:@bo)"), "{n}");
+    }
 }
 
 #[test]
