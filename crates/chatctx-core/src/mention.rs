@@ -5,6 +5,7 @@
 //! earlier replacement, or names a user without a username leaves its text as it was and yields a warning; it
 //! never fails the event.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::event::{Entity, EntityKind, Person};
@@ -142,22 +143,33 @@ pub fn normalize(text: &str, entities: &[Entity], scheme_channel: &str, known: K
 
 /// Who a chat knows by username (any case), or by a one-word nickname: so that every reference to one person
 /// is the same (`@ALICE` typed → `[Alice](tg:@alice)`). `#ID` asks by user id (a username never holds `#`).
-pub type Known<'a> = &'a dyn Fn(&str) -> Option<KnownPerson>;
+pub type Known<'a> = &'a dyn Fn(&str) -> Option<KnownPerson<'a>>;
 
-/// A person a chat knows, as a reference to them needs.
+/// A person a chat knows, as a reference to them needs: borrowed from where they are known.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KnownPerson {
+pub struct KnownPerson<'a> {
     /// Their current nickname.
-    pub nickname: String,
+    pub nickname: Cow<'a, str>,
     /// Their username as the platform spells it, if they have one.
-    pub username: Option<String>,
+    pub username: Option<&'a str>,
     /// Their user id.
-    pub user_id: String,
+    pub user_id: &'a str,
+    /// Their reference as the chat already shows it on its channel, when the chat holds it (then it is not
+    /// made again).
+    pub shown: Option<&'a str>,
 }
 
-impl KnownPerson {
+impl KnownPerson<'_> {
     fn reference(&self, channel: &str) -> String {
-        display_ref(channel, &self.nickname, self.username.as_deref(), &self.user_id)
+        debug_assert!(
+            self.shown.is_none_or(|r| r == display_ref(channel, &self.nickname, self.username, self.user_id)),
+            "a chat shows {:?} as it would make the reference",
+            self.shown
+        );
+        match self.shown {
+            Some(r) => r.to_owned(),
+            None => display_ref(channel, &self.nickname, self.username, self.user_id),
+        }
     }
 }
 
@@ -333,11 +345,12 @@ mod tests {
         Entity { kind, offset, length, user: None, url: None }
     }
 
-    fn known(u: &str) -> Option<KnownPerson> {
-        let person = |nick: &str, username: Option<&str>, id: &str| KnownPerson {
+    fn known(u: &str) -> Option<KnownPerson<'static>> {
+        let person = |nick: &'static str, username: Option<&'static str>, id: &'static str| KnownPerson {
             nickname: nick.into(),
-            username: username.map(Into::into),
-            user_id: id.into(),
+            username,
+            user_id: id,
+            shown: None,
         };
         match u.to_lowercase().as_str() {
             "bob" => Some(person("Bob", Some("bob"), "2")),

@@ -312,7 +312,7 @@ impl People {
 
     /// The member with `username` (case-insensitive), else with that one-word nickname (any case), if seen:
     /// their current nickname, username as the platform spells it, and id.
-    pub(crate) fn known(&self, username: &str) -> Option<crate::mention::KnownPerson> {
+    pub(crate) fn known(&self, username: &str) -> Option<crate::mention::KnownPerson<'_>> {
         if let Some(id) = username.strip_prefix('#') {
             return self.by_user.get(id).map(|&i| self.known_at(i));
         }
@@ -324,12 +324,13 @@ impl People {
         Some(self.known_at(idx))
     }
 
-    fn known_at(&self, idx: u32) -> crate::mention::KnownPerson {
+    fn known_at(&self, idx: u32) -> crate::mention::KnownPerson<'_> {
         let p = &self.profiles[idx as usize];
         crate::mention::KnownPerson {
-            nickname: p.nickname.to_string(),
-            username: p.username.as_deref().map(str::to_owned),
-            user_id: p.user_id.to_string(),
+            nickname: (&*p.nickname).into(),
+            username: p.username.as_deref(),
+            user_id: &p.user_id,
+            shown: Some(&p.display_ref),
         }
     }
 
@@ -418,11 +419,11 @@ mod tests {
         assert_eq!(people.sender(b).display_ref, "[Robert](tg:@Bob)");
         let k = people.known("bob").unwrap();
         assert_eq!(
-            (k.nickname.as_str(), k.username.as_deref()),
+            (&*k.nickname, k.username),
             ("Robert", Some("Bob")),
             "usernames match case-insensitively; the platform's spelling is kept"
         );
-        assert_eq!(people.known("ROBERT").map(|k| k.user_id), Some("1".to_owned()), "a one-word nickname, any case");
+        assert_eq!(people.known("ROBERT").map(|k| k.user_id), Some("1"), "a one-word nickname, any case");
         assert_eq!(people.known("nobody"), None);
     }
 }

@@ -407,14 +407,13 @@ fn message_text(
                 None => dir.by_username(u),
             }?;
             let k = crate::mention::KnownPerson {
-                nickname: crate::people::nickname(p),
-                username: p.username.clone(),
-                user_id: p.user_id.clone(),
+                nickname: crate::people::nickname(p).into(),
+                username: p.username.as_deref(),
+                user_id: &p.user_id,
+                shown: None,
             };
             let key = if u.starts_with('#') { u.to_owned() } else { format!("@{}", u.to_lowercase()) };
-            from_dir
-                .borrow_mut()
-                .push((key, crate::people::display_ref(channel, &k.nickname, k.username.as_deref(), &k.user_id)));
+            from_dir.borrow_mut().push((key, crate::people::display_ref(channel, &k.nickname, k.username, k.user_id)));
             Some(k)
         })
     };

@@ -48,7 +48,8 @@ impl Engine {
         };
         let source = o.source_message_id.as_deref().and_then(|m| glance_message(chat, m));
         let text = o.title_or_label.as_deref().or(o.caption.as_deref()).map(|t| excerpt(t, GLANCE_CHARS));
-        let creator = || chat.people.known(&format!("#{}", o.created_by_user_id.as_deref()?)).map(|k| k.nickname);
+        let creator =
+            || chat.people.known(&format!("#{}", o.created_by_user_id.as_deref()?)).map(|k| k.nickname.into_owned());
         Some(Glance {
             who: source.as_ref().and_then(|s| s.who.clone()).or_else(creator),
             text: text.or_else(|| source.map(|s| s.text)).unwrap_or_default(),
