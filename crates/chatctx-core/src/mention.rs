@@ -202,21 +202,25 @@ fn mention_ref(span: &str, e: &Entity, channel: &str, known: Known<'_>) -> Resul
                 .user
                 .as_ref()
                 .ok_or_else(|| format!("text_mention entity at {} carries no user; text left as is", e.offset))?;
-            // Only an id (a Discord mention of someone the message does not describe): the person as the chat or
-            // the directory knows them.
-            if user.username.is_none() && !crate::directory::has_name(user) && !user.user_id.is_empty() {
-                return Ok(match known(&format!("#{}", user.user_id)) {
-                    Some(k) => (k.reference(channel), None),
-                    None => {
-                        (display_ref(channel, &nickname(user), None, &user.user_id), Some(format!("#{}", user.user_id)))
-                    }
-                });
+            // No names (a Discord mention of someone the message does not describe, or of a user without a
+            // display name): the person as the chat or the directory knows them, unless the username says it is
+            // another look now; else tracked, so that a name learned later replaces the reference.
+            let nameless = !crate::directory::has_name(user) && !user.user_id.is_empty();
+            if nameless {
+                let same = |k: &KnownPerson<'_>| user.username.is_none() || k.username == user.username.as_deref();
+                if let Some(k) = known(&format!("#{}", user.user_id)).filter(same) {
+                    return Ok((k.reference(channel), None));
+                }
             }
-            let username = user
-                .username
-                .as_deref()
-                .ok_or_else(|| format!("text_mention of user {} without a username; text left as is", user.user_id))?;
-            Ok((display_ref(channel, &nickname(user), Some(username), &user.user_id), None))
+            let Some(username) = user.username.as_deref() else {
+                if nameless {
+                    let shown = display_ref(channel, &nickname(user), None, &user.user_id);
+                    return Ok((shown, Some(format!("#{}", user.user_id))));
+                }
+                return Err(format!("text_mention of user {} without a username; text left as is", user.user_id));
+            };
+            let tracked = nameless.then(|| format!("@{}", username.to_lowercase()));
+            Ok((display_ref(channel, &nickname(user), Some(username), &user.user_id), tracked))
         }
     }
 }

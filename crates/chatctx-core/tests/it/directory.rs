@@ -250,3 +250,30 @@ fn a_nameless_appearance_keeps_the_name_the_chat_knows() {
     e.apply(reaction(2, 1, json!({"user_id": "U1", "username": "priya2"}))).unwrap();
     assert_eq!(speakers(&e), ["[Priya](slack:@U1)", "[@priya2](slack:@priya2)"]);
 }
+
+/// A mention entity naming a user by id and username only (a Discord user without a display name) reads as the
+/// chat or the directory knows them, like a `@username` mention; unknown, it takes the name learned later.
+#[test]
+fn a_mention_without_names_reads_as_the_person_is_known() {
+    let msg = |id: u32, sender: Value, text: &str, mentioned: Value| {
+        ev(json!({"type": "message", "channel": "discord", "chat_id": "D1", "message_id": id.to_string(),
+            "kind": "inbound_user", "sent_at": T0 + i64::from(id), "sender": sender, "text": text,
+            "entities": [{"type": "text_mention", "offset": 3, "length": text.chars().count() - 3, "user": mentioned}]}))
+    };
+    let bob = json!({"user_id": "43", "username": "bob", "display_name": "Bob"});
+    let mut e = applied(vec![
+        ev(json!({"type": "message", "channel": "discord", "chat_id": "D1", "message_id": "1", "kind": "inbound_user",
+            "sent_at": T0, "sender": {"user_id": "42", "username": "alice", "display_name": "Alice"}, "text": "hello"})),
+        msg(2, bob.clone(), "hi @alice", json!({"user_id": "42", "username": "alice"})),
+        msg(3, bob.clone(), "hi @zed", json!({"user_id": "77", "username": "zed"})),
+        msg(4, bob, "hi @alice2", json!({"user_id": "42", "username": "alice2"})),
+    ]);
+    let texts =
+        |e: &Engine| e.history("discord", "D1", None).unwrap().into_iter().skip(1).map(|i| i.text).collect::<Vec<_>>();
+    assert_eq!(texts(&e), ["hi [Alice](discord:@alice)", "hi [@zed](discord:@zed)", "hi [@alice2](discord:@alice2)"]);
+    e.apply(ev(
+        json!({"type": "person", "channel": "discord", "user_id": "77", "username": "zed", "display_name": "Zed"}),
+    ))
+    .unwrap();
+    assert_eq!(texts(&e)[1], "hi [Zed](discord:@zed)", "a name learned later replaces the reference");
+}
