@@ -128,3 +128,28 @@ fn only_a_credential_not_limited_to_chats_writes_people() {
     assert_eq!(speakers(&svc, "C1")[1], "[Not Really The CEO](slack:@U7)", "the message keeps its own names");
     assert!(svc.read(|e| e.directories().is_empty()).unwrap(), "nothing reached the directory");
 }
+
+/// A Slack reaction names its user by id alone: in a chat whose messages named that user (a `user_profile`, with
+/// no directory entry), the reaction reads by that name, not as `@U1` — also after a restart replays the log.
+#[test]
+fn a_slack_reaction_reads_as_the_chat_knows_its_user() {
+    let store = Opened::Local(Arc::new(MemoryStore::default()));
+    let limited = |channel: &str, chat: &str| channel == "slack" && chat == "C1";
+    let envelope = |event: Value| json!({"type": "slack_event", "payload": {"type": "event_callback", "team_id": "T1", "event": event}});
+    let inputs = [
+        envelope(
+            json!({"type": "message", "channel": "C1", "user": "U1", "ts": "1770000100.000100", "text": "ship it?",
+            "user_profile": {"display_name": "Priya"}}),
+        ),
+        envelope(json!({"type": "reaction_added", "user": "U1", "reaction": "tada", "event_ts": "1770000110.000200",
+            "item": {"type": "message", "channel": "C1", "ts": "1770000100.000100"}})),
+    ];
+    {
+        // A chat-limited credential: nothing reaches the directory, so only the chat knows the name.
+        let svc = open(&store, 100);
+        let report = svc.ingest_for(&inputs, now(), &limited).unwrap();
+        assert_eq!((report.accepted, report.rejected.len()), (2, 0));
+        assert_eq!(speakers(&svc, "C1"), ["[Priya](slack:@U1)", "[Priya](slack:@U1)"]);
+    }
+    assert_eq!(speakers(&open(&store, 100), "C1"), ["[Priya](slack:@U1)", "[Priya](slack:@U1)"], "after a restart");
+}
