@@ -162,7 +162,7 @@ impl Engine {
         let carrier = Carrier {
             message_id: &message_id,
             topic_id: &topic_id,
-            by_user: sender.as_ref().map(|p| p.user_id.clone()).filter(|u| !u.is_empty()),
+            by_user: sender.as_ref().map(|p| p.user_id.as_str()).filter(|u| !u.is_empty()),
             by_bot: kind == MessageKind::OutboundAgent,
             at: sent_at,
             caption,
@@ -284,7 +284,7 @@ impl Engine {
         let carrier = Carrier {
             message_id: &source,
             topic_id: &spec.topic_id,
-            by_user: spec.created_by_user_id.clone(),
+            by_user: spec.created_by_user_id.as_deref(),
             by_bot: spec.created_by_bot,
             at,
             caption: None,
@@ -340,8 +340,7 @@ fn store_objects(
     sent_at: crate::time::Timestamp,
     reply_parent: Option<&str>,
 ) {
-    let ids: Vec<String> = objects.iter().map(|o| o.object_id.clone()).collect();
-    for gone in chat.objects.derived_not_in(message_id, &ids) {
+    for gone in chat.objects.derived_not_in(message_id, &objects) {
         chat.objects.delete(&gone);
     }
     for o in objects {

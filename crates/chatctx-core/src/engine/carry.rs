@@ -32,7 +32,7 @@ pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> 
 pub(super) struct Carrier<'a> {
     pub(super) message_id: &'a str,
     pub(super) topic_id: &'a Option<String>,
-    pub(super) by_user: Option<String>,
+    pub(super) by_user: Option<&'a str>,
     pub(super) by_bot: bool,
     pub(super) at: crate::time::Timestamp,
     /// The message's first words, for its objects' `caption` (and their label when they have none).
@@ -96,7 +96,7 @@ impl Carrier<'_> {
             source_message_id: Some(self.message_id.to_owned()),
             topic_id: self.topic_id.clone(),
             title_or_label: label.map(short_label).filter(|l| !l.is_empty()),
-            created_by_user_id: self.by_user.clone(),
+            created_by_user_id: self.by_user.map(str::to_owned),
             created_by_bot: self.by_bot,
             created_at: self.at,
             last_touched_at: self.at,

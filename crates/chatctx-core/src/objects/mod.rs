@@ -408,10 +408,10 @@ impl Objects {
         self.of_source(source).map(|o| o.object_id.clone()).collect()
     }
 
-    /// Ids of the objects derived from message `source` that are not in `keep` (an edit dropped them).
-    pub(crate) fn derived_not_in(&self, source: &str, keep: &[String]) -> Vec<String> {
+    /// Ids of the objects derived from message `source` that are not among `keep` (an edit dropped them).
+    pub(crate) fn derived_not_in(&self, source: &str, keep: &[Object]) -> Vec<String> {
         self.of_source(source)
-            .filter(|o| is_derived(&o.object_id, source) && !keep.contains(&o.object_id))
+            .filter(|o| is_derived(&o.object_id, source) && !keep.iter().any(|k| k.object_id == o.object_id))
             .map(|o| o.object_id.clone())
             .collect()
     }

@@ -170,6 +170,8 @@ fn attachments_links_and_derived_ids() {
     e.apply(ev(edited)).unwrap();
     let ids: Vec<String> = e.objects("telegram", "-1").unwrap().into_iter().map(|o| o.object_id).collect();
     assert_eq!(ids, ["501:media.image", "rem-1"], "an explicit id is not derived from the message");
+    let kept = e.objects("telegram", "-1").unwrap().into_iter().find(|o| o.object_id == "501:media.image");
+    assert_eq!(kept.and_then(|o| o.activation), Some(Activation::RepliedTo), "what the edit keeps keeps its state");
 
     // A link alone (a `url` or a `text_link` entity) is carried like an attachment: with the message's first
     // words and who posted it.
