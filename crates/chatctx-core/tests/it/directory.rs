@@ -244,6 +244,11 @@ fn a_nameless_appearance_keeps_the_name_the_chat_knows() {
     e.apply(person(Some("T1"), None, "U1", "Priya Raman")).unwrap();
     e.apply(slack_msg("C1", "T1", 10, "U1", "by id again", None)).unwrap();
     assert_eq!(speakers(&e)[5], "[Priya Raman](slack:@U1)");
+    assert_eq!(
+        speakers(&e)[..4],
+        ["[Priya](slack:@U1)"; 4],
+        "what the chat's name showed keeps it, as its source does"
+    );
 
     // Another username is another look: shown as the event gives it.
     let mut e = applied(vec![named(1, "first")]);
