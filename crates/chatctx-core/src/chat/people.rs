@@ -96,15 +96,13 @@ impl People {
         };
         let seen = self.by_user.get(p.user_id.as_str()).copied();
         if let Some(i) = seen {
+            // The same look, or no names to make another one.
             let old = &self.profiles[i as usize];
-            if old.username.as_deref() == p.username.as_deref()
+            let same = old.username.as_deref() == p.username.as_deref()
                 && old.is_bot == p.is_bot
                 && old.own_name == own_name
-                && nickname_is(p, &old.nickname)
-            {
-                return (i, true);
-            }
-            if shows_as(old, p) {
+                && nickname_is(p, &old.nickname);
+            if same || shows_as(old, p) {
                 return (i, true);
             }
         }
