@@ -1,7 +1,7 @@
 // What the tests share: this build's `chatctx serve` on a free loopback port (CHATCTX_BIN, which `cargo test`
 // sets), and servers that misbehave (one that never answers, one that answers what it is told).
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,6 +46,7 @@ export async function startServer({ args = [], env = {} } = {}) {
     stop: async () => {
       proc.kill();
       await new Promise((r) => (proc.exitCode !== null ? r() : proc.once("exit", r)));
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

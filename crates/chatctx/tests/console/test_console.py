@@ -76,8 +76,10 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
     options = webdriver.ChromeOptions()
+    # A profile under pytest's own temporary directory, which pytest prunes, instead of one Chromium leaves in /tmp.
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
     options.binary_location = os.environ.get("CHATCTX_CHROMIUM", "/usr/bin/chromium")
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
                  "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
