@@ -1,6 +1,6 @@
 //! A plain ingest loop for profilers (`perf record`, `valgrind --tool=callgrind`): warms an engine until its
 //! conversations are full (cap 50), then times 200,000 more events, each of which evicts an old message.
-//! Run: `cargo run --release -p chatctx-core --example ingest_profile`
+//! Run: `cargo run --release -p chatctx-core --example ingest_profile` (instruction counts: `bench/instructions.sh`)
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -24,9 +24,16 @@ fn main() {
     let events: Vec<Event> = synth.take(200_000).filter_map(|v| Event::decode(&v).ok()).collect();
     let n = events.len();
     let t = std::time::Instant::now();
+    steady(&mut engine, events);
+    let dt = t.elapsed();
+    println!("{n} events in {dt:?}: {:.0} events/s", n as f64 / dt.as_secs_f64());
+}
+
+/// The measured loop, on its own so that an instruction count can be limited to it
+/// (`--toggle-collect='ingest_profile::steady'`, as `bench/instructions.sh` does).
+#[inline(never)]
+fn steady(engine: &mut Engine, events: Vec<Event>) {
     for e in events {
         let _ = engine.apply(e);
     }
-    let dt = t.elapsed();
-    println!("{n} events in {dt:?}: {:.0} events/s", n as f64 / dt.as_secs_f64());
 }

@@ -1,6 +1,7 @@
 //! Durable store figures, in process: ingest N synthetic messages through the service into SQLite in
 //! batches of 1,000 (durable per batch; only `Service::ingest` is timed, not making its input), then time a
-//! restart (a fresh `Service::open` replaying the log).
+//! restart (a fresh `Service::open` replaying the log). Every 100,000 messages it prints the rate so far and since
+//! the previous line (stderr), which shows how the cost grows with the store and the engine's state.
 //! Run: `cargo run --release -p chatctx --example store_bench -- [N] [DB]`
 
 #[global_allocator]
@@ -36,13 +37,24 @@ fn main() -> anyhow::Result<()> {
     // about a seventh of the run when it was timed too, before 2026-11-27).
     let mut ingest = std::time::Duration::ZERO;
     let mut done = 0;
+    let (mut mark, mut mark_done) = (std::time::Duration::ZERO, 0);
     while done < n {
         let batch: Vec<serde_json::Value> =
             synth.by_ref().filter(|v| v["type"] == "message").take(1000.min(n - done)).collect();
         let t = Instant::now();
         let report = svc.ingest(&batch, now).map_err(|e| anyhow::anyhow!("{e}"))?;
         ingest += t.elapsed();
+        let before = done;
         done += report.accepted;
+        if done / 100_000 != before / 100_000 {
+            // Progress, and how the rate changes as the store and the engine's state grow.
+            eprintln!(
+                "  {done} messages: {:.0} messages/s so far, {:.0} since the last line",
+                done as f64 / ingest.as_secs_f64(),
+                (done - mark_done) as f64 / (ingest - mark).as_secs_f64()
+            );
+            (mark, mark_done) = (ingest, done);
+        }
     }
     drop(svc);
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)

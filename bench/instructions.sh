@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Instruction counts of the core's hot paths (valgrind's callgrind): figures that do not move with the machine's
+# load, for before/after comparisons when wall-clock timings drift (docs/benchmarks.md). They count work, not
+# time: a change that saves instructions but adds cache misses shows here as a gain, so a wall-clock pair run in
+# turn (bench/before_after.sh) is still what a speed claim rests on.
+#   ingest   instructions per event inside the steady-state loop of `ingest_profile` (conversations full, each
+#            event evicts one; about 200,000 events)
+#   resolve  per `resolve_reference_target` call on the forum of the decisions benchmark, records off and on
+#   history  per `get_chat_history_context` call, the same
+# Needs valgrind (`apt-get install -y valgrind`). Takes a few minutes (callgrind runs ~50x slower than native).
+# Usage: bench/instructions.sh   (writes bench/out/instructions.txt)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "valgrind is needed: apt-get install -y valgrind" >&2; exit 1; }
+out=bench/out; mkdir -p "$out"
+cargo build -q --profile profiling -p chatctx-core --example ingest_profile --example records_profile
+bin=target/profiling/examples
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+count() { # toggle, program and arguments: the instructions executed inside the toggled function
+  local toggle=$1; shift
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --toggle-collect="$toggle" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+  sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/stderr"
+}
+per() { awk -v a="$1" -v n="$2" 'BEGIN { printf "%.0f", a / n }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f %%", (b / a - 1) * 100 }'; }
+
+{
+  echo "### instruction counts ($(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ', with changes'), valgrind $(valgrind --version | sed 's/valgrind-//'))"
+  total=$(count 'ingest_profile::steady' "$bin/ingest_profile")
+  events=$(awk '{print $1; exit}' "$tmp/stdout")
+  echo "ingest (steady state, $events events): $(per "$total" "$events") instructions per event"
+  for tool in resolve history; do
+    case $tool in
+      resolve) fn='*Engine>::resolve_reference_target'; calls=2000; name=resolve_reference_target ;;
+      history) fn='*Engine>::get_chat_history_context'; calls=500; name=get_chat_history_context ;;
+    esac
+    off=$(count "$fn" "$bin/records_profile" "$tool" off)
+    on=$(count "$fn" "$bin/records_profile" "$tool" on)
+    echo "$name: records off $(per "$off" $calls), on $(per "$on" $calls) instructions per call ($(pct "$off" "$on"))"
+  done
+} | tee "$out/instructions.txt"
