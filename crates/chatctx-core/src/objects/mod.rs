@@ -111,9 +111,15 @@ impl Object {
 }
 
 /// Truncates a label to [`MAX_LABEL_CHARS`] characters and [`MAX_LABEL_BYTES`] bytes (ending in an ellipsis
-/// when cut).
+/// when cut). Reads no further than the limits: a long text costs what a label does.
 pub fn short_label(s: &str) -> String {
     let s = s.trim();
+    // Fits when it is no longer in bytes than the character limit (every character is at least one byte), else
+    // when it fits both limits; a text past the byte limit is cut without counting the rest.
+    let fits = s.len() <= MAX_LABEL_CHARS || (s.len() <= MAX_LABEL_BYTES && s.chars().nth(MAX_LABEL_CHARS).is_none());
+    if fits {
+        return s.to_owned();
+    }
     let mut end = 0;
     for (n, (i, c)) in s.char_indices().enumerate() {
         if n >= MAX_LABEL_CHARS - 1 || i + c.len_utf8() > MAX_LABEL_BYTES - '…'.len_utf8() {
@@ -121,10 +127,10 @@ pub fn short_label(s: &str) -> String {
         }
         end = i + c.len_utf8();
     }
-    if end == s.len() || (s.chars().count() <= MAX_LABEL_CHARS && s.len() <= MAX_LABEL_BYTES) {
-        return s.to_owned();
-    }
-    format!("{}…", &s[..end])
+    let mut out = String::with_capacity(end + '…'.len_utf8());
+    out.push_str(&s[..end]);
+    out.push('…');
+    out
 }
 
 /// Whether `id` is a derived id (`"{source}:…"`, docs/protocol.md §3.6) of message `source`.

@@ -2,8 +2,8 @@
 #![allow(clippy::disallowed_methods)] // tests fail loudly on purpose
 
 use super::{
-    Activation, Liveness, MAX_LABEL_BYTES, Object, ObjectKind, ObjectSettings, Objects, Timestamp, is_derived,
-    short_label,
+    Activation, Liveness, MAX_LABEL_BYTES, MAX_LABEL_CHARS, Object, ObjectKind, ObjectSettings, Objects, Timestamp,
+    is_derived, short_label,
 };
 use crate::time::Span;
 
@@ -55,6 +55,42 @@ fn labels_are_cut_at_80_characters_and_120_bytes() {
     let cjk: String = "日".repeat(60);
     let cut = short_label(&cjk);
     assert!(cut.len() <= MAX_LABEL_BYTES && cut.ends_with('…'), "{} bytes", cut.len());
+}
+
+/// The definition `short_label` had before it stopped reading at the limits.
+fn short_label_by_counting(s: &str) -> String {
+    let s = s.trim();
+    let mut end = 0;
+    for (n, (i, c)) in s.char_indices().enumerate() {
+        if n >= MAX_LABEL_CHARS - 1 || i + c.len_utf8() > MAX_LABEL_BYTES - '…'.len_utf8() {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    if end == s.len() || (s.chars().count() <= MAX_LABEL_CHARS && s.len() <= MAX_LABEL_BYTES) {
+        return s.to_owned();
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Texts around both limits: 0–130 characters, from all ASCII to mostly multi-byte (so that 80 characters can
+/// be more or fewer than 120 bytes), with spaces to trim.
+fn labels() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::{Just, Strategy, prop_oneof};
+    (1u32..=20).prop_flat_map(|wide| {
+        let ch = proptest::strategy::Union::new_weighted(vec![
+            (40 - wide, "[a-z ]".boxed()),
+            (wide, prop_oneof![Just("é".to_owned()), Just("日".to_owned()), Just("😀".to_owned())].boxed()),
+        ]);
+        proptest::collection::vec(ch, 0..=130).prop_map(|cs| cs.concat())
+    })
+}
+
+proptest::proptest! {
+    #[test]
+    fn a_label_is_cut_as_counting_every_character_would(s in labels()) {
+        proptest::prop_assert_eq!(short_label(&s), short_label_by_counting(&s));
+    }
 }
 
 #[test]
