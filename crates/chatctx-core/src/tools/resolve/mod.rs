@@ -334,8 +334,8 @@ fn resolve(
     // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
     // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
     let kinds = &req.hints.target_kinds;
-    let mut order: Vec<usize> =
-        (0..pool.len()).filter(|&i| kinds.is_empty() || kinds.contains(&pool[i].kind)).collect();
+    let mut order: Vec<usize> = Vec::with_capacity(pool.len());
+    order.extend((0..pool.len()).filter(|&i| kinds.is_empty() || kinds.contains(&pool[i].kind)));
     // Only the best few are ever shown: select them, then order them.
     let keep = req.max_candidates.max(2) + 1;
     if order.len() > keep {

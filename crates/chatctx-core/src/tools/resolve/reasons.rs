@@ -37,7 +37,9 @@ pub(super) enum R {
 }
 
 pub(super) fn reasons_of(mask: u32) -> Vec<&'static str> {
-    REASONS.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, r)| *r).collect()
+    let mut out = Vec::with_capacity(mask.count_ones() as usize);
+    out.extend(REASONS.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, r)| *r));
+    out
 }
 
 pub(super) fn round(x: f64, places: i32) -> f64 {

@@ -97,10 +97,12 @@ fn by_position(
     }
     // Carrier messages are not counted: "the newest" is the photo, not the message that carried it.
     let carrier = 1 << R::CarrierMessage as u32;
-    let mut order: Vec<usize> = (0..pool.len())
-        .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&pool[i].kind))
-        .filter(|&i| pool[i].mask & carrier == 0)
-        .collect();
+    let mut order: Vec<usize> = Vec::with_capacity(pool.len());
+    order.extend(
+        (0..pool.len())
+            .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&pool[i].kind))
+            .filter(|&i| pool[i].mask & carrier == 0),
+    );
     order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then_with(|| pool[a].id.cmp(&pool[b].id)));
     let newest = order.last().copied();
     let pick = |from_end: usize| order.len().checked_sub(1 + from_end).and_then(|i| order.get(i)).copied();
