@@ -192,3 +192,37 @@ pub(super) fn decide(
     };
     (resolution, Some(winner))
 }
+
+/// The first `keep` of `items` in `order`, in that order: as sorting them all and keeping the first would give,
+/// without the sort. They are kept in order as `items` are read; most lose to the last kept at once.
+pub(super) fn best_few<T: Copy>(
+    items: impl Iterator<Item = T>,
+    keep: usize,
+    order: impl Fn(T, T) -> std::cmp::Ordering,
+) -> Vec<T> {
+    let mut best: Vec<T> = Vec::with_capacity(keep + 1);
+    for item in items {
+        if best.len() == keep && best.last().is_none_or(|&last| order(item, last).is_ge()) {
+            continue;
+        }
+        let at = best.partition_point(|&b| order(b, item).is_le());
+        best.insert(at, item);
+        best.truncate(keep);
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    proptest::proptest! {
+        /// With ties (as values they are equal, whichever is kept) and every `keep` from none to more than all.
+        #[test]
+        fn the_best_few_are_the_first_few_sorted(items in proptest::collection::vec(0u8..20, 0..60), keep in 0usize..70) {
+            let few = super::best_few(items.iter().copied(), keep, |a: u8, b: u8| a.cmp(&b));
+            let mut sorted = items.clone();
+            sorted.sort();
+            sorted.truncate(keep);
+            proptest::prop_assert_eq!(few, sorted);
+        }
+    }
+}

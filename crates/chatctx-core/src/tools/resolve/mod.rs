@@ -32,8 +32,8 @@ pub mod refers;
 mod score;
 
 pub use crate::kinds::{Status, Tier};
-use answer::decide;
 pub use answer::{Candidate, Descriptor, Diagnostics, Resolution};
+use answer::{best_few, decide};
 pub use pool::FlatCandidate;
 use pool::{Cand, Gathered, gather};
 use score::score;
@@ -334,16 +334,11 @@ fn resolve(
     // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
     // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
     let kinds = &req.hints.target_kinds;
-    let mut order: Vec<usize> = Vec::with_capacity(pool.len());
-    order.extend((0..pool.len()).filter(|&i| kinds.is_empty() || kinds.contains(&pool[i].kind)));
-    // Only the best few are ever shown: select them, then order them.
+    // Only the best few are ever shown. `rank` orders candidates totally (their ids differ), so these are the
+    // first few of the whole pool sorted.
     let keep = req.max_candidates.max(2) + 1;
-    if order.len() > keep {
-        order.select_nth_unstable_by(keep - 1, |&a, &b| rank(&pool[a], &pool[b]));
-        order.truncate(keep);
-    }
-    order.sort_by(|&a, &b| rank(&pool[a], &pool[b]));
-    let ranked: Vec<&Cand<'_>> = order.iter().map(|&i| &pool[i]).collect();
+    let eligible = pool.iter().filter(|c| kinds.is_empty() || kinds.contains(&c.kind));
+    let ranked = best_few(eligible, keep, rank);
     let (mut resolution, winner) = decide(&ranked, pool.len(), req, cfg, fallback);
     if req.scope.explain || settings.decisions.keep > 0 {
         resolution.explain = Some(Box::new(record(&pool, &ctx, req, cfg, &resolution)));
