@@ -136,17 +136,17 @@ pub(super) fn decide(
     let describe = |c: &Cand<'_>| Descriptor {
         object_id: c.id.render(),
         kind: c.kind,
-        source_message_id: c.source.map(str::to_owned),
+        source_message_id: c.source().map(str::to_owned),
         chat_id: chat_id.clone(),
-        topic_id: c.topic.map(str::to_owned),
-        title_or_label: c.label.map(short_label).filter(|l| !l.is_empty()),
-        created_by_user_id: c.by_user.map(str::to_owned),
+        topic_id: c.topic().map(str::to_owned),
+        title_or_label: c.label().map(short_label).filter(|l| !l.is_empty()),
+        created_by_user_id: c.by_user().map(str::to_owned),
         created_by_bot: c.by_bot,
         created_at: c.created_at,
         last_touched_at: c.last_touched,
-        author: c.author.map(str::to_owned),
-        caption: c.obj.and_then(|o| o.caption.clone()),
-        file: c.obj.and_then(|o| o.file.clone()),
+        author: c.author().map(str::to_owned),
+        caption: c.obj().and_then(|o| o.caption.clone()),
+        file: c.obj().and_then(|o| o.file.clone()),
     };
     let candidate =
         |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: reasons_of(c.mask) };

@@ -43,28 +43,87 @@ pub(super) struct Cand<'a> {
     pub(super) id: CandId<'a>,
     /// Identity for de-duplication: the address of the object or stored message.
     pub(super) key: usize,
+    /// What it was made from, where its strings are read when asked for (a candidate stays small to move).
+    pub(super) of: Of<'a>,
     pub(super) kind: ObjectKind,
-    pub(super) source: Option<&'a str>,
-    pub(super) topic: Option<&'a str>,
     pub(super) created_at: Timestamp,
     pub(super) last_touched: Timestamp,
-    pub(super) by_user: Option<&'a str>,
     pub(super) by_bot: bool,
-    pub(super) label: Option<&'a str>,
     pub(super) active: bool,
     pub(super) stale: bool,
-    pub(super) activated_by: Option<&'a str>,
     pub(super) tier: Tier,
     pub(super) chain_depth: Option<usize>,
     pub(super) is_message: bool,
     /// A message whose live typed objects are candidates in their own right.
     pub(super) carrier: bool,
-    /// The registered object, when the candidate is one (for its description).
-    pub(super) obj: Option<&'a Object>,
-    /// Who posted it, as the prompt refers to them.
-    pub(super) author: Option<&'a str>,
     pub(super) score: f64,
     pub(super) mask: u32,
+}
+
+/// What a candidate was made from.
+#[derive(Clone, Copy)]
+pub(super) enum Of<'a> {
+    /// A registered object (a message candidate that was activated before has one).
+    Obj(&'a Object),
+    /// A stored message, in its conversation's topic.
+    Msg { chat: &'a Chat, item: &'a Item, topic: Option<&'a str> },
+}
+
+impl<'a> Cand<'a> {
+    /// The message that carries it (a message candidate's own id).
+    pub(super) fn source(&self) -> Option<&'a str> {
+        match self.of {
+            Of::Obj(o) => o.source_message_id.as_deref(),
+            Of::Msg { item, .. } => item.message_id.as_deref(),
+        }
+    }
+
+    pub(super) fn topic(&self) -> Option<&'a str> {
+        match self.of {
+            Of::Obj(o) => o.topic_id.as_deref(),
+            Of::Msg { topic, .. } => topic,
+        }
+    }
+
+    /// Who created or posted it.
+    pub(super) fn by_user(&self) -> Option<&'a str> {
+        match self.of {
+            Of::Obj(o) => o.created_by_user_id.as_deref(),
+            Of::Msg { chat, item, .. } => chat.people.user_id(item.sender),
+        }
+    }
+
+    /// Its title or label (a message's text).
+    pub(super) fn label(&self) -> Option<&'a str> {
+        match self.of {
+            Of::Obj(o) => o.title_or_label.as_deref(),
+            Of::Msg { item, .. } => Some(&item.text),
+        }
+    }
+
+    /// The message that last activated it.
+    pub(super) fn activated_by(&self) -> Option<&'a str> {
+        match self.of {
+            Of::Obj(o) => o.activated_by.as_deref(),
+            Of::Msg { .. } => None,
+        }
+    }
+
+    /// Who posted it, as the prompt refers to them.
+    pub(super) fn author(&self) -> Option<&'a str> {
+        match self.of {
+            Of::Obj(o) => o.author.as_deref(),
+            Of::Msg { chat, item, .. } => Some(chat.people.display_ref(item.sender)),
+        }
+    }
+
+    /// The registered object, when the candidate is one (for its description).
+    pub(super) fn obj(&self) -> Option<&'a Object> {
+        match self.of {
+            Of::Obj(o) => Some(o),
+            Of::Msg { .. } => None,
+        }
+    }
 }
 
 impl Cand<'_> {
@@ -114,23 +173,17 @@ impl<'a> Ctx<'a> {
         Some(Cand {
             id: CandId::Obj(&o.object_id),
             key: o as *const Object as usize,
+            of: Of::Obj(o),
             kind: o.kind,
-            source: o.source_message_id.as_deref(),
-            topic: o.topic_id.as_deref(),
             created_at: o.created_at,
             last_touched: o.last_touched_at,
-            by_user: o.created_by_user_id.as_deref(),
             by_bot: o.created_by_bot,
-            label: o.title_or_label.as_deref(),
             active,
             stale,
-            activated_by: o.activated_by.as_deref(),
             tier,
             chain_depth: depth,
             is_message,
             carrier: false,
-            obj: Some(o),
-            author: o.author.as_deref(),
             score: if is_message { 0.0 } else { self.settings.resolver.typed_object },
             mask: 0,
         })
@@ -176,23 +229,17 @@ impl<'a> Ctx<'a> {
         Some(Cand {
             id: CandId::Msg(mid_arc, kind),
             key: item as *const Item as usize,
+            of: Of::Msg { chat, item, topic },
             kind,
-            source: Some(mid),
-            topic,
             created_at: item.sent_at,
             last_touched: item.sent_at,
-            by_user: chat.people.user_id(item.sender),
             by_bot: item.kind == ItemKind::OutboundAgent,
-            label: Some(&item.text),
             active: false,
             stale: self.now >= item.sent_at.plus(ttl),
-            activated_by: None,
             tier,
             chain_depth: depth,
             is_message: true,
             carrier,
-            obj: None,
-            author: Some(chat.people.display_ref(item.sender)),
             score: 0.0,
             mask: 0,
         })
@@ -396,14 +443,14 @@ impl Engine {
             .map(|c| FlatCandidate {
                 kind: c.kind,
                 chain_depth: c.chain_depth,
-                same_topic: g.ctx.topic.is_some() && c.topic == g.ctx.topic,
+                same_topic: g.ctx.topic.is_some() && c.topic() == g.ctx.topic,
                 fallback: c.tier == Tier::Chat && g.ctx.topic.is_some(),
                 active: c.active,
                 stale: c.stale,
-                owned: c.by_user == Some(req.sender()),
+                owned: c.by_user() == Some(req.sender()),
                 by_bot: c.by_bot,
                 is_message: c.is_message,
-                touched: c.activated_by == Some(req.current()),
+                touched: c.activated_by() == Some(req.current()),
                 age_secs: (now.unix() - c.last_touched.unix()).max(0),
                 created_at: c.created_at.unix(),
             })

@@ -41,7 +41,7 @@ fn features(
         Some(_) => c.add(cfg.in_reply_chain, R::InReplyChain),
         None => {}
     }
-    if ctx.topic.is_some() && c.topic == ctx.topic {
+    if ctx.topic.is_some() && c.topic() == ctx.topic {
         c.add(cfg.same_topic, R::SameTopic);
     }
     if hints.target_kinds.contains(&c.kind) {
@@ -59,12 +59,12 @@ fn features(
         c.mask |= 1 << R::RecentObject as u32;
     }
     match hints.ownership {
-        Some(Ownership::Mine) if c.by_user == Some(req.sender()) => c.add(cfg.owned_by_sender, R::OwnedBySender),
+        Some(Ownership::Mine) if c.by_user() == Some(req.sender()) => c.add(cfg.owned_by_sender, R::OwnedBySender),
         Some(Ownership::Mine) => c.score += cfg.not_owned,
         Some(Ownership::BotCreated) if c.by_bot => c.add(cfg.bot_created, R::BotCreated),
         _ => {}
     }
-    if c.activated_by == Some(req.current()) {
+    if c.activated_by() == Some(req.current()) {
         c.add(cfg.touched_in_interaction, R::TouchedInInteraction);
     }
     if c.carrier && !wants_message {
@@ -147,7 +147,7 @@ pub(super) fn recorded(c: &Cand<'_>, req: &ResolveReferenceTarget) -> u8 {
     if !c.is_message {
         flags |= TYPED;
     }
-    if hints.ownership == Some(Ownership::Mine) && c.by_user != Some(req.sender()) {
+    if hints.ownership == Some(Ownership::Mine) && c.by_user() != Some(req.sender()) {
         flags |= NOT_OWNED;
     }
     if hints.recency == Some(Recency::CurrentlyActive) {
