@@ -134,7 +134,7 @@ pub(super) fn decide(
     }
     let chat_id = &req.scope.chat_id;
     let describe = |c: &Cand<'_>| Descriptor {
-        object_id: c.id.render(),
+        object_id: c.id().render(),
         kind: c.kind,
         source_message_id: c.source().map(str::to_owned),
         chat_id: chat_id.clone(),
@@ -177,7 +177,7 @@ pub(super) fn decide(
     let strength = (top / (2.0 * cfg.min_score.max(1.0))).min(1.0);
     let margin = (gap / (3.0 * cfg.ambiguity_gap.max(1e-9))).min(1.0);
     let confidence = round(0.5 + 0.5 * strength * margin, 3);
-    let winner = first.id.render();
+    let winner = first.id().render();
     let resolution = Resolution {
         status: Status::Resolved,
         best_match: Some(describe(first)),

@@ -329,7 +329,7 @@ fn resolve(
             .total_cmp(&a.score)
             .then(b.last_touched.cmp(&a.last_touched))
             .then(b.created_at.cmp(&a.created_at))
-            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| a.id().cmp(&b.id()))
     };
     // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
     // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
@@ -385,7 +385,7 @@ fn record(
     let candidates: Vec<crate::decision::CandidateVerdict> = pool
         .iter()
         .map(|c| {
-            let (id, message) = match c.id {
+            let (id, message) = match c.id() {
                 pool::CandId::Msg(mid, _) => (&**mid, true),
                 pool::CandId::Obj(id) => (id, false),
             };

@@ -40,9 +40,6 @@ impl CandId<'_> {
 
 /// One candidate while scoring.
 pub(super) struct Cand<'a> {
-    pub(super) id: CandId<'a>,
-    /// Identity for de-duplication: the address of the object or stored message.
-    pub(super) key: usize,
     /// What it was made from, where its strings are read when asked for (a candidate stays small to move).
     pub(super) of: Of<'a>,
     pub(super) kind: ObjectKind,
@@ -66,15 +63,30 @@ pub(super) enum Of<'a> {
     /// A registered object (a message candidate that was activated before has one).
     Obj(&'a Object),
     /// A stored message, in its conversation's topic.
-    Msg { chat: &'a Chat, item: &'a Item, topic: Option<&'a str> },
+    Msg { chat: &'a Chat, item: &'a Item, mid: &'a std::sync::Arc<str>, topic: Option<&'a str> },
 }
 
 impl<'a> Cand<'a> {
+    pub(super) fn id(&self) -> CandId<'a> {
+        match self.of {
+            Of::Obj(o) => CandId::Obj(&o.object_id),
+            Of::Msg { mid, .. } => CandId::Msg(mid, self.kind),
+        }
+    }
+
+    /// Identity for de-duplication: the address of the object or stored message.
+    pub(super) fn key(&self) -> usize {
+        match self.of {
+            Of::Obj(o) => o as *const Object as usize,
+            Of::Msg { item, .. } => item as *const Item as usize,
+        }
+    }
+
     /// The message that carries it (a message candidate's own id).
     pub(super) fn source(&self) -> Option<&'a str> {
         match self.of {
             Of::Obj(o) => o.source_message_id.as_deref(),
-            Of::Msg { item, .. } => item.message_id.as_deref(),
+            Of::Msg { mid, .. } => Some(mid),
         }
     }
 
@@ -171,8 +183,6 @@ impl<'a> Ctx<'a> {
             return None; // the current message is the request, not a candidate
         }
         Some(Cand {
-            id: CandId::Obj(&o.object_id),
-            key: o as *const Object as usize,
             of: Of::Obj(o),
             kind: o.kind,
             created_at: o.created_at,
@@ -227,9 +237,7 @@ impl<'a> Ctx<'a> {
         }
         let ttl = self.settings.objects.ttl(kind);
         Some(Cand {
-            id: CandId::Msg(mid_arc, kind),
-            key: item as *const Item as usize,
-            of: Of::Msg { chat, item, topic },
+            of: Of::Msg { chat, item, mid: mid_arc, topic },
             kind,
             created_at: item.sent_at,
             last_touched: item.sent_at,
@@ -393,7 +401,7 @@ pub(super) fn gather<'a>(
             Src::Msg(item, topic) => ctx.message(chat, item, topic, r.tier, r.depth),
         };
         if let Some(c) = built
-            && (c.key == r.key || seen.insert(c.key))
+            && (c.key() == r.key || seen.insert(c.key()))
         {
             pool.push(c);
         }

@@ -103,7 +103,7 @@ fn by_position(
             .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&pool[i].kind))
             .filter(|&i| pool[i].mask & carrier == 0),
     );
-    order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then_with(|| pool[a].id.cmp(&pool[b].id)));
+    order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then_with(|| pool[a].id().cmp(&pool[b].id())));
     let newest = order.last().copied();
     let pick = |from_end: usize| order.len().checked_sub(1 + from_end).and_then(|i| order.get(i)).copied();
     let chosen: Vec<usize> = match positional {
