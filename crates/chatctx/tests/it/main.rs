@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 mod access;
 mod console;
+mod damage;
 mod decisions;
 mod direct;
 mod durability;
