@@ -7,14 +7,17 @@
 #            event evicts one; about 200,000 events)
 #   resolve  per `resolve_reference_target` call on the forum of the decisions benchmark, records off and on
 #   history  per `get_chat_history_context` call, the same
-# Needs valgrind (`apt-get install -y valgrind`). Takes a few minutes (callgrind runs ~50x slower than native).
-# Usage: bench/instructions.sh   (writes bench/out/instructions.txt)
+# With BASE, the same counts for that commit first (built in a worktree beside this one, with this tree's two
+# profiling examples copied in when it lacks them), so one run gives before and after. The worktree
+# ($TMPDIR/chatctx-instructions-BASE) and its build (target/instructions-base) stay for the next run;
+# `git worktree remove --force DIR` drops the worktree. Two builds of one source in different directories count
+# within ~0.1 % of each other (code placement); a change smaller than that is not seen.
+# Needs valgrind (`apt-get install -y valgrind`). About a minute per tree (callgrind runs ~50x slower than native).
+# Usage: bench/instructions.sh [BASE]   (writes bench/out/instructions.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is needed: apt-get install -y valgrind" >&2; exit 1; }
 out=bench/out; mkdir -p "$out"
-cargo build -q --profile profiling -p chatctx-core --example ingest_profile --example records_profile
-bin=target/profiling/examples
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 count() { # toggle, program and arguments: the instructions executed inside the toggled function
@@ -25,11 +28,16 @@ count() { # toggle, program and arguments: the instructions executed inside the 
 per() { awk -v a="$1" -v n="$2" 'BEGIN { printf "%.0f", a / n }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f %%", (b / a - 1) * 100 }'; }
 
-{
-  echo "### instruction counts ($(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ', with changes'), valgrind $(valgrind --version | sed 's/valgrind-//'))"
+counts() { # label, tree: builds the examples there and prints the counts
+  local label=$1 tree=$2
+  (cd "$tree" && cargo build -q --profile profiling -p chatctx-core --example ingest_profile --example records_profile)
+  local bin="$tree/target/profiling/examples"
+  echo "### $label: $(git -C "$tree" rev-parse --short HEAD)$(git -C "$tree" diff --quiet HEAD || echo ', with changes'); valgrind $(valgrind --version | sed 's/valgrind-//'), $(nproc) cores"
+  local total events
   total=$(count 'ingest_profile::steady' "$bin/ingest_profile")
   events=$(awk '{print $1; exit}' "$tmp/stdout")
   echo "ingest (steady state, $events events): $(per "$total" "$events") instructions per event"
+  local tool fn calls name off on
   for tool in resolve history; do
     case $tool in
       resolve) fn='*Engine>::resolve_reference_target'; calls=2000; name=resolve_reference_target ;;
@@ -39,4 +47,20 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f %%", (b / a - 1) * 100 }'
     on=$(count "$fn" "$bin/records_profile" "$tool" on)
     echo "$name: records off $(per "$off" $calls), on $(per "$on" $calls) instructions per call ($(pct "$off" "$on"))"
   done
+}
+
+{
+  if [ $# -ge 1 ]; then
+    base=$(git rev-parse --short "$1")
+    tree="${TMPDIR:-/tmp}/chatctx-instructions-$base"
+    [ -d "$tree" ] || git worktree add --detach "$tree" "$base" >/dev/null
+    # Its own target directory under this one's (dependencies compile once more, the first time only).
+    [ -e "$tree/target" ] || { mkdir -p target/instructions-base; ln -s "$PWD/target/instructions-base" "$tree/target"; }
+    for ex in ingest_profile records_profile; do
+      f=crates/chatctx-core/examples/$ex.rs
+      grep -q 'fn steady\|records_profile' "$tree/$f" 2>/dev/null || cp "$f" "$tree/$f"
+    done
+    counts before "$tree"
+  fi
+  counts after "$PWD"
 } | tee "$out/instructions.txt"
