@@ -1,5 +1,6 @@
 //! Scoring: each candidate's points and reason codes, from scope, kind, ownership, recency and the hints.
 
+use super::answer::best_few;
 use super::pool::{Cand, Ctx};
 use super::reasons::{R, REASONS, round};
 use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
@@ -97,43 +98,42 @@ fn by_position(
     }
     // Carrier messages are not counted: "the newest" is the photo, not the message that carried it.
     let carrier = 1 << R::CarrierMessage as u32;
-    let mut order: Vec<usize> = Vec::with_capacity(pool.len());
-    order.extend(
-        (0..pool.len())
-            .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&pool[i].kind))
-            .filter(|&i| pool[i].mask & carrier == 0),
-    );
-    order.sort_by(|&a, &b| pool[a].created_at.cmp(&pool[b].created_at).then_with(|| pool[a].id().cmp(&pool[b].id())));
-    let newest = order.last().copied();
-    let pick = |from_end: usize| order.len().checked_sub(1 + from_end).and_then(|i| order.get(i)).copied();
+    let view: &[Cand<'_>] = pool;
+    let counted = || {
+        (0..view.len())
+            .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&view[i].kind))
+            .filter(move |&i| view[i].mask & carrier == 0)
+    };
+    // By time, then id: candidates' ids differ, so the order is total and each pick below is the one a sort of
+    // all of them would give.
+    let by_time =
+        |a: usize, b: usize| view[a].created_at.cmp(&view[b].created_at).then_with(|| view[a].id().cmp(&view[b].id()));
+    let newest =
+        |n: usize, also: &dyn Fn(usize) -> bool| best_few(counted().filter(|&i| also(i)), n, |a, b| by_time(b, a));
+    let oldest = |n: usize| best_few(counted(), n, by_time);
+    let any = |_: usize| true;
     let chosen: Vec<usize> = match positional {
         Some(Positional::RepliedMessage) => {
-            order.iter().copied().filter(|&i| reply_target.is_some() && pool[i].chain_depth == Some(0)).collect()
+            counted().filter(|&i| reply_target.is_some() && view[i].chain_depth == Some(0)).collect()
         }
-        Some(Positional::Latest) => newest.into_iter().collect(),
-        Some(Positional::Previous) => pick(1).into_iter().collect(),
+        Some(Positional::Latest) => newest(1, &any),
+        Some(Positional::Previous) => newest(2, &any).get(1).copied().into_iter().collect(),
         Some(Positional::Above) => {
             let cut = ctx.cutoff.map(|(t, _)| t);
-            order.iter().rev().copied().find(|&i| cut.is_none_or(|t| pool[i].created_at < t)).into_iter().collect()
+            newest(1, &|i| cut.is_none_or(|t| view[i].created_at < t))
         }
-        Some(Positional::CurrentTopicRecent) => order
-            .iter()
-            .rev()
-            .copied()
-            .find(|&i| pool[i].tier != Tier::Chat || ctx.topic.is_none())
-            .into_iter()
-            .collect(),
+        Some(Positional::CurrentTopicRecent) => newest(1, &|i| view[i].tier != Tier::Chat || ctx.topic.is_none()),
         None => Vec::new(),
+    };
+    let ordinal = match hints.ordinal {
+        Some(Ordinal::First) => oldest(1).first().copied(),
+        Some(Ordinal::Second) => oldest(2).get(1).copied(),
+        Some(Ordinal::Last) => newest(1, &any).first().copied(),
+        None => None,
     };
     for i in chosen {
         pool[i].add(cfg.positional_hint, R::PositionalHint);
     }
-    let ordinal = match hints.ordinal {
-        Some(Ordinal::First) => order.first().copied(),
-        Some(Ordinal::Second) => order.get(1).copied(),
-        Some(Ordinal::Last) => newest,
-        None => None,
-    };
     if let Some(i) = ordinal {
         pool[i].add(cfg.ordinal_hint, R::OrdinalHint);
     }
