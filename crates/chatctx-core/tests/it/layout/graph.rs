@@ -185,8 +185,9 @@ pub(super) fn resolve(
     Some(module)
 }
 
-/// The import cycles of one crate, each as its files.
-pub(super) fn cycles(src: &Path) -> Vec<Vec<String>> {
+/// Every import of one crate as (module, the module it names), paths resolved through re-exports; and the
+/// crate's modules with their files.
+pub(super) fn imports(src: &Path) -> (BTreeMap<String, PathBuf>, Vec<(String, String)>) {
     let known = modules(src);
     let code: BTreeMap<String, String> = known
         .iter()
@@ -194,18 +195,25 @@ pub(super) fn cycles(src: &Path) -> Vec<Vec<String>> {
         .collect();
     let exports: BTreeMap<String, BTreeMap<String, Vec<String>>> =
         code.iter().map(|(m, c)| (m.clone(), reexports(c, m, &known))).collect();
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut out = Vec::new();
     for (m, c) in &code {
-        if m.is_empty() {
-            continue; // the crate root declares and re-exports; it is not a module the others depend on
-        }
         for p in named_paths(c, m) {
-            if let Some(target) = resolve(&p, &known, &exports, 0)
-                && target != *m
-                && !target.is_empty()
-            {
-                edges.entry(m.clone()).or_default().insert(target);
+            if let Some(target) = resolve(&p, &known, &exports, 0) {
+                out.push((m.clone(), target));
             }
+        }
+    }
+    (known, out)
+}
+
+/// The import cycles of one crate, each as its files.
+pub(super) fn cycles(src: &Path) -> Vec<Vec<String>> {
+    let (known, imports) = imports(src);
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, target) in imports {
+        // The crate root declares and re-exports; it is not a module the others depend on.
+        if !m.is_empty() && target != m && !target.is_empty() {
+            edges.entry(m).or_default().insert(target);
         }
     }
     strongly_connected(&edges)

@@ -13,8 +13,7 @@
 mod graph;
 mod text;
 
-use graph::{cycles, modules, named_paths, reexports, resolve};
-use std::collections::BTreeMap;
+use graph::{cycles, imports};
 use std::path::{Path, PathBuf};
 use text::{code_only, long_functions, without_test_modules};
 
@@ -200,30 +199,15 @@ fn engine_impls_live_in_engine_and_tools() {
 /// transfer of documents (docs/decisions.md, "Where code goes").
 #[test]
 fn the_cores_data_modules_import_nothing_above_them() {
-    let src = workspace().join("crates/chatctx-core/src");
-    let known = modules(&src);
-    let code: BTreeMap<String, String> = known
-        .iter()
-        .map(|(m, f)| (m.clone(), without_test_modules(&code_only(&std::fs::read_to_string(f).unwrap()))))
-        .collect();
-    let exports: BTreeMap<String, BTreeMap<String, Vec<String>>> =
-        code.iter().map(|(m, c)| (m.clone(), reexports(c, m, &known))).collect();
+    let (_, imports) = imports(&workspace().join("crates/chatctx-core/src"));
     let data = ["chat", "decision", "event", "history", "kinds", "objects", "people", "render", "scenario", "summary"];
     let above = ["engine", "tools", "selection", "transfer"];
-    let mut found = Vec::new();
-    for (m, c) in &code {
-        let top = m.split("::").next().unwrap_or("");
-        if !data.contains(&top) {
-            continue;
-        }
-        for p in named_paths(c, m) {
-            if let Some(target) = resolve(&p, &known, &exports, 0)
-                && above.contains(&target.split("::").next().unwrap_or(""))
-            {
-                found.push(format!("{m} -> {target}"));
-            }
-        }
-    }
+    let top = |m: &str| m.split("::").next().unwrap_or("").to_owned();
+    let found: Vec<String> = imports
+        .into_iter()
+        .filter(|(m, target)| data.contains(&top(m).as_str()) && above.contains(&top(target).as_str()))
+        .map(|(m, target)| format!("{m} -> {target}"))
+        .collect();
     assert!(found.is_empty(), "data modules importing what uses them: {found:?}");
 }
 
