@@ -57,7 +57,7 @@ pub(super) struct Cand<'a> {
     pub(super) mask: u32,
 }
 
-/// What a candidate was made from.
+/// What a candidate is made from (a raw reference points at the same).
 #[derive(Clone, Copy)]
 pub(super) enum Of<'a> {
     /// A registered object (a message candidate that was activated before has one).
@@ -70,20 +70,22 @@ pub(super) enum Of<'a> {
 // they copied their strings' references).
 const _: () = assert!(std::mem::size_of::<Cand<'static>>() <= 96);
 
+impl Of<'_> {
+    /// Identity for de-duplication: the address of the object or stored message.
+    pub(super) fn key(&self) -> usize {
+        match *self {
+            Of::Obj(o) => o as *const Object as usize,
+            Of::Msg { item, .. } => item as *const Item as usize,
+        }
+    }
+}
+
 impl<'a> Cand<'a> {
     /// Its id, without allocating.
     pub(super) fn id(&self) -> CandId<'a> {
         match self.of {
             Of::Obj(o) => CandId::Obj(&o.object_id),
             Of::Msg { mid, .. } => CandId::Msg(mid, self.kind),
-        }
-    }
-
-    /// Identity for de-duplication: the address of the object or stored message.
-    pub(super) fn key(&self) -> usize {
-        match self.of {
-            Of::Obj(o) => o as *const Object as usize,
-            Of::Msg { item, .. } => item as *const Item as usize,
         }
     }
 
@@ -206,17 +208,9 @@ impl<'a> Ctx<'a> {
 
     /// The `message` / `bot_message` candidate of a stored message (or its registry entry, which carries
     /// its activations).
-    pub(super) fn message(
-        &self,
-        chat: &'a Chat,
-        item: &'a Item,
-        topic: Option<&'a str>,
-        tier: Tier,
-        depth: Option<usize>,
-    ) -> Option<Cand<'a>> {
-        let mid_arc = item.message_id.as_ref()?;
-        let mid: &str = mid_arc;
-        if mid == self.current_id || self.cutoff.is_some_and(|c| item.key() > c) {
+    pub(super) fn message(&self, of: Of<'a>, tier: Tier, depth: Option<usize>) -> Option<Cand<'a>> {
+        let Of::Msg { chat, item, mid, .. } = of else { return None };
+        if mid.as_ref() == self.current_id || self.cutoff.is_some_and(|c| item.key() > c) {
             return None;
         }
         let kind = if item.kind == ItemKind::OutboundAgent { ObjectKind::BotMessage } else { ObjectKind::Message };
@@ -242,7 +236,7 @@ impl<'a> Ctx<'a> {
         }
         let ttl = self.settings.objects.ttl(kind);
         Some(Cand {
-            of: Of::Msg { chat, item, mid: mid_arc, topic },
+            of,
             kind,
             created_at: item.sent_at,
             last_touched: item.sent_at,
@@ -289,20 +283,12 @@ impl Seen {
     }
 }
 
-/// Where a raw reference points.
-#[derive(Clone, Copy)]
-pub(super) enum Src<'a> {
-    Obj(&'a Object),
-    Msg(&'a Item, Option<&'a str>),
-}
-
 /// A candidate before de-duplication: identity, tier and where to build it from.
 #[derive(Clone, Copy)]
 pub(super) struct Raw<'a> {
-    pub(super) key: usize,
     pub(super) tier: Tier,
     pub(super) depth: Option<usize>,
-    pub(super) src: Src<'a>,
+    pub(super) src: Of<'a>,
 }
 
 /// The candidate pool of a request, before scoring, with what scoring needs to know about the request.
@@ -335,12 +321,15 @@ pub(super) fn gather<'a>(
     let mut raw: Vec<Raw<'_>> = Vec::with_capacity(128);
     let push_obj = |raw: &mut Vec<Raw<'a>>, o: &'a Object, tier: Tier, depth: Option<usize>| {
         if ctx.allowed(o.kind) && ctx.cutoff.is_none_or(|(t, _)| o.created_at <= t) {
-            raw.push(Raw { key: o as *const Object as usize, tier, depth, src: Src::Obj(o) });
+            raw.push(Raw { tier, depth, src: Of::Obj(o) });
         }
     };
+    // A stored message without an id cannot be named: it is no candidate.
     let push_msg =
         |raw: &mut Vec<Raw<'a>>, item: &'a Item, topic: Option<&'a str>, tier: Tier, depth: Option<usize>| {
-            raw.push(Raw { key: item as *const Item as usize, tier, depth, src: Src::Msg(item, topic) });
+            if let Some(mid) = &item.message_id {
+                raw.push(Raw { tier, depth, src: Of::Msg { chat, item, mid, topic } });
+            }
         };
 
     // 1. The reply chain, a few messages up from the reply target.
@@ -390,28 +379,35 @@ pub(super) fn gather<'a>(
         }
     }
 
-    // Each candidate once. References were pushed narrowest tier (and shallowest chain depth) first, so the
-    // first occurrence is the one to keep. A registered message candidate can arrive both as a message and
-    // as an object: its built candidate's key is the object's, checked as well. So each reference inserts once
-    // and a message's at most twice; twice that many slots keep the load at or below half.
-    let inserts = raw.len() + raw.iter().filter(|r| matches!(r.src, Src::Msg(..))).count();
+    let pool = each_once(&ctx, &raw);
+    Gathered { ctx, pool, reply_target, fallback }
+}
+
+/// The candidates of the raw references, each once. References were pushed narrowest tier (and shallowest chain
+/// depth) first, so the first occurrence is the one to keep.
+fn each_once<'a>(ctx: &Ctx<'a>, raw: &[Raw<'a>]) -> Vec<Cand<'a>> {
+    // A registered message candidate can arrive both as a message and as an object: its built candidate's key is
+    // the object's, checked as well. So each reference inserts once and a message's at most twice; twice that
+    // many slots keep the load at or below half.
+    let inserts = raw.len() + raw.iter().filter(|r| matches!(r.src, Of::Msg { .. })).count();
     let mut seen = Seen::with_capacity(inserts * 2);
     let mut pool: Vec<Cand<'_>> = Vec::with_capacity(raw.len());
-    for r in &raw {
-        if !seen.insert(r.key) {
+    for r in raw {
+        let key = r.src.key();
+        if !seen.insert(key) {
             continue;
         }
         let built = match r.src {
-            Src::Obj(o) => ctx.object(o, r.tier, r.depth),
-            Src::Msg(item, topic) => ctx.message(chat, item, topic, r.tier, r.depth),
+            Of::Obj(o) => ctx.object(o, r.tier, r.depth),
+            of @ Of::Msg { .. } => ctx.message(of, r.tier, r.depth),
         };
         if let Some(c) = built
-            && (c.key() == r.key || seen.insert(c.key()))
+            && (c.of.key() == key || seen.insert(c.of.key()))
         {
             pool.push(c);
         }
     }
-    Gathered { ctx, pool, reply_target, fallback }
+    pool
 }
 
 /// The scoring inputs of one gathered candidate, flat (for the side-by-side benchmark against a bare
