@@ -13,39 +13,19 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use chatctx_core::Settings;
-use chatctx_core::tools::resolve::ResolveReferenceTarget;
-use chatctx_core::tools::{GetChatHistoryContext, Request};
-use serde_json::json;
 use std::hint::black_box;
 
 #[path = "support/forum.rs"]
 mod forum;
+#[path = "support/records.rs"]
+mod records;
 
-use forum::{CHAT, ROUNDS, pct, round};
+use forum::{ROUNDS, pct, round};
 
 fn main() {
     let (mut e, now) = forum::forum(Settings::default());
-    let history = |explain: bool| -> Vec<GetChatHistoryContext> {
-        (1901..=2000u32)
-            .filter_map(|m| {
-                GetChatHistoryContext::decode(
-                    &json!({"chat_id": CHAT, "current_message_id": m.to_string(), "explain": explain}),
-                )
-                .ok()
-            })
-            .collect()
-    };
-    let resolve = |explain: bool| -> Vec<ResolveReferenceTarget> {
-        (1901..=2000u32)
-            .filter_map(|m| {
-                let hint = [json!({}), json!({"target_kind_hint": "image"}), json!({"positional_hint": "latest"})];
-                ResolveReferenceTarget::decode(&json!({"chat_id": CHAT, "current_message_id": m.to_string(), "explain": explain,
-                    "sender_user_id": (1000 + m % 20).to_string(), "normalized_reference_hints": hint[(m % 3) as usize]}))
-                .ok()
-            })
-            .collect()
-    };
-    let (h_plain, h_explained, r_plain, r_explained) = (history(false), history(true), resolve(false), resolve(true));
+    let (h_plain, h_explained, r_plain, r_explained) =
+        (records::history(false), records::history(true), records::resolve(false), records::resolve(true));
     // The records are really built (and what they hold).
     let h = e.get_chat_history_context(&h_explained[0]).ok().and_then(|h| h.explain).map_or(0, |d| d.items.len());
     let r =

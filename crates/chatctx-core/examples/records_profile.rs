@@ -4,23 +4,19 @@
 //! that `[decisions] keep > 0` keeps). `bench/instructions.sh` counts each; the difference is what a record costs.
 //! Run: `cargo run --release -p chatctx-core --example records_profile -- resolve|history off|on`
 
-// `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
-#![allow(clippy::disallowed_methods)]
-
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use chatctx_core::Settings;
-use chatctx_core::tools::resolve::ResolveReferenceTarget;
-use chatctx_core::tools::{GetChatHistoryContext, Request};
-use serde_json::json;
 use std::hint::black_box;
 
-#[allow(dead_code)]
+// The generators' `json!` unwraps internally when it serializes plain values, which cannot fail.
+#[allow(clippy::disallowed_methods, dead_code)]
 #[path = "../benches/support/forum.rs"]
 mod forum;
-
-use forum::CHAT;
+#[allow(clippy::disallowed_methods)]
+#[path = "../benches/support/records.rs"]
+mod records;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -32,31 +28,15 @@ fn main() {
         }
     };
     let (mut e, now) = forum::forum(Settings::default());
-    let messages = 1901..=2000u32;
     if tool == "history" {
-        let reqs: Vec<GetChatHistoryContext> = messages
-            .filter_map(|m| {
-                GetChatHistoryContext::decode(
-                    &json!({"chat_id": CHAT, "current_message_id": m.to_string(), "explain": explain}),
-                )
-                .ok()
-            })
-            .collect();
+        let reqs = records::history(explain);
         for _ in 0..5 {
             for r in &reqs {
                 drop(black_box(e.get_chat_history_context(r)));
             }
         }
     } else {
-        let hint = [json!({}), json!({"target_kind_hint": "image"}), json!({"positional_hint": "latest"})];
-        let reqs: Vec<ResolveReferenceTarget> = messages
-            .filter_map(|m| {
-                ResolveReferenceTarget::decode(&json!({"chat_id": CHAT, "current_message_id": m.to_string(),
-                    "explain": explain, "sender_user_id": (1000 + m % 20).to_string(),
-                    "normalized_reference_hints": hint[(m % 3) as usize]}))
-                .ok()
-            })
-            .collect();
+        let reqs = records::resolve(explain);
         for _ in 0..20 {
             for r in &reqs {
                 drop(black_box(e.resolve_reference_target(r, now)));
