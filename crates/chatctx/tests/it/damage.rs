@@ -23,6 +23,13 @@ fn open_err(path: &std::path::Path) -> String {
     }
 }
 
+/// The ids of the messages a Telegram chat holds once the store at `path` is opened again.
+fn held(path: &std::path::Path, chat: &str) -> Vec<String> {
+    let svc = open(&sqlite(path), 0);
+    let items = svc.read(|e| e.history("telegram", chat, None)).unwrap().unwrap();
+    items.iter().filter_map(|i| i.message_id.clone()).collect()
+}
+
 fn store_command(args: &[&str]) -> (i32, String) {
     let out = bin().args(args).output().unwrap();
     (
@@ -58,11 +65,8 @@ fn a_line_that_cannot_be_applied_stops_startup_until_it_is_repaired() {
     let (code, out) = store_command(&["store", "repair", "--drop-damaged", "--store", &url]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("kept 3 operations, dropped 1"), "{out}");
-    let svc = open(&sqlite(&path), 0);
-    let ids = svc.read(|e| e.history("telegram", "-2", None)).unwrap().unwrap();
-    assert_eq!(ids.iter().filter_map(|i| i.message_id.clone()).collect::<Vec<_>>(), ["2", "3"]);
+    assert_eq!(held(&path, "-2"), ["2", "3"]);
     // Positions are never reused: the next operation of chat -2 goes after the dropped one.
-    drop(svc);
     let (code, out) = store_command(&["store", "check", "--store", &url]);
     assert_eq!(code, 0, "{out}");
 }
@@ -153,10 +157,7 @@ fn unreadable_rows_are_reported_and_the_rows_after_them_kept() {
     let (code, out) = store_command(&["store", "repair", "--drop-damaged", "--store", &url]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("kept 2 operations, dropped 2"), "{out}");
-    let svc = open(&sqlite(&path), 0);
-    let ids = svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap();
-    assert_eq!(ids.iter().filter_map(|i| i.message_id.clone()).collect::<Vec<_>>(), ["3", "4"]);
-    drop(svc);
+    assert_eq!(held(&path, "-1"), ["3", "4"]);
     // A newer chatctx's store: refused, by the server and by the commands, and left as it is.
     rusqlite::Connection::open(&path).unwrap().pragma_update(None, "user_version", 99).unwrap();
     assert!(open_err(&path).contains("newer chatctx"), "{}", open_err(&path));
