@@ -9,7 +9,6 @@ pub(super) fn code_only(text: &str) -> String {
     let c: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
-    let blank = |ch: char| if ch == '\n' { '\n' } else { ' ' };
     while i < c.len() {
         let at = |i: usize, k: usize| c.get(i + k).copied().unwrap_or('\0');
         if c[i] == '/' && at(i, 1) == '/' {
@@ -60,40 +59,40 @@ pub(super) fn code_only(text: &str) -> String {
             }
             i = j;
         } else if c[i] == '"' {
-            out.push(' ');
-            i += 1;
-            while i < c.len() && c[i] != '"' {
-                if c[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if i < c.len() {
-                    out.push(blank(c[i]));
-                    i += 1;
-                }
-            }
-            out.push(' ');
-            i += 1;
+            i = quoted(&c, i, &mut out);
         } else if c[i] == '\'' && (at(i, 1) == '\\' || (at(i, 2) == '\'' && at(i, 1) != '\'')) {
             // A char literal ('x', '\n', '\u{..}'); a lifetime ('a) has no closing quote.
-            out.push(' ');
-            i += 1;
-            while i < c.len() && c[i] != '\'' {
-                if c[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                out.push(' ');
-                i += 1;
-            }
-            out.push(' ');
-            i += 1;
+            i = quoted(&c, i, &mut out);
         } else {
             out.push(c[i]);
             i += 1;
         }
     }
     out
+}
+
+/// A blank for `ch`: a space, or the newline itself, so that lines are kept.
+fn blank(ch: char) -> char {
+    if ch == '\n' { '\n' } else { ' ' }
+}
+
+/// Blanks the string or char literal whose opening quote is at `c[i]`, escapes included; where it ends.
+fn quoted(c: &[char], mut i: usize, out: &mut String) -> usize {
+    let quote = c[i];
+    out.push(' ');
+    i += 1;
+    while i < c.len() && c[i] != quote {
+        if c[i] == '\\' {
+            out.push(' ');
+            i += 1;
+        }
+        if i < c.len() {
+            out.push(blank(c[i]));
+            i += 1;
+        }
+    }
+    out.push(' ');
+    i + 1
 }
 
 /// `code` without its `#[cfg(test)] mod … { … }` blocks (lines kept, blanked).
