@@ -4,15 +4,18 @@
 # time: a change that saves instructions but adds cache misses shows here as a gain, so a wall-clock pair run in
 # turn (bench/before_after.sh) is still what a speed claim rests on.
 #   ingest   instructions per event inside the steady-state loop of `ingest_profile` (conversations full, each
-#            event evicts one; about 200,000 events)
+#            event evicts one; about 200,000 events), and the last-level cache misses valgrind's cache model
+#            counts per event (reads + writes; the loop is bound by memory more than by instructions)
 #   resolve  per `resolve_reference_target` call on the forum of the decisions benchmark, records off and on
 #   history  per `get_chat_history_context` call, the same
 # With BASE, the same counts for that commit first (built in a worktree beside this one, with this tree's two
 # profiling examples copied in when it lacks them), so one run gives before and after. The worktree
-# ($TMPDIR/chatctx-instructions-BASE) and its build (target/instructions-base) stay for the next run;
+# ($TMPDIR/chatctx-instructions-BASE) and its build (target/instructions-base) stay for the next run; a BASE
+# older than `records_profile`'s support code (before 3c8bb88) counts ingest only;
 # `git worktree remove --force DIR` drops the worktree. Two builds of one source in different directories count
 # within ~0.1 % of each other (code placement); a change smaller than that is not seen.
-# Needs valgrind (`apt-get install -y valgrind`). About a minute per tree (callgrind runs ~50x slower than native).
+# Needs valgrind (`apt-get install -y valgrind`). About two minutes per tree (callgrind runs ~50x slower than
+# native, its cache model slower still).
 # Usage: bench/instructions.sh [BASE]   (writes bench/out/instructions.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,18 +28,31 @@ count() { # toggle, program and arguments: the instructions executed inside the 
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --toggle-collect="$toggle" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
   sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/stderr"
 }
+misses() { # the same with the cache model: "instructions last-level-misses" (data reads + writes)
+  local toggle=$1; shift
+  valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$tmp/cg" --toggle-collect="$toggle" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+  # Collected : Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+  sed -n 's/.*Collected : \(.*\)/\1/p' "$tmp/stderr" | awk '{print $1, $8 + $9}'
+}
 per() { awk -v a="$1" -v n="$2" 'BEGIN { printf "%.0f", a / n }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f %%", (b / a - 1) * 100 }'; }
 
 counts() { # label, tree: builds the examples there and prints the counts
   local label=$1 tree=$2
-  (cd "$tree" && cargo build -q --profile profiling -p chatctx-core --example ingest_profile --example records_profile)
-  local bin="$tree/target/profiling/examples"
+  # Symbols are needed: the `profiling` profile, or `release` in trees older than it (release kept them then).
+  local prof=profiling
+  grep -q '^\[profile.profiling\]' "$tree/Cargo.toml" || prof=release
+  (cd "$tree" && cargo build -q --profile $prof -p chatctx-core --example ingest_profile)
+  local bin="$tree/target/$prof/examples"
   echo "### $label: $(git -C "$tree" rev-parse --short HEAD)$(git -C "$tree" diff --quiet HEAD || echo ', with changes'); valgrind $(valgrind --version | sed 's/valgrind-//'), $(nproc) cores"
-  local total events
-  total=$(count 'ingest_profile::steady' "$bin/ingest_profile")
+  local total events ll
+  read -r total ll < <(misses 'ingest_profile::steady' "$bin/ingest_profile")
   events=$(awk '{print $1; exit}' "$tmp/stdout")
-  echo "ingest (steady state, $events events): $(per "$total" "$events") instructions per event"
+  echo "ingest (steady state, $events events): $(per "$total" "$events") instructions per event, $(awk -v a="$ll" -v n="$events" 'BEGIN { printf "%.2f", a / n }') last-level cache misses per event"
+  if ! (cd "$tree" && cargo build -q --profile $prof -p chatctx-core --example records_profile 2>/dev/null); then
+    echo "resolve, history: records_profile does not build at this commit; not counted"
+    return
+  fi
   local tool fn calls name off on
   for tool in resolve history; do
     case $tool in
