@@ -120,6 +120,13 @@ vocabulary! {
     }
 }
 
+impl ObjectKind {
+    /// Whether it is a message (`message`, `bot_message`) rather than a typed object.
+    pub fn is_message(self) -> bool {
+        matches!(self, ObjectKind::Message | ObjectKind::BotMessage)
+    }
+}
+
 vocabulary! {
     /// An explicit, meaningful interaction with an object (docs/protocol.md §4).
     Activation {

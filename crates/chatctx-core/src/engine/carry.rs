@@ -8,7 +8,7 @@ use crate::objects::{Object, short_label};
 /// The `message` / `bot_message` candidate object of a stored message, for ids `"{message_id}:message"`.
 pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> {
     let (mid, kind) = object_id.rsplit_once(':')?;
-    let kind = ObjectKind::parse(kind).filter(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage))?;
+    let kind = ObjectKind::parse(kind).filter(|k| k.is_message())?;
     let (conv, item) = chat.message(mid)?;
     let is_bot = item.kind == ItemKind::OutboundAgent;
     if is_bot != (kind == ObjectKind::BotMessage) {

@@ -181,7 +181,7 @@ proptest! {
                 prop_assert_eq!(&o["chat_id"], "-0");
                 let id = o["object_id"].as_str().unwrap_or_default();
                 let is_message = ObjectKind::parse(o["kind"].as_str().unwrap_or_default())
-                    .is_some_and(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage));
+                    .is_some_and(|k| k.is_message());
                 let known = own.iter().any(|x| x == id) || (is_message && own_messages.iter().any(|m| id.starts_with(&format!("{m}:"))));
                 prop_assert!(known, "{id} is not chat -0's");
             }

@@ -50,7 +50,6 @@ pub(super) struct Cand<'a> {
     pub(super) stale: bool,
     pub(super) tier: Tier,
     pub(super) chain_depth: Option<usize>,
-    pub(super) is_message: bool,
     /// A message whose live typed objects are candidates in their own right.
     pub(super) carrier: bool,
     pub(super) score: f64,
@@ -180,12 +179,12 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let (active, stale) = match o.liveness(self.now, &self.settings.objects) {
-            Liveness::Expired if !matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage) => return None,
+            Liveness::Expired if !o.kind.is_message() => return None,
             Liveness::Expired => (false, true),
             Liveness::Active { .. } => (true, o.closed_at.is_some()),
             Liveness::Known => (false, o.closed_at.is_some()),
         };
-        let is_message = matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage);
+        let is_message = o.kind.is_message();
         if is_message && o.source_message_id.as_deref() == Some(self.current_id) {
             return None; // the current message is the request, not a candidate
         }
@@ -199,7 +198,6 @@ impl<'a> Ctx<'a> {
             stale,
             tier,
             chain_depth: depth,
-            is_message,
             carrier: false,
             score: if is_message { 0.0 } else { self.settings.resolver.typed_object },
             mask: 0,
@@ -224,7 +222,7 @@ impl<'a> Ctx<'a> {
         for o in chat.objects.of_source(mid) {
             if o.kind == kind {
                 registered = Some(o);
-            } else if !matches!(o.kind, ObjectKind::Message | ObjectKind::BotMessage)
+            } else if !o.kind.is_message()
                 && self.allowed(o.kind)
                 && o.liveness(self.now, &self.settings.objects) != Liveness::Expired
             {
@@ -245,7 +243,6 @@ impl<'a> Ctx<'a> {
             stale: self.now >= item.sent_at.plus(ttl),
             tier,
             chain_depth: depth,
-            is_message: true,
             carrier,
             score: 0.0,
             mask: 0,
@@ -458,7 +455,7 @@ impl Engine {
                 stale: c.stale,
                 owned: c.by_user() == Some(req.sender()),
                 by_bot: c.by_bot,
-                is_message: c.is_message,
+                is_message: c.kind.is_message(),
                 touched: c.activated_by() == Some(req.current()),
                 age_secs: (now.unix() - c.last_touched.unix()).max(0),
                 created_at: c.created_at.unix(),

@@ -4,7 +4,6 @@ use super::answer::best_few;
 use super::pool::{Cand, Ctx};
 use super::reasons::{R, REASONS, round};
 use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
-use crate::kinds::ObjectKind;
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
 
@@ -17,7 +16,7 @@ pub(super) fn score(
 ) {
     let hints = &req.hints;
     // A carrier message is not the target, unless a message is asked for.
-    let wants_message = hints.target_kinds.iter().any(|k| matches!(k, ObjectKind::Message | ObjectKind::BotMessage));
+    let wants_message = hints.target_kinds.iter().any(|k| k.is_message());
     let half_life = cfg.recency_half_life.secs().max(1) as f64;
     let recency_weight = if hints.recency == Some(Recency::Recent) { 2.0 * cfg.recency } else { cfg.recency };
     for c in pool.iter_mut() {
@@ -144,7 +143,7 @@ fn by_position(
 pub(super) fn recorded(c: &Cand<'_>, req: &ResolveReferenceTarget) -> u8 {
     let hints = &req.hints;
     let mut flags = 0;
-    if !c.is_message {
+    if !c.kind.is_message() {
         flags |= TYPED;
     }
     if hints.ownership == Some(Ownership::Mine) && c.by_user() != Some(req.sender()) {
