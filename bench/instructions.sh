@@ -23,18 +23,15 @@ command -v valgrind >/dev/null || { echo "valgrind is needed: apt-get install -y
 out=bench/out; mkdir -p "$out"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-count() { # toggle, program and arguments: the instructions executed inside the toggled function
-  local toggle=$1; shift
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --toggle-collect="$toggle" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-  sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/stderr"
+callgrind() { # extra valgrind option (or ''), toggle, program and arguments: callgrind's counts inside the toggled
+  # function, instructions first (with --cache-sim=yes: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw)
+  local opt=$1 toggle=$2; shift 2
+  valgrind --tool=callgrind $opt --callgrind-out-file="$tmp/cg" --toggle-collect="$toggle" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+  sed -n 's/.*Collected : \(.*\)/\1/p' "$tmp/stderr"
 }
-misses() { # the same with the cache model: "instructions last-level-misses" (data reads + writes)
-  local toggle=$1; shift
-  valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$tmp/cg" --toggle-collect="$toggle" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-  # Collected : Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
-  sed -n 's/.*Collected : \(.*\)/\1/p' "$tmp/stderr" | awk '{print $1, $8 + $9}'
-}
-per() { awk -v a="$1" -v n="$2" 'BEGIN { printf "%.0f", a / n }'; }
+count() { callgrind '' "$@" | awk '{print $1}'; }                   # instructions
+misses() { callgrind --cache-sim=yes "$@" | awk '{print $1, $8 + $9}'; } # instructions, last-level data misses
+per() { awk -v a="$1" -v n="$2" -v f="${3:-%.0f}" 'BEGIN { printf f, a / n }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f %%", (b / a - 1) * 100 }'; }
 
 counts() { # label, tree: builds the examples there and prints the counts
@@ -48,8 +45,10 @@ counts() { # label, tree: builds the examples there and prints the counts
   local total events ll
   read -r total ll < <(misses 'ingest_profile::steady' "$bin/ingest_profile")
   events=$(awk '{print $1; exit}' "$tmp/stdout")
-  echo "ingest (steady state, $events events): $(per "$total" "$events") instructions per event, $(awk -v a="$ll" -v n="$events" 'BEGIN { printf "%.2f", a / n }') last-level cache misses per event"
-  if ! (cd "$tree" && cargo build -q --profile $prof -p chatctx-core --example records_profile 2>/dev/null); then
+  echo "ingest (steady state, $events events): $(per "$total" "$events") instructions per event, $(per "$ll" "$events" %.2f) last-level cache misses per event"
+  if [ "$label" = after ]; then
+    (cd "$tree" && cargo build -q --profile $prof -p chatctx-core --example records_profile)
+  elif ! (cd "$tree" && cargo build -q --profile $prof -p chatctx-core --example records_profile 2>/dev/null); then
     echo "resolve, history: records_profile does not build at this commit; not counted"
     return
   fi
