@@ -277,11 +277,6 @@ pub struct CandidateVerdict {
     pub score: f64,
     /// Its reason bits (the resolver's reason codes).
     pub(crate) mask: u32,
-    /// Whether it scored as a typed object, was not the sender's under an ownership hint, counted
-    /// `currently_active` twice (a `currently_active` recency hint) or recency twice (a `recent` one).
-    pub(crate) flags: u8,
-    /// Whether it may win (no kind hint, or of the hinted kind).
-    pub(crate) eligible: bool,
     pub(crate) last_touched: Timestamp,
     pub(crate) created_at: Timestamp,
 }
@@ -303,6 +298,12 @@ pub struct ResolveDecision {
     pub(crate) now: Timestamp,
     /// The weights in force.
     pub(crate) weights: crate::settings::ResolverSettings,
+    /// What the request asked that the candidates' points depend on beyond their reason bits: an ownership
+    /// hint of `mine`, `currently_active` counted twice (a `currently_active` recency hint) or recency weighed
+    /// twice (a `recent` one). The same for every candidate, so kept once.
+    pub(crate) asked: u8,
+    /// The kinds a kind hint allows to win, one bit per [`ObjectKind`] (0: no kind hint, all may win).
+    pub(crate) kinds: u32,
 }
 
 impl ResolveDecision {
@@ -317,11 +318,24 @@ impl ResolveDecision {
         self.ids.len()
     }
 
+    /// Whether `c` may win (no kind hint, or of the hinted kind).
+    pub(crate) fn eligible(&self, c: &CandidateVerdict) -> bool {
+        self.kinds == 0 || self.kinds & kind_bit(c.kind) != 0
+    }
+
     /// Its candidates with their object ids.
     pub fn candidates_with_ids(&self) -> impl Iterator<Item = (String, &CandidateVerdict)> {
         self.candidates.iter().map(|c| (self.object_id(c), c))
     }
 }
+
+/// `kind`'s bit in [`ResolveDecision`]'s `kinds`.
+pub(crate) fn kind_bit(kind: ObjectKind) -> u32 {
+    1 << kind as u32
+}
+
+// Every kind has a bit.
+const _: () = assert!(ObjectKind::ALL.len() <= 32);
 
 /// One candidate of a written-out resolve record.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

@@ -189,6 +189,74 @@ proptest! {
     }
 }
 
+/// The kinds a `target_kind_hint` word lets win (the family the protocol documents).
+fn family(word: &str) -> &'static [&'static str] {
+    match word {
+        "image" => &["media.image"],
+        "poll" => &["poll"],
+        "file" => &["media.document", "media.pdf"],
+        "message" => &["message", "bot_message"],
+        "article" => &["article", "link"],
+        _ => &[],
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A resolve record explains its answer whatever the hints: the parts of each candidate's score add up to
+    /// it, exactly the candidates of the hinted kinds are ranked (1, 2, … best first, before the others), a
+    /// `resolved` answer's best match is rank 1, and under `mine` the candidates without `owned_by_sender` are
+    /// the ones that lost `not_owned` (and no other hint takes points for ownership).
+    #[test]
+    fn resolve_records_explain_their_answers(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
+        let mut e = build(events(&ops));
+        let hints = [
+            json!(null),
+            json!({"ownership_hint": "mine"}),
+            json!({"ownership_hint": "mine", "target_kind_hint": "image"}),
+            json!({"recency_hint": "currently_active"}),
+            json!({"recency_hint": "recent", "target_kind_hint": "poll"}),
+            json!({"ordinal_hint": "last", "target_kind_hint": "message"}),
+            json!({"positional_hint": "latest", "target_kind_hint": "article", "ownership_hint": "bot_created"}),
+            json!({"target_kind_hint": "file", "ownership_hint": "mine", "recency_hint": "recent"}),
+        ];
+        let now = Timestamp::from_unix(T0 + 10_000).unwrap();
+        for (i, h) in hints.iter().enumerate() {
+            let mut args = json!({"chat_id": "-0", "current_message_id": ((seed as usize + i * 7) % 30).to_string(),
+                                  "sender_user_id": "1", "now": T0 + 10_000, "raw_user_text": "that one", "explain": true});
+            if !h.is_null() {
+                args["normalized_reference_hints"] = h.clone();
+            }
+            let Ok(mut answer) = e.call("resolve_reference_target", &args, now) else { continue };
+            let Some(chatctx_core::decision::Explain::Resolve(record)) = answer.take_explain() else {
+                return Err(TestCaseError::fail("no resolve record"));
+            };
+            let (answer, record) = (serde_json::to_value(&answer).unwrap(), serde_json::to_value(&*record).unwrap());
+            prop_assert_eq!(&record["status"], &answer["status"]);
+            let kinds = h["target_kind_hint"].as_str().map(family);
+            let mine = h["ownership_hint"] == "mine";
+            let mut ranks = Vec::new();
+            for c in record["candidates"].as_array().unwrap() {
+                let parts = c["parts"].as_array().unwrap();
+                let sum: f64 = parts.iter().map(|p| p["points"].as_f64().unwrap()).sum();
+                prop_assert!((sum - c["score"].as_f64().unwrap()).abs() < 0.011, "{}", c);
+                let may_win = kinds.is_none_or(|k| k.contains(&c["kind"].as_str().unwrap()));
+                prop_assert_eq!(c.get("rank").is_some(), may_win, "{}", c);
+                ranks.extend(c["rank"].as_u64());
+                let lost = parts.iter().any(|p| p["part"] == "not_owned");
+                let owned = c["reasons"].as_array().unwrap().iter().any(|r| r == "owned_by_sender");
+                prop_assert_eq!(lost, mine && !owned, "{}", c);
+            }
+            prop_assert_eq!(ranks.clone(), (1..=ranks.len() as u64).collect::<Vec<_>>(), "ranked first, in order");
+            if answer["status"] == "resolved" {
+                let first = &record["candidates"][0];
+                prop_assert_eq!(&first["object_id"], &answer["best_match"]["object_id"]);
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

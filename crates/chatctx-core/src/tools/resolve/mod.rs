@@ -318,6 +318,8 @@ fn resolve(
                 top_score_gap: 0.0,
                 now,
                 weights: cfg.clone(),
+                asked: 0,
+                kinds: 0,
             }));
         }
         return (resolution, None);
@@ -341,7 +343,8 @@ fn resolve(
     let ranked = best_few(eligible, keep, rank);
     let (mut resolution, winner) = decide(&ranked, pool.len(), req, cfg, fallback);
     if req.scope.explain || settings.decisions.keep > 0 {
-        resolution.explain = Some(Box::new(record(&pool, &ctx, req, cfg, &resolution)));
+        let top = ranked.first().map(|c| c.score);
+        resolution.explain = Some(Box::new(record(&pool, top, &ctx, req, cfg, &resolution)));
     }
     (resolution, winner)
 }
@@ -373,14 +376,15 @@ fn no_reference(req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolut
 }
 
 /// The decision record of a resolution: every scored candidate, compact (see [`crate::decision::CandidateVerdict`]).
+/// `top` is the best score among those that may win.
 fn record(
     pool: &[Cand<'_>],
+    top: Option<f64>,
     ctx: &pool::Ctx<'_>,
     req: &ResolveReferenceTarget,
     cfg: &ResolverSettings,
     resolution: &Resolution,
 ) -> crate::decision::ResolveDecision {
-    let kinds = &req.hints.target_kinds;
     let mut ids = crate::decision::Ids::with_capacity(pool.len() * 16);
     let candidates: Vec<crate::decision::CandidateVerdict> = pool
         .iter()
@@ -396,21 +400,18 @@ fn record(
                 tier: c.tier,
                 score: c.score,
                 mask: c.mask,
-                flags: score::recorded(c, req),
-                eligible: kinds.is_empty() || kinds.contains(&c.kind),
                 last_touched: c.last_touched,
                 created_at: c.created_at,
             }
         })
         .collect();
-    let top = candidates.iter().filter(|c| c.eligible).map(|c| c.score).fold(f64::NEG_INFINITY, f64::max);
-    let why = match resolution.status {
-        Status::Resolved => "resolved",
-        Status::Ambiguous => "ambiguous",
-        Status::NotFound if pool.is_empty() => "no_candidates",
-        Status::NotFound if top == f64::NEG_INFINITY => "no_candidate_of_kind",
-        Status::NotFound if top < cfg.min_score => "below_min_score",
-        Status::NotFound => "not_found",
+    let why = match (resolution.status, top) {
+        (Status::Resolved, _) => "resolved",
+        (Status::Ambiguous, _) => "ambiguous",
+        (Status::NotFound, _) if pool.is_empty() => "no_candidates",
+        (Status::NotFound, None) => "no_candidate_of_kind",
+        (Status::NotFound, Some(top)) if top < cfg.min_score => "below_min_score",
+        (Status::NotFound, Some(_)) => "not_found",
     };
     crate::decision::ResolveDecision {
         status: resolution.status,
@@ -420,6 +421,8 @@ fn record(
         top_score_gap: resolution.diagnostics.top_score_gap,
         now: ctx.now,
         weights: cfg.clone(),
+        asked: score::asked(req),
+        kinds: req.hints.target_kinds.iter().fold(0, |bits, &k| bits | crate::decision::kind_bit(k)),
     }
 }
 
@@ -442,8 +445,8 @@ impl Serialize for crate::decision::ResolveDecision {
 fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
     let mut order: Vec<(String, &crate::decision::CandidateVerdict)> = d.candidates_with_ids().collect();
     order.sort_by(|(a_id, a), (b_id, b)| {
-        b.eligible
-            .cmp(&a.eligible)
+        d.eligible(b)
+            .cmp(&d.eligible(a))
             .then(b.score.total_cmp(&a.score))
             .then(b.last_touched.cmp(&a.last_touched))
             .then(b.created_at.cmp(&a.created_at))
@@ -455,13 +458,13 @@ fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
             .into_iter()
             .enumerate()
             .map(|(i, (object_id, c))| crate::decision::CandidateView {
-                parts: score::parts(c, &object_id, &d.weights, d.now),
+                parts: score::parts(c, &object_id, d),
                 object_id,
                 kind: c.kind,
                 tier: c.tier,
                 score: reasons::round(c.score, 2),
                 reasons: reasons::reasons_of(c.mask),
-                rank: c.eligible.then_some(i + 1),
+                rank: d.eligible(c).then_some(i + 1),
             })
             .collect(),
         why: d.why,

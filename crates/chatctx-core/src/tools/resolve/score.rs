@@ -5,7 +5,6 @@ use super::pool::{Cand, Ctx};
 use super::reasons::{R, REASONS, round};
 use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
 use crate::settings::ResolverSettings;
-use crate::time::Timestamp;
 
 pub(super) fn score(
     pool: &mut [Cand<'_>],
@@ -138,16 +137,14 @@ fn by_position(
     }
 }
 
-/// What a candidate's record keeps beyond its reason bits: flags for the points no reason bit tells (typed
-/// object, not the sender's, `currently_active` counted twice, recency weighed twice).
-pub(super) fn recorded(c: &Cand<'_>, req: &ResolveReferenceTarget) -> u8 {
+/// What a resolve record keeps of the request beyond each candidate's reason bits and kind: the flags for
+/// the points no reason bit tells (an ownership hint of `mine`, whose candidates without `owned_by_sender`
+/// lost `not_owned`; `currently_active` counted twice; recency weighed twice).
+pub(super) fn asked(req: &ResolveReferenceTarget) -> u8 {
     let hints = &req.hints;
     let mut flags = 0;
-    if !c.kind.is_message() {
-        flags |= TYPED;
-    }
-    if hints.ownership == Some(Ownership::Mine) && c.by_user() != Some(req.sender()) {
-        flags |= NOT_OWNED;
+    if hints.ownership == Some(Ownership::Mine) {
+        flags |= MINE;
     }
     if hints.recency == Some(Recency::CurrentlyActive) {
         flags |= ACTIVE_TWICE;
@@ -158,21 +155,20 @@ pub(super) fn recorded(c: &Cand<'_>, req: &ResolveReferenceTarget) -> u8 {
     flags
 }
 
-const TYPED: u8 = 1;
-const NOT_OWNED: u8 = 2;
-const ACTIVE_TWICE: u8 = 4;
-const RECENT_TWICE: u8 = 8;
+const MINE: u8 = 1;
+const ACTIVE_TWICE: u8 = 2;
+const RECENT_TWICE: u8 = 4;
 
 /// The parts of a recorded candidate's score: the same rules as [`features`] and [`by_position`], read back
-/// from its reason bits and [`recorded`]. They add up to its score.
+/// from its kind, its reason bits and what the request [`asked`]. They add up to its score.
 pub(super) fn parts(
     c: &crate::decision::CandidateVerdict,
     id: &str,
-    cfg: &ResolverSettings,
-    now: Timestamp,
+    d: &crate::decision::ResolveDecision,
 ) -> Vec<crate::decision::ScorePart> {
+    let (cfg, now, asked) = (&d.weights, d.now, d.asked);
     let mut out: Vec<(&'static str, f64)> = Vec::with_capacity(8);
-    if c.flags & TYPED != 0 {
+    if !c.kind.is_message() {
         out.push(("typed_object", cfg.typed_object));
     }
     for (bit, name) in REASONS.iter().enumerate() {
@@ -185,7 +181,7 @@ pub(super) fn parts(
             b if b == R::SameTopic as usize => cfg.same_topic,
             b if b == R::KindMatch as usize => cfg.kind_match,
             b if b == R::CurrentlyActive as usize => {
-                cfg.currently_active * if c.flags & ACTIVE_TWICE != 0 { 2.0 } else { 1.0 }
+                cfg.currently_active * if asked & ACTIVE_TWICE != 0 { 2.0 } else { 1.0 }
             }
             b if b == R::BotCreated as usize => cfg.bot_created,
             b if b == R::OwnedBySender as usize => cfg.owned_by_sender,
@@ -201,10 +197,11 @@ pub(super) fn parts(
     }
     // As `features` computes it.
     let half_life = cfg.recency_half_life.secs().max(1) as f64;
-    let weight = if c.flags & RECENT_TWICE != 0 { 2.0 * cfg.recency } else { cfg.recency };
+    let weight = if asked & RECENT_TWICE != 0 { 2.0 * cfg.recency } else { cfg.recency };
     let age = (now.unix() - c.last_touched.unix()).max(0) as f64;
     out.push(("recency", weight * half_life / (half_life + age)));
-    if c.flags & NOT_OWNED != 0 {
+    // Under `mine`, a candidate is the sender's (`owned_by_sender`) or loses `not_owned` (see `features`).
+    if asked & MINE != 0 && c.mask & (1 << R::OwnedBySender as u32) == 0 {
         out.push(("not_owned", cfg.not_owned));
     }
     debug_assert!(
