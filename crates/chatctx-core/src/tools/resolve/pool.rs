@@ -174,6 +174,14 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Whether an object may be a candidate at all: of an allowed kind, not newer than the current message, and
+    /// not a typed object past its TTL (an expired message is a candidate, stale).
+    pub(super) fn admits(&self, o: &Object) -> bool {
+        self.allowed(o.kind)
+            && self.cutoff.is_none_or(|(t, _)| o.created_at <= t)
+            && (o.kind.is_message() || o.liveness(self.now, &self.settings.objects) != Liveness::Expired)
+    }
+
     pub(super) fn object(&self, o: &'a Object, tier: Tier, depth: Option<usize>) -> Option<Cand<'a>> {
         if !self.allowed(o.kind) || self.cutoff.is_some_and(|(t, _)| o.created_at > t) {
             return None;
@@ -316,8 +324,10 @@ pub(super) fn gather<'a>(
     };
     // Raw references first (cheap, with duplicates), full candidates only for the survivors.
     let mut raw: Vec<Raw<'_>> = Vec::with_capacity(128);
+    // What `Ctx::object` would refuse for the object alone is left out here: most of the newest objects of a
+    // busy chat are past their TTL, and a reference costs more to keep and build than to check.
     let push_obj = |raw: &mut Vec<Raw<'a>>, o: &'a Object, tier: Tier, depth: Option<usize>| {
-        if ctx.allowed(o.kind) && ctx.cutoff.is_none_or(|(t, _)| o.created_at <= t) {
+        if ctx.admits(o) {
             raw.push(Raw { tier, depth, src: Of::Obj(o) });
         }
     };
