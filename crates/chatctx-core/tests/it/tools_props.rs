@@ -1,6 +1,7 @@
 //! Invariants of resolve_reference_target and list_active_context_objects over arbitrary conversations.
 
 use chatctx_core::kinds::ObjectKind;
+use chatctx_core::objects::Liveness;
 use proptest::prelude::*;
 
 use super::*;
@@ -30,6 +31,8 @@ enum Op {
         kind: u8,
         topic: Option<u8>,
         dt: i64,
+        /// A `close` instead of an `upsert` (the object is registered by it either way).
+        close: bool,
     },
 }
 
@@ -38,7 +41,8 @@ fn op() -> impl Strategy<Value = Op> {
         6 => (0u8..3, proptest::option::of(0u8..3), 0u16..30, 0u8..4, proptest::option::of(0u16..30), proptest::option::of(0u8..4), any::<bool>(), any::<bool>(), 0i64..10_000)
             .prop_map(|(chat, topic, id, user, reply, att, link, bot, dt)| Op::Msg { chat, topic, id, user, reply, att, link, bot, dt }),
         2 => (0u8..3, 0u16..30, 0u8..3, 0i64..10_000).prop_map(|(chat, id, what, dt)| Op::Activate { chat, id, what, dt }),
-        1 => (0u8..3, 0u8..5, 0u8..3, proptest::option::of(0u8..3), 0i64..10_000).prop_map(|(chat, n, kind, topic, dt)| Op::Object { chat, n, kind, topic, dt }),
+        1 => (0u8..3, 0u8..5, 0u8..3, proptest::option::of(0u8..3), 0i64..10_000, proptest::bool::weighted(0.25))
+            .prop_map(|(chat, n, kind, topic, dt, close)| Op::Object { chat, n, kind, topic, dt, close }),
     ]
 }
 
@@ -63,12 +67,13 @@ fn events(ops: &[Op]) -> Vec<Event> {
                 let object_id = match what { 0 => format!("{id}:media.image"), 1 => format!("{id}:poll"), _ => format!("{id}:link:0") };
                 ev(json!({"type": "activation", "chat_id": format!("-{chat}"), "object_id": object_id, "event": "fetched", "at": T0 + dt}))
             }
-            Op::Object { chat, n, kind, topic, dt } => {
+            Op::Object { chat, n, kind, topic, dt, close } => {
                 let kind = ["reminder", "summary", "article"][kind as usize];
                 let mut o = json!({"object_id": format!("obj-{n}"), "kind": kind,
                     "chat_id": format!("-{chat}"), "created_by_user_id": "1", "created_by_bot": true, "title_or_label": "R".repeat(100)});
                 if let Some(t) = topic { o["topic_id"] = json!(t.to_string()); }
-                ev(json!({"type": "object", "op": "upsert", "at": T0 + dt, "object": o, "activation": "created"}))
+                ev(json!({"type": "object", "op": if close { "close" } else { "upsert" }, "at": T0 + dt, "object": o,
+                          "activation": "created"}))
             }
         })
         .collect()
@@ -207,7 +212,8 @@ proptest! {
     /// A resolve record explains its answer whatever the hints: the parts of each candidate's score add up to
     /// it, exactly the candidates of the hinted kinds are ranked (1, 2, … best first, before the others), a
     /// `resolved` answer's best match is rank 1, and under `mine` the candidates without `owned_by_sender` are
-    /// the ones that lost `not_owned` (and no other hint takes points for ownership).
+    /// the ones that lost `not_owned` (and no other hint takes points for ownership). A registered object's
+    /// `currently_active` and `stale_penalty` are its liveness at `now` (what the pool works out as it gathers).
     #[test]
     fn resolve_records_explain_their_answers(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
         let mut e = build(events(&ops));
@@ -228,6 +234,7 @@ proptest! {
             if !h.is_null() {
                 args["normalized_reference_hints"] = h.clone();
             }
+            let registered = e.objects("telegram", "-0").unwrap_or_default();
             let Ok(mut answer) = e.call("resolve_reference_target", &args, now) else { continue };
             let Some(chatctx_core::decision::Explain::Resolve(record)) = answer.take_explain() else {
                 return Err(TestCaseError::fail("no resolve record"));
@@ -244,9 +251,15 @@ proptest! {
                 let may_win = kinds.is_none_or(|k| k.contains(&c["kind"].as_str().unwrap()));
                 prop_assert_eq!(c.get("rank").is_some(), may_win, "{}", c);
                 ranks.extend(c["rank"].as_u64());
+                let reason = |code: &str| c["reasons"].as_array().unwrap().iter().any(|r| r == code);
                 let lost = parts.iter().any(|p| p["part"] == "not_owned");
-                let owned = c["reasons"].as_array().unwrap().iter().any(|r| r == "owned_by_sender");
-                prop_assert_eq!(lost, mine && !owned, "{}", c);
+                prop_assert_eq!(lost, mine && !reason("owned_by_sender"), "{}", c);
+                if let Some(o) = registered.iter().find(|o| o.object_id == c["object_id"]) {
+                    let live = o.liveness(now, &Settings::default().objects);
+                    let active = matches!(live, Liveness::Active { .. });
+                    prop_assert_eq!(reason("currently_active"), active, "{}", c);
+                    prop_assert_eq!(reason("stale_penalty"), o.closed_at.is_some() || live == Liveness::Expired, "{}", c);
+                }
             }
             prop_assert_eq!(ranks.clone(), (1..=ranks.len() as u64).collect::<Vec<_>>(), "ranked first, in order");
             if answer["status"] == "resolved" {

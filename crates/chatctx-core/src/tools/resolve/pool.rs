@@ -179,24 +179,34 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Whether an object may be a candidate at all: of an allowed kind, not newer than the current message, and
-    /// not a typed object past its TTL (an expired message is a candidate, stale).
-    pub(super) fn admits(&self, o: &Object) -> bool {
-        self.allowed(o.kind)
-            && self.cutoff.is_none_or(|(t, _)| o.created_at <= t)
-            && (o.kind.is_message() || o.liveness(self.now, &self.settings.objects) != Liveness::Expired)
-    }
-
-    pub(super) fn object(&self, o: &'a Object, tier: Tier, depth: Option<usize>) -> Option<Cand<'a>> {
+    /// Whether an object may be a candidate at all, and if so whether it is active and whether stale: of an
+    /// allowed kind, not newer than the current message, and not a typed object past its TTL (an expired
+    /// message is a candidate, stale).
+    pub(super) fn admit(&self, o: &Object) -> Option<(bool, bool)> {
         if !self.allowed(o.kind) || self.cutoff.is_some_and(|(t, _)| o.created_at > t) {
             return None;
         }
-        let (active, stale) = match o.liveness(self.now, &self.settings.objects) {
-            Liveness::Expired if !o.kind.is_message() => return None,
-            Liveness::Expired => (false, true),
-            Liveness::Active { .. } => (true, o.closed_at.is_some()),
-            Liveness::Known => (false, o.closed_at.is_some()),
-        };
+        match o.liveness(self.now, &self.settings.objects) {
+            Liveness::Expired if !o.kind.is_message() => None,
+            Liveness::Expired => Some((false, true)),
+            Liveness::Active { .. } => Some((true, o.closed_at.is_some())),
+            Liveness::Known => Some((false, o.closed_at.is_some())),
+        }
+    }
+
+    pub(super) fn object(&self, o: &'a Object, tier: Tier, depth: Option<usize>) -> Option<Cand<'a>> {
+        let (active, stale) = self.admit(o)?;
+        self.admitted(o, (active, stale), tier, depth)
+    }
+
+    /// The candidate of an object [`Ctx::admit`] let in, with what it found.
+    fn admitted(
+        &self,
+        o: &'a Object,
+        (active, stale): (bool, bool),
+        tier: Tier,
+        depth: Option<usize>,
+    ) -> Option<Cand<'a>> {
         let is_message = o.kind.is_message();
         if is_message && o.source_message_id.as_deref() == Some(self.current_id) {
             return None; // the current message is the request, not a candidate
@@ -299,6 +309,8 @@ pub(super) struct Raw<'a> {
     pub(super) tier: Tier,
     pub(super) depth: Option<usize>,
     pub(super) src: Of<'a>,
+    /// An object's `(active, stale)`, as [`Ctx::admit`] found them (a message's are worked out when it is built).
+    pub(super) live: (bool, bool),
 }
 
 /// The candidate pool of a request, before scoring, with what scoring needs to know about the request.
@@ -332,15 +344,15 @@ pub(super) fn gather<'a>(
     // What `Ctx::object` would refuse for the object alone is left out here: most of the newest objects of a
     // busy chat are past their TTL, and a reference costs more to keep and build than to check.
     let push_obj = |raw: &mut Vec<Raw<'a>>, o: &'a Object, tier: Tier, depth: Option<usize>| {
-        if ctx.admits(o) {
-            raw.push(Raw { tier, depth, src: Of::Obj(o) });
+        if let Some(live) = ctx.admit(o) {
+            raw.push(Raw { tier, depth, src: Of::Obj(o), live });
         }
     };
     // A stored message without an id cannot be named: it is no candidate.
     let push_msg =
         |raw: &mut Vec<Raw<'a>>, item: &'a Item, topic: Option<&'a str>, tier: Tier, depth: Option<usize>| {
             if let Some(mid) = &item.message_id {
-                raw.push(Raw { tier, depth, src: Of::Msg { chat, item, mid, topic } });
+                raw.push(Raw { tier, depth, src: Of::Msg { chat, item, mid, topic }, live: (false, false) });
             }
         };
 
@@ -410,7 +422,7 @@ fn each_once<'a>(ctx: &Ctx<'a>, raw: &[Raw<'a>]) -> Vec<Cand<'a>> {
             continue;
         }
         let built = match r.src {
-            Of::Obj(o) => ctx.object(o, r.tier, r.depth),
+            Of::Obj(o) => ctx.admitted(o, r.live, r.tier, r.depth),
             of @ Of::Msg { .. } => ctx.message(of, r.tier, r.depth),
         };
         if let Some(c) = built
