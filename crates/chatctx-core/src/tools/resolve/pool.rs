@@ -195,8 +195,8 @@ impl<'a> Ctx<'a> {
     }
 
     pub(super) fn object(&self, o: &'a Object, tier: Tier, depth: Option<usize>) -> Option<Cand<'a>> {
-        let (active, stale) = self.admit(o)?;
-        self.admitted(o, (active, stale), tier, depth)
+        let live = self.admit(o)?;
+        self.admitted(o, live, tier, depth)
     }
 
     /// The candidate of an object [`Ctx::admit`] let in, with what it found.
@@ -341,8 +341,9 @@ pub(super) fn gather<'a>(
     };
     // Raw references first (cheap, with duplicates), full candidates only for the survivors.
     let mut raw: Vec<Raw<'_>> = Vec::with_capacity(128);
-    // What `Ctx::object` would refuse for the object alone is left out here: most of the newest objects of a
-    // busy chat are past their TTL, and a reference costs more to keep and build than to check.
+    // What `Ctx::object` would refuse for the object alone is left out here, and what it would work out (active,
+    // stale) is kept with the reference: most of the newest objects of a busy chat are past their TTL, and a
+    // reference costs more to keep and build than to check.
     let push_obj = |raw: &mut Vec<Raw<'a>>, o: &'a Object, tier: Tier, depth: Option<usize>| {
         if let Some(live) = ctx.admit(o) {
             raw.push(Raw { tier, depth, src: Of::Obj(o), live });
