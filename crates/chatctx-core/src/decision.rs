@@ -302,8 +302,8 @@ pub struct ResolveDecision {
     /// hint of `mine`, `currently_active` counted twice (a `currently_active` recency hint) or recency weighed
     /// twice (a `recent` one). The same for every candidate, so kept once.
     pub(crate) asked: u8,
-    /// The kinds a kind hint allows to win, one bit per [`ObjectKind`] (0: no kind hint, all may win).
-    pub(crate) kinds: u32,
+    /// The kinds a kind hint allows to win (empty: no kind hint, all may win).
+    pub(crate) kinds: crate::kinds::KindSet,
 }
 
 impl ResolveDecision {
@@ -320,7 +320,7 @@ impl ResolveDecision {
 
     /// Whether `c` may win (no kind hint, or of the hinted kind).
     pub(crate) fn eligible(&self, c: &CandidateVerdict) -> bool {
-        self.kinds == 0 || self.kinds & kind_bit(c.kind) != 0
+        self.kinds.admits(c.kind)
     }
 
     /// Its candidates with their object ids.
@@ -328,14 +328,6 @@ impl ResolveDecision {
         self.candidates.iter().map(|c| (self.object_id(c), c))
     }
 }
-
-/// `kind`'s bit in [`ResolveDecision`]'s `kinds`.
-pub(crate) fn kind_bit(kind: ObjectKind) -> u32 {
-    1 << kind as u32
-}
-
-// Every kind has a bit.
-const _: () = assert!(ObjectKind::ALL.len() <= 32);
 
 /// One candidate of a written-out resolve record.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

@@ -127,6 +127,28 @@ impl ObjectKind {
     }
 }
 
+/// A set of object kinds, one bit each: a kind hint's family, asked about once per candidate without a scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct KindSet(u32);
+
+// Every kind has a bit.
+const _: () = assert!(ObjectKind::ALL.len() <= 32);
+
+impl KindSet {
+    pub(crate) fn of(kinds: &[ObjectKind]) -> Self {
+        Self(kinds.iter().fold(0, |bits, &k| bits | 1 << k as u32))
+    }
+
+    pub(crate) fn contains(self, kind: ObjectKind) -> bool {
+        self.0 & 1 << kind as u32 != 0
+    }
+
+    /// Whether a candidate of `kind` may win under this kind hint: any kind when there is none (the set is empty).
+    pub(crate) fn admits(self, kind: ObjectKind) -> bool {
+        self.0 == 0 || self.contains(kind)
+    }
+}
+
 vocabulary! {
     /// An explicit, meaningful interaction with an object (docs/protocol.md §4).
     Activation {
@@ -336,6 +358,19 @@ mod tests {
             let word = KindName::parse(kind.as_str()).expect("every kind is a word");
             assert_eq!(word.kinds(), &[*kind]);
             assert_eq!(word.hint_kinds()[0], *kind);
+        }
+    }
+
+    /// A kind set holds exactly the kinds it was made of, and with none it lets every kind win.
+    #[test]
+    fn kind_sets_are_their_kinds() {
+        let families = KindName::ALL.iter().map(|w| w.hint_kinds()).chain([&[][..], ObjectKind::ALL]);
+        for family in families {
+            let set = KindSet::of(family);
+            for kind in ObjectKind::ALL {
+                assert_eq!(set.contains(*kind), family.contains(kind), "{family:?} {kind:?}");
+                assert_eq!(set.admits(*kind), family.is_empty() || family.contains(kind), "{family:?} {kind:?}");
+            }
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::chat::Chat;
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
-use crate::kinds::{Activation, KindName, ObjectKind};
+use crate::kinds::{Activation, KindName, KindSet, ObjectKind};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
 use crate::tools::request::Id;
@@ -319,13 +319,16 @@ fn resolve(
                 now,
                 weights: cfg.clone(),
                 asked: 0,
-                kinds: 0,
+                kinds: Default::default(),
             }));
         }
         return (resolution, None);
     }
     let Gathered { ctx, mut pool, reply_target, fallback } = gather(chat, settings, req, &scope, now);
-    score(&mut pool, &ctx, req, reply_target, cfg);
+    // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
+    // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
+    let hinted = KindSet::of(&req.hints.target_kinds);
+    score(&mut pool, &ctx, req, hinted, reply_target, cfg);
     let rank = |a: &Cand<'_>, b: &Cand<'_>| {
         b.score
             .total_cmp(&a.score)
@@ -333,18 +336,15 @@ fn resolve(
             .then(b.created_at.cmp(&a.created_at))
             .then_with(|| a.id().cmp(&b.id()))
     };
-    // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
-    // "the poll"), so with no candidate of the hinted kind the answer is not_found rather than a guess.
-    let kinds = &req.hints.target_kinds;
     // Only the best few are ever shown. `rank` orders candidates totally (their ids differ), so these are the
     // first few of the whole pool sorted.
     let keep = req.max_candidates.max(2) + 1;
-    let eligible = pool.iter().filter(|c| kinds.is_empty() || kinds.contains(&c.kind));
+    let eligible = pool.iter().filter(|c| hinted.admits(c.kind));
     let ranked = best_few(eligible, keep, rank);
     let (mut resolution, winner) = decide(&ranked, pool.len(), req, cfg, fallback);
     if req.scope.explain || settings.decisions.keep > 0 {
         let top = ranked.first().map(|c| c.score);
-        resolution.explain = Some(Box::new(record(&pool, top, &ctx, req, cfg, &resolution)));
+        resolution.explain = Some(Box::new(record(&pool, top, hinted, &ctx, req, cfg, &resolution)));
     }
     (resolution, winner)
 }
@@ -376,10 +376,11 @@ fn no_reference(req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolut
 }
 
 /// The decision record of a resolution: every scored candidate, compact (see [`crate::decision::CandidateVerdict`]).
-/// `top` is the best score among those that may win.
+/// `top` is the best score among those the kind hint lets win (`hinted`).
 fn record(
     pool: &[Cand<'_>],
     top: Option<f64>,
+    hinted: KindSet,
     ctx: &pool::Ctx<'_>,
     req: &ResolveReferenceTarget,
     cfg: &ResolverSettings,
@@ -422,7 +423,7 @@ fn record(
         now: ctx.now,
         weights: cfg.clone(),
         asked: score::asked(req),
-        kinds: req.hints.target_kinds.iter().fold(0, |bits, &k| bits | crate::decision::kind_bit(k)),
+        kinds: hinted,
     }
 }
 

@@ -4,12 +4,14 @@ use super::answer::best_few;
 use super::pool::{Cand, Ctx};
 use super::reasons::{R, REASONS, round};
 use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
+use crate::kinds::KindSet;
 use crate::settings::ResolverSettings;
 
 pub(super) fn score(
     pool: &mut [Cand<'_>],
     ctx: &Ctx<'_>,
     req: &ResolveReferenceTarget,
+    hinted: KindSet,
     reply_target: Option<&str>,
     cfg: &ResolverSettings,
 ) {
@@ -21,7 +23,7 @@ pub(super) fn score(
     for c in pool.iter_mut() {
         features(c, ctx, req, cfg, wants_message, half_life, recency_weight);
     }
-    by_position(pool, ctx, req, reply_target, cfg);
+    by_position(pool, ctx, req, hinted, reply_target, cfg);
 }
 
 /// One candidate's own points: scope, kind, activity, recency, ownership, interaction, staleness.
@@ -82,6 +84,7 @@ fn by_position(
     pool: &mut [Cand<'_>],
     ctx: &Ctx<'_>,
     req: &ResolveReferenceTarget,
+    hinted: KindSet,
     reply_target: Option<&str>,
     cfg: &ResolverSettings,
 ) {
@@ -97,11 +100,8 @@ fn by_position(
     // Carrier messages are not counted: "the newest" is the photo, not the message that carried it.
     let carrier = 1 << R::CarrierMessage as u32;
     let view: &[Cand<'_>] = pool;
-    let counted = || {
-        (0..view.len())
-            .filter(|&i| hints.target_kinds.is_empty() || hints.target_kinds.contains(&view[i].kind))
-            .filter(move |&i| view[i].mask & carrier == 0)
-    };
+    let counted =
+        || (0..view.len()).filter(|&i| hinted.admits(view[i].kind)).filter(move |&i| view[i].mask & carrier == 0);
     // By time, then id: candidates' ids differ, so the order is total and each pick below is the one a sort of
     // all of them would give.
     let by_time =
