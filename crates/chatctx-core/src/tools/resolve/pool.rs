@@ -273,27 +273,32 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// A set of candidate keys (addresses, never 0) for one call: open addressing with linear probing, sized
-/// to the call, so de-duplication costs a multiply and a probe or two per reference.
+/// A set of candidate keys (addresses, never 0) for one call: open addressing with linear probing, kept at most
+/// half full, so de-duplication costs a multiply and a probe or two per reference.
 pub(super) struct Seen {
-    pub(super) slots: Vec<usize>,
-    pub(super) mask: usize,
+    slots: Vec<usize>,
+    mask: usize,
+    len: usize,
 }
 
 impl Seen {
     pub(super) fn with_capacity(n: usize) -> Self {
-        let size = n.max(16).next_power_of_two();
-        Self { slots: vec![0; size], mask: size - 1 }
+        let size = (2 * n).max(16).next_power_of_two();
+        Self { slots: vec![0; size], mask: size - 1, len: 0 }
     }
 
     /// Inserts `key`; false when it was already there.
+    #[inline]
     pub(super) fn insert(&mut self, key: usize) -> bool {
-        // Fibonacci hashing of the address; its low bits are alignment, so shift them out first.
-        let mut i = ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) & self.mask;
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        let mut i = self.slot_of(key);
         loop {
             match self.slots[i] {
                 0 => {
                     self.slots[i] = key;
+                    self.len += 1;
                     return true;
                 }
                 k if k == key => return false,
@@ -301,16 +306,21 @@ impl Seen {
             }
         }
     }
-}
 
-/// A candidate before de-duplication: identity, tier and where to build it from.
-#[derive(Clone, Copy)]
-pub(super) struct Raw<'a> {
-    pub(super) tier: Tier,
-    pub(super) depth: Option<usize>,
-    pub(super) src: Of<'a>,
-    /// An object's `(active, stale)`, as [`Ctx::admit`] found them (a message's are worked out when it is built).
-    pub(super) live: (bool, bool),
+    fn slot_of(&self, key: usize) -> usize {
+        // Fibonacci hashing of the address; its low bits are alignment, so shift them out first.
+        ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) & self.mask
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let old = std::mem::replace(&mut self.slots, vec![0; 2 * (self.mask + 1)]);
+        self.mask = self.slots.len() - 1;
+        self.len = 0;
+        for key in old.into_iter().filter(|&k| k != 0) {
+            self.insert(key);
+        }
+    }
 }
 
 /// The candidate pool of a request, before scoring, with what scoring needs to know about the request.
@@ -319,6 +329,44 @@ pub(super) struct Gathered<'a> {
     pub(super) pool: Vec<Cand<'a>>,
     pub(super) reply_target: Option<&'a str>,
     pub(super) fallback: bool,
+}
+
+/// The pool while it is gathered: each reference is checked against what was seen before anything is worked out
+/// for it, and built on the spot. References come narrowest tier (and shallowest chain depth) first, so the first
+/// occurrence is the one kept.
+struct Pool<'a, 'c> {
+    ctx: &'c Ctx<'a>,
+    seen: Seen,
+    cands: Vec<Cand<'a>>,
+}
+
+impl<'a> Pool<'a, '_> {
+    /// A registered object. [`Ctx::admit`] checks the object alone, so what it refuses is refused whichever way
+    /// it comes; it runs first, as it costs less than a lookup in `seen` and most of the newest objects of a busy
+    /// chat are past their TTL.
+    #[inline(always)]
+    fn object(&mut self, o: &'a Object, tier: Tier, depth: Option<usize>) {
+        if let Some(live) = self.ctx.admit(o)
+            && self.seen.insert(Of::Obj(o).key())
+            && let Some(c) = self.ctx.admitted(o, live, tier, depth)
+        {
+            self.cands.push(c);
+        }
+    }
+
+    /// A stored message; one without an id cannot be named, and is no candidate. A message that was activated
+    /// before is built as its registered object, which may have come (or may come) as an object as well.
+    fn message(&mut self, chat: &'a Chat, item: &'a Item, topic: Option<&'a str>, tier: Tier, depth: Option<usize>) {
+        let Some(mid) = &item.message_id else { return };
+        let of = Of::Msg { chat, item, mid, topic };
+        let key = of.key();
+        if self.seen.insert(key)
+            && let Some(c) = self.ctx.message(of, tier, depth)
+            && (c.of.key() == key || self.seen.insert(c.of.key()))
+        {
+            self.cands.push(c);
+        }
+    }
 }
 
 /// Builds the bounded candidate pool: reply chain, scope, chat fallback; each candidate once.
@@ -339,59 +387,44 @@ pub(super) fn gather<'a>(
         topic,
         allowed: req.allowed_kinds.as_deref(),
     };
-    // Raw references first (cheap, with duplicates), full candidates only for the survivors.
-    let mut raw: Vec<Raw<'_>> = Vec::with_capacity(128);
-    // What `Ctx::object` would refuse for the object alone is left out here, and what it would work out (active,
-    // stale) is kept with the reference: most of the newest objects of a busy chat are past their TTL, and a
-    // reference costs more to keep and build than to check.
-    let push_obj = |raw: &mut Vec<Raw<'a>>, o: &'a Object, tier: Tier, depth: Option<usize>| {
-        if let Some(live) = ctx.admit(o) {
-            raw.push(Raw { tier, depth, src: Of::Obj(o), live });
-        }
-    };
-    // A stored message without an id cannot be named: it is no candidate.
-    let push_msg =
-        |raw: &mut Vec<Raw<'a>>, item: &'a Item, topic: Option<&'a str>, tier: Tier, depth: Option<usize>| {
-            if let Some(mid) = &item.message_id {
-                raw.push(Raw { tier, depth, src: Of::Msg { chat, item, mid, topic }, live: (false, false) });
-            }
-        };
+    // Sized for the windows' references (of which most are refused or seen before): rarely grown.
+    let mut p = Pool { ctx: &ctx, seen: Seen::with_capacity(128), cands: Vec::with_capacity(64) };
 
     // 1. The reply chain, a few messages up from the reply target.
     for (depth, (mid, stored)) in chat.reply_chain(reply_target, cfg.reply_chain_depth).into_iter().enumerate() {
         for o in chat.objects.of_source(mid) {
-            push_obj(&mut raw, o, Tier::ReplyChain, Some(depth));
+            p.object(o, Tier::ReplyChain, Some(depth));
         }
         if let Some((conv, item)) = stored {
-            push_msg(&mut raw, item, conv.topic.as_deref(), Tier::ReplyChain, Some(depth));
+            p.message(chat, item, conv.topic.as_deref(), Tier::ReplyChain, Some(depth));
         }
     }
     // 2. The scope: objects carried by the current message, the newest objects (overall and of the kinds
     //    asked for), the activations within the TTL horizon, the newest messages.
     for o in chat.objects.of_source(req.current()) {
-        push_obj(&mut raw, o, ctx.tier_for(o.topic_id.as_deref()), None);
+        p.object(o, ctx.tier_for(o.topic_id.as_deref()), None);
     }
     let home = ctx.tier_for(topic);
     if let Some(idx) = chat.objects.scope(topic) {
         for o in chat.objects.newest(idx, None).take(cfg.scope_window) {
-            push_obj(&mut raw, o, home, None);
+            p.object(o, home, None);
         }
         let focus: &[ObjectKind] = req.allowed_kinds.as_deref().unwrap_or(&req.hints.target_kinds);
         for &k in focus {
             for o in chat.objects.newest(idx, Some(k)).take(cfg.scope_window) {
-                push_obj(&mut raw, o, home, None);
+                p.object(o, home, None);
             }
         }
         let horizon = settings.objects.horizon();
         let recent =
             chat.objects.activations(idx).take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)));
         for o in recent.take(cfg.scope_window) {
-            push_obj(&mut raw, o, home, None);
+            p.object(o, home, None);
         }
     }
     if let Some(conv) = chat.conv_of(topic) {
         for item in conv.before(ctx.cutoff).rev().take(cfg.message_window) {
-            push_msg(&mut raw, item, topic, home, None);
+            p.message(chat, item, topic, home, None);
         }
     }
     // 3. In a forum topic, the rest of the chat, penalized.
@@ -400,39 +433,11 @@ pub(super) fn gather<'a>(
         // A last resort, penalized anyway: a quarter of the window is enough.
         let fallback_window = cfg.scope_window.div_ceil(4);
         for o in chat.objects.newest_in_chat().filter(|o| o.topic_id.as_deref() != topic).take(fallback_window) {
-            push_obj(&mut raw, o, Tier::Chat, None);
+            p.object(o, Tier::Chat, None);
         }
     }
-
-    let pool = each_once(&ctx, &raw);
+    let pool = p.cands;
     Gathered { ctx, pool, reply_target, fallback }
-}
-
-/// The candidates of the raw references, each once. References were pushed narrowest tier (and shallowest chain
-/// depth) first, so the first occurrence is the one to keep.
-fn each_once<'a>(ctx: &Ctx<'a>, raw: &[Raw<'a>]) -> Vec<Cand<'a>> {
-    // A registered message candidate can arrive both as a message and as an object: its built candidate's key is
-    // the object's, checked as well. So each reference inserts once and a message's at most twice; twice that
-    // many slots keep the load at or below half.
-    let inserts = raw.len() + raw.iter().filter(|r| matches!(r.src, Of::Msg { .. })).count();
-    let mut seen = Seen::with_capacity(inserts * 2);
-    let mut pool: Vec<Cand<'_>> = Vec::with_capacity(raw.len());
-    for r in raw {
-        let key = r.src.key();
-        if !seen.insert(key) {
-            continue;
-        }
-        let built = match r.src {
-            Of::Obj(o) => ctx.admitted(o, r.live, r.tier, r.depth),
-            of @ Of::Msg { .. } => ctx.message(of, r.tier, r.depth),
-        };
-        if let Some(c) = built
-            && (c.of.key() == key || seen.insert(c.of.key()))
-        {
-            pool.push(c);
-        }
-    }
-    pool
 }
 
 /// The scoring inputs of one gathered candidate, flat (for the side-by-side benchmark against a bare
