@@ -114,19 +114,28 @@ impl Object {
 /// when cut). Reads no further than the limits: a long text costs what a label does.
 pub fn short_label(s: &str) -> String {
     let s = s.trim();
-    // Fits when it is no longer in bytes than the character limit (every character is at least one byte), else
-    // when it fits both limits; a text past the byte limit is cut without counting the rest.
-    let fits = s.len() <= MAX_LABEL_CHARS || (s.len() <= MAX_LABEL_BYTES && s.chars().nth(MAX_LABEL_CHARS).is_none());
-    if fits {
+    // No longer in bytes than the character limit (every character is at least one byte): it fits.
+    if s.len() <= MAX_LABEL_CHARS {
         return s.to_owned();
     }
-    let mut end = 0;
-    for (n, (i, c)) in s.char_indices().enumerate() {
-        if n >= MAX_LABEL_CHARS - 1 || i + c.len_utf8() > MAX_LABEL_BYTES - '…'.len_utf8() {
-            break;
+    // Most texts start in ASCII, one byte a character: past the character limit, so cut after the first
+    // MAX_LABEL_CHARS - 1 (well within the byte limit), without walking the characters.
+    let end = if s.as_bytes().get(..=MAX_LABEL_CHARS).is_some_and(<[u8]>::is_ascii) {
+        MAX_LABEL_CHARS - 1
+    } else {
+        // Fits both limits, or is cut; a text past the byte limit is cut without counting the rest.
+        if s.len() <= MAX_LABEL_BYTES && s.chars().nth(MAX_LABEL_CHARS).is_none() {
+            return s.to_owned();
         }
-        end = i + c.len_utf8();
-    }
+        let mut end = 0;
+        for (n, (i, c)) in s.char_indices().enumerate() {
+            if n >= MAX_LABEL_CHARS - 1 || i + c.len_utf8() > MAX_LABEL_BYTES - '…'.len_utf8() {
+                break;
+            }
+            end = i + c.len_utf8();
+        }
+        end
+    };
     let mut out = String::with_capacity(end + '…'.len_utf8());
     out.push_str(&s[..end]);
     out.push('…');
