@@ -496,3 +496,19 @@ impl Engine {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    proptest::proptest! {
+        /// Whatever it grows through, the set answers as a `HashSet` of the same keys would.
+        #[test]
+        fn seen_is_a_set(keys in proptest::collection::vec(1usize..400, 0..700), start in 0usize..40) {
+            let mut seen = super::Seen::with_capacity(start);
+            let mut set = std::collections::HashSet::new();
+            for k in keys {
+                // Addresses are aligned: the low bits the hash shifts out are zero.
+                proptest::prop_assert_eq!(seen.insert(k << 3), set.insert(k));
+            }
+        }
+    }
+}
