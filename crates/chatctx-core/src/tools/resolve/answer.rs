@@ -178,10 +178,12 @@ pub(super) fn decide(
     let margin = (gap / (3.0 * cfg.ambiguity_gap.max(1e-9))).min(1.0);
     let confidence = round(0.5 + 0.5 * strength * margin, 3);
     let winner = first.id().render();
+    let candidates: Vec<Candidate> = pool.iter().take(req.max_candidates).map(|c| candidate(c)).collect();
     let resolution = Resolution {
         status: Status::Resolved,
-        best_match: Some(describe(first)),
-        candidates: pool.iter().take(req.max_candidates).map(|c| candidate(c)).collect(),
+        // The first candidate's, copied rather than described again (`max_candidates` is at least 1).
+        best_match: candidates.first().map(|c| c.descriptor.clone()),
+        candidates,
         confidence,
         reasons,
         scope_used: first.tier,
