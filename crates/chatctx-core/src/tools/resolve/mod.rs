@@ -476,25 +476,23 @@ fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
 }
 
 impl Engine {
-    /// Records the winner's `resolved` activation, registering a message candidate first.
-    /// Records the winner's activation; whether that changed anything (it does not when the same message
-    /// already resolved to it at the same time, as in a repeated tool-loop call).
+    /// Records the winner's `resolved` activation, registering a message candidate first; whether that changed
+    /// anything (it does not when the same message already resolved to it at the same time, as in a repeated
+    /// tool-loop call).
     fn record_resolved(&mut self, channel: &str, chat_id: &str, object_id: &str, now: Timestamp, by: &str) -> bool {
         let (settings, chat) = self.with_chat(channel, chat_id);
-        let before = chat
-            .objects
-            .get(object_id)
-            .map(|o| (o.activation, o.activated_at, o.activated_by.clone(), o.last_touched_at));
+        // An activation sets `activated_by` to `by` or leaves it: whether it is `by` tells whether it changed.
+        let state = |o: &crate::objects::Object| {
+            (o.activation, o.activated_at, o.activated_by.as_deref() == Some(by), o.last_touched_at)
+        };
+        let before = chat.objects.get(object_id).map(state);
         if before.is_none()
             && let Some(o) = crate::engine::message_candidate(chat, object_id)
         {
             chat.objects.upsert(o, settings.objects.max_per_chat, &settings.objects);
         }
         chat.objects.activate(object_id, Activation::Resolved, now, Some(by));
-        let after = chat
-            .objects
-            .get(object_id)
-            .map(|o| (o.activation, o.activated_at, o.activated_by.clone(), o.last_touched_at));
+        let after = chat.objects.get(object_id).map(state);
         before != after
     }
 }
