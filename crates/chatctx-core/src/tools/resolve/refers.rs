@@ -119,6 +119,28 @@ fn is_stem_of(word: &str, stems: &[&str]) -> bool {
 
 /// Whether `text` holds a referring expression in English or Russian.
 pub fn refers(text: &str) -> bool {
+    if text.is_ascii() { refers_ascii(text) } else { refers_lowercased(text) }
+}
+
+/// [`refers`] for an ASCII text, read in place: lowercasing changes no ASCII character's class, so the words
+/// split from the text as it is are the lowercased text's words, compared ignoring case (the English lists are
+/// lowercase ASCII).
+fn refers_ascii(text: &str) -> bool {
+    let is = |list: &[&str], w: &str| list.iter().any(|l| l.eq_ignore_ascii_case(w));
+    // Whether each of the two words before is a determiner.
+    let (mut before, mut two_before) = (false, false);
+    for w in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()) {
+        if is(EN_REFERRING, w) || (is(EN_OBJECTS, w) && (before || two_before)) {
+            return true;
+        }
+        two_before = before;
+        before = is(EN_DETERMINERS, w);
+    }
+    false
+}
+
+/// [`refers`] on the lowercased text, in any script.
+fn refers_lowercased(text: &str) -> bool {
     let lower = text.to_lowercase();
     let words: Vec<&str> =
         lower.split(|c: char| !(c.is_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
@@ -157,6 +179,32 @@ mod tests {
         }
         assert!(super::RU_REFERRING_WORDS.iter().all(|w| w.chars().count() < 5));
         assert!(super::RU_REFERRING_STEMS.iter().all(|w| w.chars().count() >= 5));
+    }
+
+    proptest::proptest! {
+        /// An ASCII text is read in place as the lowercased copy would be: words from the lists in any case,
+        /// other words, digits, apostrophes and punctuation between them.
+        #[test]
+        fn ascii_texts_read_in_place_as_lowercased(parts in proptest::collection::vec(ascii_part(), 0..12)) {
+            let text = parts.concat();
+            proptest::prop_assert_eq!(super::refers_ascii(&text), super::refers_lowercased(&text), "{:?}", text);
+        }
+    }
+
+    fn ascii_part() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::{Strategy, prop_oneof};
+        let listed: Vec<&str> =
+            [super::EN_REFERRING, super::EN_DETERMINERS, super::EN_OBJECTS].concat().into_iter().collect();
+        let word =
+            prop_oneof![proptest::sample::select(listed).prop_map(str::to_owned), "[a-z]{1,8}", "[a-zA-Z0-9']{1,6}",];
+        // Mixed case: each letter upper or lower.
+        let cased = (word, proptest::collection::vec(proptest::bool::ANY, 16)).prop_map(|(w, up)| {
+            w.chars()
+                .zip(up.iter().cycle())
+                .map(|(c, &u)| if u { c.to_ascii_uppercase() } else { c })
+                .collect::<String>()
+        });
+        (cased, "[ ,.!?\\-]{1,2}").prop_map(|(w, sep)| w + &sep)
     }
 
     #[test]
