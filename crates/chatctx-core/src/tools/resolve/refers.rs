@@ -122,19 +122,46 @@ pub fn refers(text: &str) -> bool {
     if text.is_ascii() { refers_ascii(text) } else { refers_lowercased(text) }
 }
 
+/// What an English word is, as bits: in [`EN_REFERRING`], [`EN_DETERMINERS`], [`EN_OBJECTS`].
+const REFERRING: u8 = 1;
+const DETERMINER: u8 = 2;
+const OBJECT: u8 = 4;
+
+/// Room for the longest English word listed: a longer word is none of them.
+const EN_LONGEST: usize = 16;
+
+/// Every English word listed, with what it is: one lookup a word instead of a scan of each list.
+static EN_WORDS: std::sync::LazyLock<hashbrown::HashMap<&'static str, u8>> = std::sync::LazyLock::new(|| {
+    let mut words = hashbrown::HashMap::new();
+    for (list, class) in [(EN_REFERRING, REFERRING), (EN_DETERMINERS, DETERMINER), (EN_OBJECTS, OBJECT)] {
+        for &w in list {
+            *words.entry(w).or_insert(0) |= class;
+        }
+    }
+    words
+});
+
 /// [`refers`] for an ASCII text, read in place: lowercasing changes no ASCII character's class, so the words
-/// split from the text as it is are the lowercased text's words, compared ignoring case (the English lists are
-/// lowercase ASCII).
+/// split from the text as it is are the lowercased text's words, each lowercased on its own.
 fn refers_ascii(text: &str) -> bool {
-    let is = |list: &[&str], w: &str| list.iter().any(|l| l.eq_ignore_ascii_case(w));
+    let words = &*EN_WORDS;
+    let mut lower = [0u8; EN_LONGEST];
     // Whether each of the two words before is a determiner.
     let (mut before, mut two_before) = (false, false);
     for w in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()) {
-        if is(EN_REFERRING, w) || (is(EN_OBJECTS, w) && (before || two_before)) {
+        let class = match lower.get_mut(..w.len()) {
+            Some(l) => {
+                l.copy_from_slice(w.as_bytes());
+                l.make_ascii_lowercase();
+                std::str::from_utf8(l).ok().and_then(|l| words.get(l)).copied().unwrap_or(0)
+            }
+            None => 0,
+        };
+        if class & REFERRING != 0 || (class & OBJECT != 0 && (before || two_before)) {
             return true;
         }
         two_before = before;
-        before = is(EN_DETERMINERS, w);
+        before = class & DETERMINER != 0;
     }
     false
 }
@@ -178,6 +205,9 @@ mod tests {
             assert!(list.iter().all(|w| w.chars().next().is_some_and(|c| !c.is_ascii())), "{list:?}");
         }
         assert!(super::RU_REFERRING_WORDS.iter().all(|w| w.chars().count() < 5));
+        for list in [super::EN_REFERRING, super::EN_DETERMINERS, super::EN_OBJECTS] {
+            assert!(list.iter().all(|w| w.len() <= super::EN_LONGEST && *w == w.to_lowercase()), "{list:?}");
+        }
         assert!(super::RU_REFERRING_STEMS.iter().all(|w| w.chars().count() >= 5));
     }
 
