@@ -331,9 +331,8 @@ pub(super) struct Gathered<'a> {
     pub(super) fallback: bool,
 }
 
-/// The pool while it is gathered: each reference is checked against what was seen before anything is worked out
-/// for it, and built on the spot. References come narrowest tier (and shallowest chain depth) first, so the first
-/// occurrence is the one kept.
+/// The pool while it is gathered: each reference is de-duplicated against what came before and built on the spot.
+/// References come narrowest tier (and shallowest chain depth) first, so the first occurrence is the one kept.
 struct Pool<'a, 'c> {
     ctx: &'c Ctx<'a>,
     seen: Seen,
