@@ -375,7 +375,7 @@ pub struct ResolveView {
 #[schemars(crate = "crate::wire")]
 pub struct ObjectLiveness {
     /// The object id.
-    pub object_id: String,
+    pub object_id: std::sync::Arc<str>,
     /// Its kind.
     pub kind: ObjectKind,
     /// The scope tier it was found in.

@@ -200,7 +200,7 @@ fn resolutions(files: &BTreeMap<String, Vec<Line>>, require: bool) -> ([Outcomes
             };
             let refers = chatctx_core::tools::resolve::refers::refers(&line.text);
             if refers {
-                let winner = r.best_match.as_ref().map(|b| b.object_id.clone());
+                let winner = r.best_match.as_ref().map(|b| b.object_id.to_string());
                 answers.insert((file.clone(), line.idx), (format!("{:?}", r.status), winner));
             }
             let o = &mut out[usize::from(refers)];

@@ -291,7 +291,7 @@ impl Chat {
                 }
             }
             for o in self.objects.each_mut().filter(|o| o.author.as_deref() == Some(old)) {
-                o.author = Some(new.to_owned());
+                o.author = Some(new.into());
             }
         }
     }

@@ -91,12 +91,12 @@ impl Carrier<'_> {
         external_id: Option<String>,
     ) -> Object {
         Object {
-            object_id,
+            object_id: object_id.into(),
             kind,
-            source_message_id: Some(self.message_id.to_owned()),
-            topic_id: self.topic_id.clone(),
-            title_or_label: label.map(short_label).filter(|l| !l.is_empty()),
-            created_by_user_id: self.by_user.map(str::to_owned),
+            source_message_id: Some(self.message_id.into()),
+            topic_id: self.topic_id.as_deref().map(Into::into),
+            title_or_label: label.map(short_label).filter(|l| !l.is_empty()).map(Into::into),
+            created_by_user_id: self.by_user.map(Into::into),
             created_by_bot: self.by_bot,
             created_at: self.at,
             last_touched_at: self.at,
@@ -106,8 +106,8 @@ impl Carrier<'_> {
             external_id,
             activated_by: None,
             file: None,
-            caption: self.caption.clone(),
-            author: self.author.clone(),
+            caption: self.caption.as_deref().map(Into::into),
+            author: self.author.as_deref().map(Into::into),
         }
     }
 }

@@ -53,7 +53,7 @@ impl Engine {
         Some(Glance {
             who: source.as_ref().and_then(|s| s.who.clone()).or_else(creator),
             text: text.or_else(|| source.map(|s| s.text)).unwrap_or_default(),
-            topic_id: o.topic_id.clone(),
+            topic_id: o.topic_id.as_deref().map(str::to_owned),
         })
     }
 }

@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::kinds::{Activation, ObjectKind};
 use crate::settings::ObjectSettings;
 use crate::time::Timestamp;
+use std::sync::Arc;
 
 /// Longest `title_or_label` on the wire, in characters.
 pub const MAX_LABEL_CHARS: usize = 80;
@@ -29,17 +30,17 @@ pub const MAX_LABEL_BYTES: usize = 120;
 #[schemars(crate = "crate::wire")]
 pub struct Object {
     /// Id, unique in the chat.
-    pub object_id: String,
+    pub object_id: Arc<str>,
     /// Kind.
     pub kind: ObjectKind,
     /// The message that carries it.
-    pub source_message_id: Option<String>,
+    pub source_message_id: Option<Arc<str>>,
     /// The topic it lives in.
-    pub topic_id: Option<String>,
+    pub topic_id: Option<Arc<str>>,
     /// A short label, at most 80 characters.
-    pub title_or_label: Option<String>,
+    pub title_or_label: Option<Arc<str>>,
     /// Who created it.
-    pub created_by_user_id: Option<String>,
+    pub created_by_user_id: Option<Arc<str>>,
     /// Whether the bot created it.
     pub created_by_bot: bool,
     /// When it became known.
@@ -60,10 +61,10 @@ pub struct Object {
     pub file: Option<crate::event::FileRef>,
     /// The first words of the message that carries it (its caption), at most 200 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub caption: Option<String>,
+    pub caption: Option<Arc<str>>,
     /// Who posted it, as the prompt refers to them (`[Alice](tg:@alice)`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
+    pub author: Option<Arc<str>>,
     /// The platform's own id (a Telegram poll id).
     #[serde(skip)]
     pub external_id: Option<String>,
@@ -142,6 +143,22 @@ pub fn short_label(s: &str) -> String {
     out
 }
 
+/// [`short_label`] of a shared label: the same allocation when the label is its own short label already (as a
+/// label cut at registration is).
+pub fn short_label_shared(label: &Arc<str>) -> Arc<str> {
+    if label.len() <= MAX_LABEL_CHARS && label.trim().len() == label.len() {
+        label.clone()
+    } else {
+        short_label(label).into()
+    }
+}
+
+/// [`short_label`] as a shared string, allocated once when the text fits as it is.
+pub fn short_label_arc(text: &str) -> Arc<str> {
+    let trimmed = text.trim();
+    if trimmed.len() <= MAX_LABEL_CHARS { trimmed.into() } else { short_label(trimmed).into() }
+}
+
 /// Whether `id` is a derived id (`"{source}:…"`, docs/protocol.md §3.6) of message `source`.
 pub(crate) fn is_derived(id: &str, source: &str) -> bool {
     id.strip_prefix(source).is_some_and(|rest| rest.starts_with(':'))
@@ -179,7 +196,7 @@ pub(crate) struct ScopeIndex {
 pub(crate) struct Objects {
     slots: Vec<Slot>,
     free: Vec<u32>,
-    by_id: HashMap<Box<str>, Ref>,
+    by_id: HashMap<Arc<str>, Ref>,
     by_source: HashMap<String, Vec<Ref>>,
     general: ScopeIndex,
     topics: HashMap<String, ScopeIndex>,
@@ -266,7 +283,7 @@ impl Objects {
     /// `created_at` and the latest activation are kept. Then enforces `max` objects in the chat.
     pub(crate) fn upsert(&mut self, mut obj: Object, max: usize, settings: &ObjectSettings) {
         self.clock = self.clock.max(obj.last_touched_at);
-        if let Some(&r) = self.by_id.get(obj.object_id.as_str())
+        if let Some(&r) = self.by_id.get(&*obj.object_id)
             && let Some(old) = self.resolve(r)
         {
             obj.created_at = old.created_at.min(obj.created_at);
@@ -309,9 +326,9 @@ impl Objects {
         let r = Ref { slot, generation: s.generation };
         let (kind, activated) = (obj.kind, obj.activated_at);
         let topic = obj.topic_id.clone();
-        self.by_id.insert(obj.object_id.as_str().into(), r);
+        self.by_id.insert(obj.object_id.clone(), r);
         if let Some(src) = &obj.source_message_id {
-            self.by_source.entry_ref(src.as_str()).or_default().push(r);
+            self.by_source.entry_ref(&**src).or_default().push(r);
         }
         s.obj = Some(obj);
         self.live += 1;
@@ -388,11 +405,11 @@ impl Objects {
         self.free.push(r.slot);
         self.live -= 1;
         if let Some(src) = &o.source_message_id
-            && let Some(list) = self.by_source.get_mut(src.as_str())
+            && let Some(list) = self.by_source.get_mut(&**src)
         {
             list.retain(|x| *x != r);
             if list.is_empty() {
-                self.by_source.remove(src.as_str());
+                self.by_source.remove(&**src);
             }
         }
         let scope = scope_in(&mut self.general, &mut self.topics, o.topic_id.as_deref());
@@ -408,7 +425,7 @@ impl Objects {
     /// Forgets the objects derived from an evicted message, except those that were activated (they live on
     /// until the registry's cap drops them).
     pub(crate) fn evict_derived(&mut self, source: &str) {
-        let gone: Vec<String> = self
+        let gone: Vec<Arc<str>> = self
             .of_source(source)
             .filter(|o| is_derived(&o.object_id, source) && o.activation.is_none())
             .map(|o| o.object_id.clone())
@@ -419,12 +436,12 @@ impl Objects {
     }
 
     /// Ids of every object whose source is message `source`.
-    pub(crate) fn sourced_from(&self, source: &str) -> Vec<String> {
+    pub(crate) fn sourced_from(&self, source: &str) -> Vec<Arc<str>> {
         self.of_source(source).map(|o| o.object_id.clone()).collect()
     }
 
     /// Ids of the objects derived from message `source` that are not among `keep` (an edit dropped them).
-    pub(crate) fn derived_not_in(&self, source: &str, keep: &[Object]) -> Vec<String> {
+    pub(crate) fn derived_not_in(&self, source: &str, keep: &[Object]) -> Vec<Arc<str>> {
         self.of_source(source)
             .filter(|o| is_derived(&o.object_id, source) && !keep.iter().any(|k| k.object_id == o.object_id))
             .map(|o| o.object_id.clone())

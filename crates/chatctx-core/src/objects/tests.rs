@@ -93,6 +93,9 @@ proptest::proptest! {
     #[test]
     fn a_label_is_cut_as_counting_every_character_would(s in labels()) {
         proptest::prop_assert_eq!(short_label(&s), short_label_by_counting(&s));
+        // The shared forms give the same label.
+        proptest::prop_assert_eq!(&*super::short_label_arc(&s), short_label(&s));
+        proptest::prop_assert_eq!(&*super::short_label_shared(&s.as_str().into()), short_label(&s));
     }
 }
 
@@ -119,21 +122,21 @@ fn indexes_follow_deletes_moves_and_activations() {
     }
     reg.upsert(obj("9:poll", ObjectKind::Poll, Some("7"), 9), 100, &s);
     let scope = reg.scope(Some("7")).unwrap();
-    let newest: Vec<&str> = reg.newest(scope, None).map(|o| o.object_id.as_str()).take(3).collect();
+    let newest: Vec<&str> = reg.newest(scope, None).map(|o| &*o.object_id).take(3).collect();
     assert_eq!(newest, ["9:poll", "4:link:0", "3:link:0"]);
-    let polls: Vec<&str> = reg.newest(scope, Some(ObjectKind::Poll)).map(|o| o.object_id.as_str()).collect();
+    let polls: Vec<&str> = reg.newest(scope, Some(ObjectKind::Poll)).map(|o| &*o.object_id).collect();
     assert_eq!(polls, ["9:poll"]);
     reg.activate("1:link:0", Activation::Fetched, ts(20), None);
     reg.activate("3:link:0", Activation::Summarized, ts(30), Some("77"));
     reg.activate("1:link:0", Activation::Described, ts(40), None);
     let scope = reg.scope(Some("7")).unwrap();
-    let active: Vec<&str> = reg.activations(scope).map(|o| o.object_id.as_str()).collect();
+    let active: Vec<&str> = reg.activations(scope).map(|o| &*o.object_id).collect();
     assert_eq!(active, ["1:link:0", "3:link:0"], "each object once, by its latest activation");
     // A move to another topic re-indexes the object.
     let mut moved = obj("3:link:0", ObjectKind::Link, Some("9"), 3);
     moved.title_or_label = Some("moved".into());
     reg.upsert(moved, 100, &s);
-    assert!(reg.newest(reg.scope(Some("7")).unwrap(), None).all(|o| o.object_id != "3:link:0"));
+    assert!(reg.newest(reg.scope(Some("7")).unwrap(), None).all(|o| &*o.object_id != "3:link:0"));
     assert_eq!(
         reg.newest(reg.scope(Some("9")).unwrap(), None).next().map(|o| o.activated_by.as_deref()),
         Some(Some("77"))
@@ -155,7 +158,7 @@ fn the_cap_evicts_the_oldest_but_spares_active_objects() {
     for i in 1..=5 {
         reg.upsert(obj(&format!("{i}:link:0"), ObjectKind::Link, None, i), 3, &s);
     }
-    let mut ids: Vec<&str> = reg.iter().map(|o| o.object_id.as_str()).collect();
+    let mut ids: Vec<&str> = reg.iter().map(|o| &*o.object_id).collect();
     ids.sort_unstable();
     assert_eq!(ids, ["0:poll", "4:link:0", "5:link:0"]);
 }

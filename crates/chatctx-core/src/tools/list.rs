@@ -10,7 +10,7 @@ use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
 use crate::kinds::{Activation, KindName, ObjectKind};
-use crate::objects::{Liveness, Object, short_label};
+use crate::objects::{Liveness, Object, short_label_shared};
 use crate::time::Timestamp;
 use crate::tools::request::Id;
 use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
@@ -229,7 +229,7 @@ pub(crate) fn descriptor(chat_id: &str, o: &Object) -> Descriptor {
         source_message_id: o.source_message_id.clone(),
         chat_id: chat_id.to_owned(),
         topic_id: o.topic_id.clone(),
-        title_or_label: o.title_or_label.as_deref().map(short_label),
+        title_or_label: o.title_or_label.as_ref().map(short_label_shared),
         created_by_user_id: o.created_by_user_id.clone(),
         created_by_bot: o.created_by_bot,
         created_at: o.created_at,

@@ -59,7 +59,7 @@ impl ToolResponse {
                 ("kept", h.selection.kept.to_string()),
             ],
             ToolResponse::Resolve(r) => {
-                let top: Vec<&str> = r.candidates.iter().map(|c| c.descriptor.object_id.as_str()).collect();
+                let top: Vec<&str> = r.candidates.iter().map(|c| &*c.descriptor.object_id).collect();
                 vec![
                     ("status", serde_plain(&r.status)),
                     ("candidate_count", r.diagnostics.candidate_count.to_string()),
@@ -84,7 +84,7 @@ impl ToolResponse {
                 ("covers", s.summary.message_count.to_string()),
             ],
             ToolResponse::List(l) => {
-                let top: Vec<&str> = l.objects.iter().take(3).map(|o| o.descriptor.object_id.as_str()).collect();
+                let top: Vec<&str> = l.objects.iter().take(3).map(|o| &*o.descriptor.object_id).collect();
                 vec![
                     ("status", serde_plain(&l.status)),
                     ("count", l.objects.len().to_string()),

@@ -33,7 +33,7 @@ fn delete(ids: Value) -> Event {
 fn a_deleted_message_leaves_history_objects_reactions_and_indexes() {
     let mut e = with_photo();
     assert_eq!(e.history("telegram", "-1", None).unwrap().len(), 3, "photo, reaction, reply");
-    assert!(e.objects("telegram", "-1").unwrap().iter().any(|o| o.object_id == "1:media.image"));
+    assert!(e.objects("telegram", "-1").unwrap().iter().any(|o| &*o.object_id == "1:media.image"));
 
     let applied = e.apply(delete(json!([1, "404"]))).unwrap();
     assert!(applied.edited, "counted as a text change, so the log is compacted");
@@ -41,8 +41,8 @@ fn a_deleted_message_leaves_history_objects_reactions_and_indexes() {
     assert_eq!(left, ["nice"], "the message and the reaction quoting it are gone");
     assert!(e.message("telegram", "-1", "1").is_none());
     let objects = e.objects("telegram", "-1").unwrap();
-    assert!(objects.iter().all(|o| o.object_id != "1:media.image"), "its photo is gone");
-    let reminder = objects.iter().find(|o| o.object_id == "r1").expect("an explicit object stays");
+    assert!(objects.iter().all(|o| &*o.object_id != "1:media.image"), "its photo is gone");
+    let reminder = objects.iter().find(|o| &*o.object_id == "r1").expect("an explicit object stays");
     assert_eq!((reminder.source_message_id.as_deref(), reminder.caption.as_deref()), (None, None));
     let page = e.get_chat_history_range(&GetChatHistoryRange::decode(&json!({"chat_id": "-1"})).unwrap()).unwrap();
     assert_eq!(page.items.len(), 1);

@@ -139,7 +139,7 @@ fn attachments_links_and_derived_ids() {
                    "attachments": [{"kind": "media.image", "label": "cat.jpg"}, {"kind": "media.image"}, {"kind": "reminder", "object_id": "rem-1"}]});
     let mut e = engine(settings(Mode::Talkative, Scope::Topic), [ev(v.clone())]);
     let ids: Vec<(String, ObjectKind)> =
-        e.objects("telegram", "-1").unwrap().into_iter().map(|o| (o.object_id, o.kind)).collect();
+        e.objects("telegram", "-1").unwrap().into_iter().map(|o| (o.object_id.to_string(), o.kind)).collect();
     assert_eq!(
         ids,
         [
@@ -168,9 +168,9 @@ fn attachments_links_and_derived_ids() {
     edited["entities"] = json!([]);
     edited["attachments"] = json!([{"kind": "media.image", "label": "cat.jpg"}]);
     e.apply(ev(edited)).unwrap();
-    let ids: Vec<String> = e.objects("telegram", "-1").unwrap().into_iter().map(|o| o.object_id).collect();
+    let ids: Vec<String> = e.objects("telegram", "-1").unwrap().into_iter().map(|o| o.object_id.to_string()).collect();
     assert_eq!(ids, ["501:media.image", "rem-1"], "an explicit id is not derived from the message");
-    let kept = e.objects("telegram", "-1").unwrap().into_iter().find(|o| o.object_id == "501:media.image");
+    let kept = e.objects("telegram", "-1").unwrap().into_iter().find(|o| &*o.object_id == "501:media.image");
     assert_eq!(kept.and_then(|o| o.activation), Some(Activation::RepliedTo), "what the edit keeps keeps its state");
 
     // A link alone (a `url` or a `text_link` entity) is carried like an attachment: with the message's first
@@ -183,7 +183,7 @@ fn attachments_links_and_derived_ids() {
                           "sent_at": T0 + 90, "sender": user("2", "Bo"), "text": "read https://a.org please",
                           "entities": [entity]})))
             .unwrap();
-        let link = e.objects("telegram", "-1").unwrap().into_iter().find(|o| o.object_id == format!("{n}:link:0"));
+        let link = e.objects("telegram", "-1").unwrap().into_iter().find(|o| *o.object_id == format!("{n}:link:0"));
         let link = link.unwrap_or_else(|| panic!("message {n} registers its link"));
         assert!(link.caption.as_deref().is_some_and(|c| c.ends_with("please")), "{n}: {:?}", link.caption);
         assert_eq!(link.author.as_deref(), Some("[Bo](tg:@bo)"), "{n}");
@@ -216,7 +216,7 @@ fn object_and_activation_events() {
         e.objects("telegram", "-1")
             .unwrap()
             .iter()
-            .any(|o| o.object_id == "502:message" && o.kind == ObjectKind::Message)
+            .any(|o| &*o.object_id == "502:message" && o.kind == ObjectKind::Message)
     );
     assert!(e.apply(ev(json!({"type": "activation", "chat_id": "-1", "object_id": "502:bot_message", "event": "resolved", "at": T0}))).is_err(),
         "502 is not the bot's message");
@@ -225,14 +225,14 @@ fn object_and_activation_events() {
         e.objects("telegram", "-1")
             .unwrap()
             .iter()
-            .find(|o| o.object_id == "rem-9")
+            .find(|o| &*o.object_id == "rem-9")
             .unwrap()
             .closed_at
             .map(|t| t.unix()),
         Some(T0 + 200)
     );
     e.apply(ev(json!({"type": "object", "op": "delete", "at": T0 + 300, "object": {"object_id": "rem-9", "kind": "reminder", "chat_id": "-1"}}))).unwrap();
-    assert!(e.objects("telegram", "-1").unwrap().iter().all(|o| o.object_id != "rem-9"));
+    assert!(e.objects("telegram", "-1").unwrap().iter().all(|o| &*o.object_id != "rem-9"));
 }
 
 #[test]

@@ -174,7 +174,7 @@ proptest! {
     #[test]
     fn never_another_chats_object_and_bounded(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
         let mut e = build(events(&ops));
-        let own: Vec<String> = e.objects("telegram", "-0").unwrap_or_default().into_iter().map(|o| o.object_id).collect();
+        let own: Vec<String> = e.objects("telegram", "-0").unwrap_or_default().into_iter().map(|o| o.object_id.to_string()).collect();
         let own_messages: Vec<String> = e.history("telegram", "-0", None).unwrap_or_default().into_iter()
             .chain((0..3).flat_map(|t| e.history("telegram", "-0", Some(&t.to_string())).unwrap_or_default()))
             .filter_map(|i| i.message_id).collect();
@@ -256,7 +256,7 @@ proptest! {
                 let reason = |code: &str| c["reasons"].as_array().unwrap().iter().any(|r| r == code);
                 let lost = parts.iter().any(|p| p["part"] == "not_owned");
                 prop_assert_eq!(lost, mine && !reason("owned_by_sender"), "{}", c);
-                if let Some(o) = registered.iter().find(|o| o.object_id == c["object_id"]) {
+                if let Some(o) = registered.iter().find(|o| c["object_id"] == *o.object_id) {
                     let live = o.liveness(now, &Settings::default().objects);
                     let active = matches!(live, Liveness::Active { .. });
                     prop_assert_eq!(reason("currently_active"), active, "{}", c);

@@ -102,7 +102,7 @@ fn a_discord_guild_conversation() {
     );
     assert!(e.chat_keys().iter().all(|(_, c)| c != "1200000000000000001"), "no chat of its own");
     let objects: Vec<(String, ObjectKind)> =
-        e.objects("discord", chat).unwrap().into_iter().map(|o| (o.object_id, o.kind)).collect();
+        e.objects("discord", chat).unwrap().into_iter().map(|o| (o.object_id.to_string(), o.kind)).collect();
     assert!(objects.contains(&("1100000000000000001:media.image".into(), ObjectKind::MediaImage)), "{objects:?}");
     assert!(objects.contains(&("1100000000000000001:link:0".into(), ObjectKind::Link)), "{objects:?}");
     assert!(objects.contains(&("1200000000000000002:media.pdf".into(), ObjectKind::MediaPdf)), "{objects:?}");
@@ -239,7 +239,8 @@ fn a_slack_channel_with_files_links_threads_and_the_bot() {
     );
     let reply = e.message("slack", "C0DESIGN", "1770970860.000200").unwrap();
     assert_eq!(reply.reply_to_message_id.as_deref(), Some(thread), "a thread reply replies to the thread's start");
-    let objects: Vec<String> = e.objects("slack", "C0DESIGN").unwrap().into_iter().map(|o| o.object_id).collect();
+    let objects: Vec<String> =
+        e.objects("slack", "C0DESIGN").unwrap().into_iter().map(|o| o.object_id.to_string()).collect();
     assert!(
         objects.contains(&"1770970800.000100:media.image".to_owned())
             && objects.contains(&"1770970800.000100:link:0".to_owned())

@@ -59,7 +59,8 @@ fn single_chat_export() {
     assert_eq!(m[4].sender.as_ref().unwrap().user_id, "-100555", "a channel speaks as itself");
 
     let e = engine_with(out.events);
-    let ids: Vec<String> = e.objects("telegram", "-100789012").unwrap().into_iter().map(|o| o.object_id).collect();
+    let ids: Vec<String> =
+        e.objects("telegram", "-100789012").unwrap().into_iter().map(|o| o.object_id.to_string()).collect();
     assert_eq!(ids, ["2:link:0", "3:media.voice", "5:link:0", "5:media.image"]);
     let h = e.history("telegram", "-100789012", Some("1")).unwrap();
     assert_eq!(h[1].text, "Let's discuss [@bob](tg:@bob) 😀 see https://a.org");

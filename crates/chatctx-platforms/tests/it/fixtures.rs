@@ -7,7 +7,7 @@ use serde_json::json;
 use super::*;
 
 fn object_ids(e: &Engine, chat: &str) -> Vec<(String, ObjectKind)> {
-    e.objects("telegram", chat).unwrap().into_iter().map(|o| (o.object_id, o.kind)).collect()
+    e.objects("telegram", chat).unwrap().into_iter().map(|o| (o.object_id.to_string(), o.kind)).collect()
 }
 
 #[test]
@@ -35,7 +35,7 @@ fn text_mention_without_username_and_a_url() {
     assert!(item.text.starts_with("F Ngoc Cu Kim https://github.com/"), "no username: text left as is: {}", item.text);
     let objects = e.objects("telegram", "-5251554348").unwrap();
     assert_eq!(objects.len(), 1);
-    assert_eq!(objects[0].object_id, "471:link:0");
+    assert_eq!(&*objects[0].object_id, "471:link:0");
     assert_eq!(objects[0].kind, ObjectKind::Link);
     let label = objects[0].title_or_label.as_deref().unwrap();
     assert_eq!(label.chars().count(), 80, "labels are cut to 80 characters");
@@ -182,8 +182,7 @@ fn caption_entities_make_links() {
     assert_eq!(m.text, "www.example.com");
     let e = engine_with(vec![Event::Message(m)]);
     let objects = e.objects("telegram", "27433968").unwrap();
-    let ids: Vec<(&str, Option<&str>)> =
-        objects.iter().map(|o| (o.object_id.as_str(), o.title_or_label.as_deref())).collect();
+    let ids: Vec<(&str, Option<&str>)> = objects.iter().map(|o| (&*o.object_id, o.title_or_label.as_deref())).collect();
     assert_eq!(ids, [("3460:link:0", Some("www.example.com")), ("3460:media.image", Some("www.example.com"))]);
 }
 

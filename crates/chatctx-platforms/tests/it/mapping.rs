@@ -85,7 +85,7 @@ fn bot_poll_is_created_and_answers_are_votes() {
     assert_eq!(m.attachments[0].activation, Some(Activation::Created));
     let mut engine = engine_with(vec![Event::Message(m)]);
     let poll = engine.objects("telegram", "-100500").unwrap().remove(0);
-    assert_eq!((poll.object_id.as_str(), poll.activation), ("20:poll", Some(Activation::Created)));
+    assert_eq!((&*poll.object_id, poll.activation), ("20:poll", Some(Activation::Created)));
     assert_eq!(poll.title_or_label.as_deref(), Some("Lunch at 12 or 13?"));
 
     let answer = json!({"update_id": 3, "poll_answer": {"poll_id": "5800", "user": alice(), "option_ids": [0]}});

@@ -268,7 +268,7 @@ pub(super) fn logged_line(call: &ToolCall, now: Timestamp, response: &ToolRespon
                 let scope = call.scope();
                 let event = Event::Activation(ActivationEvent {
                     channel: scope.channel.clone(),
-                    target: ObjectRef::Id { chat_id: scope.chat_id.clone(), object_id: best.object_id.clone() },
+                    target: ObjectRef::Id { chat_id: scope.chat_id.clone(), object_id: best.object_id.to_string() },
                     event: Activation::Resolved,
                     at: call.now().unwrap_or(now),
                     by_user_id: None,

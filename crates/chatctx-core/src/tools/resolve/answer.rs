@@ -1,38 +1,39 @@
 //! The answer: descriptors, candidates, reason codes, and the decision between resolved, ambiguous and
 //! not_found.
 
-use super::pool::Cand;
+use super::pool::{Cand, Of};
 use super::reasons::{reasons_of, round};
 use super::{ResolveReferenceTarget, Status, Tier};
 use crate::kinds::ObjectKind;
-use crate::objects::short_label;
+use crate::objects::{short_label_arc, short_label_shared};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
 use schemars::JsonSchema;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// A compact, safe description of an object (no raw history).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[schemars(crate = "crate::wire")]
 pub struct Descriptor {
     /// Id.
-    pub object_id: String,
+    pub object_id: Arc<str>,
     /// Kind.
     pub kind: ObjectKind,
     /// The message that carries it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source_message_id: Option<String>,
+    pub source_message_id: Option<Arc<str>>,
     /// The chat.
     pub chat_id: String,
     /// The topic.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub topic_id: Option<String>,
+    pub topic_id: Option<Arc<str>>,
     /// At most 80 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub title_or_label: Option<String>,
+    pub title_or_label: Option<Arc<str>>,
     /// Who created it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub created_by_user_id: Option<String>,
+    pub created_by_user_id: Option<Arc<str>>,
     /// Whether the bot created it.
     pub created_by_bot: bool,
     /// When it became known.
@@ -41,10 +42,10 @@ pub struct Descriptor {
     pub last_touched_at: Timestamp,
     /// Who posted it, as the prompt refers to them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
+    pub author: Option<Arc<str>>,
     /// The first words of the message that carries it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub caption: Option<String>,
+    pub caption: Option<Arc<str>>,
     /// The platform's file reference (media, files): enough to send or fetch it again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<crate::event::FileRef>,
@@ -133,21 +134,7 @@ pub(super) fn decide(
         return (resolution, None);
     }
     let chat_id = &req.scope.chat_id;
-    let describe = |c: &Cand<'_>| Descriptor {
-        object_id: c.id().render(),
-        kind: c.kind,
-        source_message_id: c.source().map(str::to_owned),
-        chat_id: chat_id.clone(),
-        topic_id: c.topic().map(str::to_owned),
-        title_or_label: c.label().map(short_label).filter(|l| !l.is_empty()),
-        created_by_user_id: c.by_user().map(str::to_owned),
-        created_by_bot: c.by_bot,
-        created_at: c.created_at,
-        last_touched_at: c.last_touched,
-        author: c.author().map(str::to_owned),
-        caption: c.obj().and_then(|o| o.caption.clone()),
-        file: c.obj().and_then(|o| o.file.clone()),
-    };
+    let describe = |c: &Cand<'_>| describe(c, chat_id);
     let candidate =
         |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: reasons_of(c.mask) };
     let first = pool[0];
@@ -193,6 +180,43 @@ pub(super) fn decide(
         explain: None,
     };
     (resolution, Some(winner))
+}
+
+/// A candidate's descriptor. A registered object's strings are shared with it; a stored message's are written once
+/// each.
+fn describe(c: &Cand<'_>, chat_id: &str) -> Descriptor {
+    match c.of {
+        Of::Obj(o) => Descriptor {
+            object_id: o.object_id.clone(),
+            kind: c.kind,
+            source_message_id: o.source_message_id.clone(),
+            chat_id: chat_id.to_owned(),
+            topic_id: o.topic_id.clone(),
+            title_or_label: o.title_or_label.as_ref().map(short_label_shared).filter(|l| !l.is_empty()),
+            created_by_user_id: o.created_by_user_id.clone(),
+            created_by_bot: c.by_bot,
+            created_at: c.created_at,
+            last_touched_at: c.last_touched,
+            author: o.author.clone(),
+            caption: o.caption.clone(),
+            file: o.file.clone(),
+        },
+        Of::Msg { mid, .. } => Descriptor {
+            object_id: c.id().shared(),
+            kind: c.kind,
+            source_message_id: Some(mid.clone()),
+            chat_id: chat_id.to_owned(),
+            topic_id: c.topic().map(Into::into),
+            title_or_label: c.label().map(short_label_arc).filter(|l| !l.is_empty()),
+            created_by_user_id: c.by_user().map(Into::into),
+            created_by_bot: c.by_bot,
+            created_at: c.created_at,
+            last_touched_at: c.last_touched,
+            author: c.author().map(Into::into),
+            caption: None,
+            file: None,
+        },
+    }
 }
 
 /// The first `keep` of `items` in `order`, in that order: as sorting them all and keeping the first would give,

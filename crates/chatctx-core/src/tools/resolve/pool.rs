@@ -35,6 +35,19 @@ impl CandId<'_> {
         id
     }
 
+    /// Its id as a shared string, allocated once (a short id is written on the stack first).
+    pub(super) fn shared(&self) -> std::sync::Arc<str> {
+        let (a, b, c) = self.parts();
+        let mut buf = [0u8; 64];
+        let Some(out) = buf.get_mut(..a.len() + b.len() + c.len()) else { return self.render().into() };
+        let (head, rest) = out.split_at_mut(a.len());
+        let (mid, tail) = rest.split_at_mut(b.len());
+        head.copy_from_slice(a.as_bytes());
+        mid.copy_from_slice(b.as_bytes());
+        tail.copy_from_slice(c.as_bytes());
+        std::str::from_utf8(out).map_or_else(|_| self.render().into(), Into::into)
+    }
+
     /// Orders as the rendered ids would.
     pub(super) fn cmp(&self, other: &Self) -> Ordering {
         let (a1, a2, a3) = self.parts();
@@ -93,14 +106,6 @@ impl<'a> Cand<'a> {
         }
     }
 
-    /// The message that carries it (a message candidate's own id).
-    pub(super) fn source(&self) -> Option<&'a str> {
-        match self.of {
-            Of::Obj(o) => o.source_message_id.as_deref(),
-            Of::Msg { mid, .. } => Some(mid),
-        }
-    }
-
     pub(super) fn topic(&self) -> Option<&'a str> {
         match self.of {
             Of::Obj(o) => o.topic_id.as_deref(),
@@ -137,14 +142,6 @@ impl<'a> Cand<'a> {
         match self.of {
             Of::Obj(o) => o.author.as_deref(),
             Of::Msg { chat, item, .. } => Some(chat.people.display_ref(item.sender)),
-        }
-    }
-
-    /// The registered object, when the candidate is one (for its description).
-    pub(super) fn obj(&self) -> Option<&'a Object> {
-        match self.of {
-            Of::Obj(o) => Some(o),
-            Of::Msg { .. } => None,
         }
     }
 }
@@ -498,6 +495,20 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use super::CandId;
+    use crate::kinds::ObjectKind;
+
+    /// The shared id is the rendered one, whether it fits the stack buffer or not.
+    #[test]
+    fn a_shared_id_is_the_rendered_one() {
+        for len in [0, 1, 40, 55, 56, 57, 63, 64, 65, 200] {
+            let mid: std::sync::Arc<str> = "9".repeat(len).into();
+            for id in [CandId::Msg(&mid, ObjectKind::BotMessage), CandId::Obj(&mid)] {
+                assert_eq!(&*id.shared(), id.render(), "{len}");
+            }
+        }
+    }
+
     proptest::proptest! {
         /// Whatever it grows through, the set answers as a `HashSet` of the same keys would.
         #[test]
