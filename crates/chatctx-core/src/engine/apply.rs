@@ -125,6 +125,7 @@ impl Engine {
             actions,
             forwarded_from,
         } = m;
+        let message_id: std::sync::Arc<str> = message_id.into(); // the item's, shared by its objects
         let (settings, dirs, chat) = self.with_chat_dir(&channel, &chat_id);
         let (cap, max_topics) = (settings.conversation.cache_max_per_conversation, settings.conversation.max_topics);
         let (max_objects, object_settings) = (settings.objects.max_per_chat, &settings.objects);
@@ -143,8 +144,8 @@ impl Engine {
         // What an object of this message records of it: the first words (its caption) and who posted it. Only
         // a message that can carry objects pays for them.
         let carries = carries_objects(&attachments, &entities);
-        let caption = carries.then(|| crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty());
-        let author = (carries && kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).to_owned());
+        let caption = carries.then(|| crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty()).map(Into::into);
+        let author = (carries && kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).into());
         let Normalized { text, links, warnings, unknown } =
             message_text((chat, dir), &channel, text, &entities, &attachments, forwarded_from.as_deref());
         chat.note_mentions(unknown, settings.conversation.max_people);
@@ -158,7 +159,6 @@ impl Engine {
             let sender_ref = q.sender.as_ref().map(|p| chat.people.shown_ref(&channel, p, dir)).unwrap_or_default();
             (sender_ref.into_boxed_str(), q.text.into_boxed_str())
         });
-
         let carrier = Carrier {
             message_id: &message_id,
             topic_id: &topic_id,
@@ -193,7 +193,7 @@ impl Engine {
             origin,
             triggered: triggered_agent || was_triggered,
             tokens,
-            message_id: Some(message_id.into()),
+            message_id: Some(message_id),
             reply_to: reply_to_message_id.map(String::into_boxed_str),
             refs: crate::chat::may_refer(&text),
             text: text.into_boxed_str(),
@@ -280,7 +280,7 @@ impl Engine {
             }
             return;
         }
-        let source = spec.source_message_id.clone().unwrap_or_default();
+        let source: std::sync::Arc<str> = spec.source_message_id.as_deref().unwrap_or_default().into();
         let carrier = Carrier {
             message_id: &source,
             topic_id: &spec.topic_id,

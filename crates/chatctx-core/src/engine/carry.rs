@@ -3,7 +3,8 @@
 
 use crate::chat::Chat;
 use crate::kinds::{Activation, ItemKind, ObjectKind};
-use crate::objects::{Object, short_label};
+use crate::objects::{Object, short_label_arc};
+use std::sync::Arc;
 
 /// The `message` / `bot_message` candidate object of a stored message, for ids `"{message_id}:message"`.
 pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> {
@@ -16,29 +17,30 @@ pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> 
     }
     let label: String = item.text.chars().take(200).collect();
     let topic = conv.topic.as_deref().map(str::to_owned);
+    let mid: Arc<str> = mid.into();
     let carrier = Carrier {
-        message_id: mid,
+        message_id: &mid,
         topic_id: &topic,
         by_user: None,
         by_bot: is_bot,
         at: item.sent_at,
         caption: None,
-        author: Some(chat.people.display_ref(item.sender).to_owned()),
+        author: Some(chat.people.display_ref(item.sender).into()),
     };
     Some(carrier.object(object_id.to_owned(), kind, Some(&label), None))
 }
 
 /// The message that carries objects: what each object it carries records about its source.
 pub(super) struct Carrier<'a> {
-    pub(super) message_id: &'a str,
+    pub(super) message_id: &'a Arc<str>,
     pub(super) topic_id: &'a Option<String>,
     pub(super) by_user: Option<&'a str>,
     pub(super) by_bot: bool,
     pub(super) at: crate::time::Timestamp,
     /// The message's first words, for its objects' `caption` (and their label when they have none).
-    pub(super) caption: Option<String>,
+    pub(super) caption: Option<Arc<str>>,
     /// Who posted it, as the prompt refers to them.
-    pub(super) author: Option<String>,
+    pub(super) author: Option<Arc<str>>,
 }
 
 /// The objects a message carries, the activations they arrive with, and the platform ids they are known by.
@@ -93,9 +95,9 @@ impl Carrier<'_> {
         Object {
             object_id: object_id.into(),
             kind,
-            source_message_id: Some(self.message_id.into()),
+            source_message_id: Some(self.message_id.clone()),
             topic_id: self.topic_id.as_deref().map(Into::into),
-            title_or_label: label.map(short_label).filter(|l| !l.is_empty()).map(Into::into),
+            title_or_label: label.map(short_label_arc).filter(|l| !l.is_empty()),
             created_by_user_id: self.by_user.map(Into::into),
             created_by_bot: self.by_bot,
             created_at: self.at,
@@ -106,8 +108,8 @@ impl Carrier<'_> {
             external_id,
             activated_by: None,
             file: None,
-            caption: self.caption.as_deref().map(Into::into),
-            author: self.author.as_deref().map(Into::into),
+            caption: self.caption.clone(),
+            author: self.author.clone(),
         }
     }
 }
