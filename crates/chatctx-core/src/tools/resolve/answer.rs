@@ -111,7 +111,7 @@ pub(super) fn decide(
     req: &ResolveReferenceTarget,
     cfg: &ResolverSettings,
     fallback: bool,
-) -> (Resolution, Option<String>) {
+) -> Resolution {
     let top = pool.first().map_or(0.0, |c| c.score);
     let second = pool.get(1).map_or(0.0, |c| c.score.max(0.0));
     let gap = (top - second).max(0.0);
@@ -119,7 +119,7 @@ pub(super) fn decide(
     let widest = if fallback { Tier::Chat } else { pool.first().map_or(Tier::Chat, |c| c.tier) };
     if pool.is_empty() || top < cfg.min_score {
         let confidence = round(0.25 * (top.max(0.0) / cfg.min_score.max(1.0)).min(1.0), 3).min(0.249);
-        let resolution = Resolution {
+        return Resolution {
             status: Status::NotFound,
             best_match: None,
             candidates: Vec::new(),
@@ -131,7 +131,6 @@ pub(super) fn decide(
             recorded: false,
             explain: None,
         };
-        return (resolution, None);
     }
     let chat_id = &req.scope.chat_id;
     let describe = |c: &Cand<'_>| describe(c, chat_id);
@@ -147,7 +146,7 @@ pub(super) fn decide(
             .map(|c| candidate(c))
             .collect();
         let confidence = round(0.25 + 0.25 * (gap / cfg.ambiguity_gap.max(1e-9)).min(1.0), 3).min(0.499);
-        let resolution = Resolution {
+        return Resolution {
             status: Status::Ambiguous,
             best_match: None,
             candidates: close,
@@ -159,14 +158,12 @@ pub(super) fn decide(
             recorded: false,
             explain: None,
         };
-        return (resolution, None);
     }
     let strength = (top / (2.0 * cfg.min_score.max(1.0))).min(1.0);
     let margin = (gap / (3.0 * cfg.ambiguity_gap.max(1e-9))).min(1.0);
     let confidence = round(0.5 + 0.5 * strength * margin, 3);
-    let winner = first.id().render();
     let candidates: Vec<Candidate> = pool.iter().take(req.max_candidates).map(|c| candidate(c)).collect();
-    let resolution = Resolution {
+    Resolution {
         status: Status::Resolved,
         // The first candidate's, copied rather than described again (`max_candidates` is at least 1).
         best_match: candidates.first().map(|c| c.descriptor.clone()),
@@ -178,8 +175,7 @@ pub(super) fn decide(
         why: None,
         recorded: false,
         explain: None,
-    };
-    (resolution, Some(winner))
+    }
 }
 
 /// A candidate's descriptor. A registered object's strings are shared with it; a stored message's are written once

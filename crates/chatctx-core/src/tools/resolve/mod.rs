@@ -255,12 +255,12 @@ impl Engine {
         req: &ResolveReferenceTarget,
         now: Timestamp,
     ) -> Result<Resolution, Error> {
-        let (mut resolution, winner) = {
+        let mut resolution = {
             let chat =
                 self.chat(&req.scope.channel, &req.scope.chat_id).ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
             resolve(chat, self.settings(), req, now)
         };
-        if let Some(id) = winner {
+        if let Some(id) = winner(&resolution) {
             resolution.recorded = self.record_resolved(&req.scope.channel, &req.scope.chat_id, &id, now, req.current());
         }
         Ok(resolution)
@@ -274,12 +274,17 @@ impl Engine {
         now: Timestamp,
     ) -> Result<Option<Resolution>, Error> {
         let chat = self.chat(&req.scope.channel, &req.scope.chat_id).ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
-        let (resolution, winner) = resolve(chat, self.settings(), req, now);
-        Ok(match winner {
+        let resolution = resolve(chat, self.settings(), req, now);
+        Ok(match winner(&resolution) {
             Some(id) if would_record(chat, &id, now, req.current()) => None,
             _ => Some(resolution),
         })
     }
+}
+
+/// The winner of a `resolved` answer (its best match; an answer has one only then).
+fn winner(resolution: &Resolution) -> Option<std::sync::Arc<str>> {
+    resolution.best_match.as_ref().map(|b| b.object_id.clone())
 }
 
 /// Whether [`Engine::record_resolved`] would change anything: what it compares, computed without changing it.
@@ -298,13 +303,13 @@ fn would_record(chat: &Chat, object_id: &str, now: Timestamp, by: &str) -> bool 
         && o.activated_by.as_deref() == Some(by))
 }
 
-/// Scores the pool; returns the answer and, when resolved, the winner's id.
+/// Scores the pool; returns the answer (a resolved one names its winner as its best match).
 fn resolve(
     chat: &Chat,
     settings: &crate::settings::Settings,
     req: &ResolveReferenceTarget,
     now: Timestamp,
-) -> (Resolution, Option<String>) {
+) -> Resolution {
     let cfg = &settings.resolver;
     let scope = req.scope_in(chat);
     if cfg.require_reference && !refers_to_something(chat, req, scope.current) {
@@ -322,7 +327,7 @@ fn resolve(
                 kinds: Default::default(),
             }));
         }
-        return (resolution, None);
+        return resolution;
     }
     let Gathered { ctx, mut pool, reply_target, fallback } = gather(chat, settings, req, &scope, now);
     // A kind hint decides who may win: the others stay out of the answer (a reply to an image is not
@@ -341,12 +346,12 @@ fn resolve(
     let keep = req.max_candidates.max(2) + 1;
     let eligible = pool.iter().filter(|c| hinted.admits(c.kind));
     let ranked = best_few(eligible, keep, rank);
-    let (mut resolution, winner) = decide(&ranked, pool.len(), req, cfg, fallback);
+    let mut resolution = decide(&ranked, pool.len(), req, cfg, fallback);
     if req.scope.explain || settings.decisions.keep > 0 {
         let top = ranked.first().map(|c| c.score);
         resolution.explain = Some(Box::new(record(&pool, top, hinted, &ctx, req, cfg, &resolution)));
     }
-    (resolution, winner)
+    resolution
 }
 
 /// Whether the request has anything to resolve: a reply target, a hint or a kind filter (the caller read a
@@ -369,7 +374,7 @@ fn refers_to_something(chat: &Chat, req: &ResolveReferenceTarget, current: Optio
 
 /// `not_found` for a message that refers to nothing (nothing scored, nothing recorded).
 fn no_reference(req: &ResolveReferenceTarget, cfg: &ResolverSettings) -> Resolution {
-    let mut r = decide(&[], 0, req, cfg, false).0;
+    let mut r = decide(&[], 0, req, cfg, false);
     r.confidence = 0.0;
     r.why = Some("no_reference");
     r
