@@ -149,7 +149,7 @@ pub fn short_label_shared(label: &Arc<str>) -> Arc<str> {
     if label.len() <= MAX_LABEL_CHARS && label.trim().len() == label.len() {
         label.clone()
     } else {
-        short_label(label).into()
+        short_label_arc(label)
     }
 }
 
