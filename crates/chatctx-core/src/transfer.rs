@@ -94,21 +94,21 @@ pub struct ItemDoc {
 #[serde(deny_unknown_fields)]
 pub struct ObjectDoc {
     /// Id.
-    pub object_id: String,
+    pub object_id: std::sync::Arc<str>,
     /// Kind.
     pub kind: ObjectKind,
     /// Source message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_message_id: Option<String>,
+    pub source_message_id: Option<std::sync::Arc<str>>,
     /// Topic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topic_id: Option<String>,
+    pub topic_id: Option<std::sync::Arc<str>>,
     /// Label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title_or_label: Option<String>,
+    pub title_or_label: Option<std::sync::Arc<str>>,
     /// Creator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_by_user_id: Option<String>,
+    pub created_by_user_id: Option<std::sync::Arc<str>>,
     /// Bot-created.
     pub created_by_bot: bool,
     /// Registered.
@@ -135,10 +135,10 @@ pub struct ObjectDoc {
     pub file: Option<crate::event::FileRef>,
     /// The carrier message's first words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub caption: Option<String>,
+    pub caption: Option<std::sync::Arc<str>>,
     /// Who posted it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
+    pub author: Option<std::sync::Arc<str>>,
 }
 
 impl ConversationDoc {

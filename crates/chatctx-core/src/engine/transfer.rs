@@ -11,12 +11,12 @@ use crate::transfer::{ConversationDoc, FORMAT, ItemDoc, ObjectDoc};
 
 fn object_doc(o: &Object) -> ObjectDoc {
     ObjectDoc {
-        object_id: o.object_id.to_string(),
+        object_id: o.object_id.clone(),
         kind: o.kind,
-        source_message_id: o.source_message_id.as_deref().map(str::to_owned),
-        topic_id: o.topic_id.as_deref().map(str::to_owned),
-        title_or_label: o.title_or_label.as_deref().map(str::to_owned),
-        created_by_user_id: o.created_by_user_id.as_deref().map(str::to_owned),
+        source_message_id: o.source_message_id.clone(),
+        topic_id: o.topic_id.clone(),
+        title_or_label: o.title_or_label.clone(),
+        created_by_user_id: o.created_by_user_id.clone(),
         created_by_bot: o.created_by_bot,
         created_at: o.created_at,
         last_touched_at: o.last_touched_at,
@@ -26,8 +26,8 @@ fn object_doc(o: &Object) -> ObjectDoc {
         closed_at: o.closed_at,
         external_id: o.external_id.clone(),
         file: o.file.clone(),
-        caption: o.caption.as_deref().map(str::to_owned),
-        author: o.author.as_deref().map(str::to_owned),
+        caption: o.caption.clone(),
+        author: o.author.clone(),
     }
 }
 
@@ -134,12 +134,12 @@ impl Engine {
         for o in &doc.objects {
             chat.objects.upsert(
                 Object {
-                    object_id: o.object_id.as_str().into(),
+                    object_id: o.object_id.clone(),
                     kind: o.kind,
-                    source_message_id: o.source_message_id.as_deref().map(Into::into),
-                    topic_id: o.topic_id.as_deref().map(Into::into),
-                    title_or_label: o.title_or_label.as_deref().map(Into::into),
-                    created_by_user_id: o.created_by_user_id.as_deref().map(Into::into),
+                    source_message_id: o.source_message_id.clone(),
+                    topic_id: o.topic_id.clone(),
+                    title_or_label: o.title_or_label.clone(),
+                    created_by_user_id: o.created_by_user_id.clone(),
                     created_by_bot: o.created_by_bot,
                     created_at: o.created_at,
                     last_touched_at: o.last_touched_at,
@@ -149,8 +149,8 @@ impl Engine {
                     external_id: o.external_id.clone(),
                     activated_by: o.activated_by.clone(),
                     file: o.file.clone(),
-                    caption: o.caption.as_deref().map(Into::into),
-                    author: o.author.as_deref().map(Into::into),
+                    caption: o.caption.clone(),
+                    author: o.author.clone(),
                 },
                 settings.objects.max_per_chat.max(doc.objects.len()),
                 &settings.objects,
@@ -163,7 +163,7 @@ impl Engine {
             chat.summaries.insert(s.topic_id.clone(), s.clone());
         }
         let externals: Vec<(String, String)> =
-            doc.objects.iter().filter_map(|o| o.external_id.clone().map(|e| (e, o.object_id.clone()))).collect();
+            doc.objects.iter().filter_map(|o| o.external_id.clone().map(|e| (e, o.object_id.to_string()))).collect();
         // Threads the rule refuses are left out (a document written before the rule may hold them).
         let threads: Vec<&String> = doc
             .threads
