@@ -144,21 +144,21 @@ impl Serialize for Verdicts {
 
 crate::wire::schema_as!(Verdicts => Vec<ItemVerdict<'static>>);
 
-/// A record's ids, back to back in one string (one allocation per record, however many ids it keeps).
+/// A history record's ids, back to back in one string (one allocation per record, however many ids it keeps).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct Ids(String);
+struct Ids(String);
 
 /// Where one id is in its record's [`Ids`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct IdAt(u32, u32);
+struct IdAt(u32, u32);
 
 impl Ids {
-    pub(crate) fn with_capacity(bytes: usize) -> Self {
+    fn with_capacity(bytes: usize) -> Self {
         Self(String::with_capacity(bytes))
     }
 
     /// Adds `id`; where it is.
-    pub(crate) fn push(&mut self, id: &str) -> IdAt {
+    fn push(&mut self, id: &str) -> IdAt {
         // A record's ids never reach 4 GiB.
         let offset = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
         let start = offset(&self.0);
@@ -167,13 +167,8 @@ impl Ids {
     }
 
     /// The id at `at`.
-    pub(crate) fn get(&self, at: IdAt) -> &str {
+    fn get(&self, at: IdAt) -> &str {
         self.0.get(at.0 as usize..at.1 as usize).unwrap_or_default()
-    }
-
-    /// How many bytes the ids take.
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
     }
 }
 
@@ -260,13 +255,13 @@ pub struct ScorePart {
     pub points: f64,
 }
 
-/// One scored candidate as the record keeps it: what its score was made of, in a few numbers. Its parts,
-/// reason codes and rank are worked out when the record is written out ([`ResolveView`]), so that keeping a
-/// record costs a resolution little.
+/// One scored candidate as the record keeps it: its id (shared with the chat's, a count taken rather than the
+/// bytes copied) and what its score was made of, in a few numbers. Its parts, reason codes and rank are worked
+/// out when the record is written out ([`ResolveView`]), so that keeping a record costs a resolution little.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CandidateVerdict {
-    /// Where its id is in [`ResolveDecision`]'s `ids`: a message candidate's message id, or an object's id.
-    pub(crate) id: IdAt,
+    /// A message candidate's message id, or an object's id (shared with the chat's).
+    pub(crate) id: Arc<str>,
     /// A message candidate: its object id is `"{message_id}:{kind}"`.
     pub(crate) message: bool,
     /// Its kind.
@@ -288,8 +283,6 @@ pub struct ResolveDecision {
     pub status: Status,
     /// Every candidate scored, in the order they were gathered.
     pub candidates: Vec<CandidateVerdict>,
-    /// The candidates' ids back to back, each verdict holding its range: one allocation for all of them.
-    pub(crate) ids: Ids,
     /// Why the answer is what it is (see [`ResolveView::why`]).
     pub why: &'static str,
     /// The lead of the best over the runner-up.
@@ -309,13 +302,13 @@ pub struct ResolveDecision {
 impl ResolveDecision {
     /// The object id of one of its candidates.
     pub fn object_id(&self, c: &CandidateVerdict) -> String {
-        let id = self.ids.get(c.id);
+        let id = &*c.id;
         if c.message { [id, ":", c.kind.as_str()].concat() } else { id.to_owned() }
     }
 
     /// How many bytes its candidates' ids take (for the records' memory accounting).
     pub fn id_bytes(&self) -> usize {
-        self.ids.len()
+        self.candidates.iter().map(|c| c.id.len()).sum()
     }
 
     /// Whether `c` may win (no kind hint, or of the hinted kind).

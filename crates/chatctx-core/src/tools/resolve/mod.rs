@@ -318,7 +318,6 @@ fn resolve(
             resolution.explain = Some(Box::new(crate::decision::ResolveDecision {
                 status: resolution.status,
                 candidates: Vec::new(),
-                ids: Default::default(),
                 why: "no_reference",
                 top_score_gap: 0.0,
                 now,
@@ -391,16 +390,15 @@ fn record(
     cfg: &ResolverSettings,
     resolution: &Resolution,
 ) -> crate::decision::ResolveDecision {
-    let mut ids = crate::decision::Ids::with_capacity(pool.len() * 16);
     let candidates: Vec<crate::decision::CandidateVerdict> = pool
         .iter()
         .map(|c| {
-            let (id, message) = match c.id() {
-                pool::CandId::Msg(mid, _) => (&**mid, true),
-                pool::CandId::Obj(id) => (id, false),
+            let (id, message) = match c.of {
+                pool::Of::Msg { mid, .. } => (mid.clone(), true),
+                pool::Of::Obj(o) => (o.object_id.clone(), false),
             };
             crate::decision::CandidateVerdict {
-                id: ids.push(id),
+                id,
                 message,
                 kind: c.kind,
                 tier: c.tier,
@@ -422,7 +420,6 @@ fn record(
     crate::decision::ResolveDecision {
         status: resolution.status,
         candidates,
-        ids,
         why,
         top_score_gap: resolution.diagnostics.top_score_gap,
         now: ctx.now,
