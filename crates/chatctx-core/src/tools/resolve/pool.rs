@@ -70,6 +70,9 @@ pub(super) struct Cand<'a> {
     pub(super) chain_depth: Option<usize>,
     /// A message whose live typed objects are candidates in their own right.
     pub(super) carrier: bool,
+    /// Found through the index of the request's own topic (or, outside a topic, of the chat's general
+    /// conversation), which holds only objects of that topic: its topic is the request's without comparing.
+    pub(super) in_topic: bool,
     pub(super) score: f64,
     pub(super) mask: u32,
 }
@@ -219,6 +222,7 @@ impl<'a> Ctx<'a> {
             tier,
             chain_depth: depth,
             carrier: false,
+            in_topic: false,
             score: if is_message { 0.0 } else { self.settings.resolver.typed_object },
             mask: 0,
         })
@@ -264,6 +268,7 @@ impl<'a> Ctx<'a> {
             tier,
             chain_depth: depth,
             carrier,
+            in_topic: false,
             score: 0.0,
             mask: 0,
         })
@@ -342,11 +347,17 @@ impl<'a> Pool<'a, '_> {
     /// chat are past their TTL.
     #[inline(always)]
     fn object(&mut self, o: &'a Object, tier: Tier, depth: Option<usize>) {
+        self.object_in(o, tier, depth, false);
+    }
+
+    /// [`Pool::object`] for an object found through the index of the request's topic (`in_topic`).
+    #[inline(always)]
+    fn object_in(&mut self, o: &'a Object, tier: Tier, depth: Option<usize>, in_topic: bool) {
         if let Some(live) = self.ctx.admit(o)
             && self.seen.insert(Of::Obj(o).key())
             && let Some(c) = self.ctx.admitted(o, live, tier, depth)
         {
-            self.cands.push(c);
+            self.cands.push(Cand { in_topic, ..c });
         }
     }
 
@@ -402,20 +413,21 @@ pub(super) fn gather<'a>(
     }
     let home = ctx.tier_for(topic);
     if let Some(idx) = chat.objects.scope(topic) {
+        // The scope's index holds only objects of `topic` (an object that moves is registered anew).
         for o in chat.objects.newest(idx, None).take(cfg.scope_window) {
-            p.object(o, home, None);
+            p.object_in(o, home, None, true);
         }
         let focus: &[ObjectKind] = req.allowed_kinds.as_deref().unwrap_or(&req.hints.target_kinds);
         for &k in focus {
             for o in chat.objects.newest(idx, Some(k)).take(cfg.scope_window) {
-                p.object(o, home, None);
+                p.object_in(o, home, None, true);
             }
         }
         let horizon = settings.objects.horizon();
         let recent =
             chat.objects.activations(idx).take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)));
         for o in recent.take(cfg.scope_window) {
-            p.object(o, home, None);
+            p.object_in(o, home, None, true);
         }
     }
     if let Some(conv) = chat.conv_of(topic) {

@@ -42,7 +42,8 @@ fn features(
         Some(_) => c.add(cfg.in_reply_chain, R::InReplyChain),
         None => {}
     }
-    if ctx.topic.is_some() && c.topic() == ctx.topic {
+    debug_assert!(!c.in_topic || c.topic() == ctx.topic, "found through its topic's index, in another topic");
+    if ctx.topic.is_some() && (c.in_topic || same(c.topic(), ctx.topic)) {
         c.add(cfg.same_topic, R::SameTopic);
     }
     if hints.target_kinds.contains(&c.kind) {
@@ -76,6 +77,15 @@ fn features(
     }
     if c.tier == Tier::Chat && ctx.topic.is_some() {
         c.add(cfg.weak_scope_fallback, R::WeakScopeFallback);
+    }
+}
+
+/// Whether two optional strings are equal; the same string (a message found in the request's topic carries
+/// that very topic) is told without reading it.
+fn same(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
+        (a, b) => a.is_none() && b.is_none(),
     }
 }
 
