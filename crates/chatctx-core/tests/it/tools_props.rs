@@ -321,3 +321,30 @@ fn a_bad_document_changes_nothing() {
     assert!(e.import_conversation(&json!({"format": "chatctx.conversation.v1"})).is_err());
     assert_eq!(serde_json::to_string(&e.export_conversation("telegram", "-0").unwrap()).unwrap(), before);
 }
+
+/// A message id names one message. A document that repeats one (a converter that wrote an edit as a second
+/// entry) is taken as the event stream would take it: the later copy replaces the earlier. Before, both were
+/// stored and the id index named only the later, so deleting the message left the earlier copy behind (and
+/// evicting the earlier dropped the index entry of the later).
+#[test]
+fn a_repeated_message_id_in_a_document_is_one_message() {
+    let e = build(events(&[
+        Op::Msg { chat: 0, topic: None, id: 1, user: 1, reply: None, att: None, link: false, bot: false, dt: 1 },
+        Op::Msg { chat: 0, topic: None, id: 2, user: 1, reply: None, att: None, link: false, bot: false, dt: 2 },
+    ]));
+    let mut doc = serde_json::to_value(e.export_conversation("telegram", "-0").unwrap()).unwrap();
+    let mut again = doc["history"][0].clone();
+    again["text"] = json!("the edited copy");
+    again["sent_at"] = json!(T0 + 3);
+    doc["history"].as_array_mut().unwrap().push(again);
+    let mut b = Engine::new(Settings::default());
+    b.import_conversation(&doc).unwrap();
+    let texts = |e: &Engine| -> Vec<(Option<String>, String)> {
+        e.history("telegram", "-0", None).unwrap().into_iter().map(|i| (i.message_id, i.text)).collect()
+    };
+    let held = texts(&b);
+    assert_eq!(held.iter().filter(|(m, _)| m.as_deref() == Some("1")).count(), 1, "{held:?}");
+    assert!(held.iter().any(|(m, t)| m.as_deref() == Some("1") && t == "the edited copy"), "{held:?}");
+    b.apply(ev(json!({"type": "delete", "chat_id": "-0", "message_ids": ["1"]}))).unwrap();
+    assert!(texts(&b).iter().all(|(m, _)| m.as_deref() != Some("1")), "{:?}", texts(&b));
+}
