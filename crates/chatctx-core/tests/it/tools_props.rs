@@ -345,6 +345,17 @@ fn a_repeated_message_id_in_a_document_is_one_message() {
     let held = texts(&b);
     assert_eq!(held.iter().filter(|(m, _)| m.as_deref() == Some("1")).count(), 1, "{held:?}");
     assert!(held.iter().any(|(m, t)| m.as_deref() == Some("1") && t == "the edited copy"), "{held:?}");
+    // Resolving from it finds the other message, not an earlier copy of itself (the resolver tells the current
+    // message by its place, which holds only while an id names one message).
+    let now = Timestamp::from_unix(T0 + 100).unwrap();
+    let r = b.call(
+        "resolve_reference_target",
+        &json!({"chat_id": "-0", "current_message_id": "1", "sender_user_id": "1", "raw_user_text": "this one"}),
+        now,
+    );
+    let r = serde_json::to_value(r.unwrap()).unwrap();
+    let ids: Vec<&str> = r["candidates"].as_array().unwrap().iter().filter_map(|c| c["object_id"].as_str()).collect();
+    assert!(ids.iter().all(|id| !id.starts_with("1:")), "{r}");
     b.apply(ev(json!({"type": "delete", "chat_id": "-0", "message_ids": ["1"]}))).unwrap();
     assert!(texts(&b).iter().all(|(m, _)| m.as_deref() != Some("1")), "{:?}", texts(&b));
 }

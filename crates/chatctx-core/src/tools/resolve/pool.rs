@@ -163,6 +163,8 @@ pub(super) struct Ctx<'a> {
     /// Candidates newer than this (the current message) are not offered.
     pub(super) cutoff: Option<(Timestamp, u64)>,
     pub(super) current_id: &'a str,
+    /// The current message, when it is stored.
+    pub(super) current: Option<&'a Item>,
     pub(super) topic: Option<&'a str>,
     pub(super) allowed: Option<&'a [ObjectKind]>,
 }
@@ -232,7 +234,14 @@ impl<'a> Ctx<'a> {
     /// its activations).
     pub(super) fn message(&self, of: Of<'a>, tier: Tier, depth: Option<usize>) -> Option<Cand<'a>> {
         let Of::Msg { chat, item, mid, .. } = of else { return None };
-        if mid.as_ref() == self.current_id || self.cutoff.is_some_and(|c| item.key() > c) {
+        // A message id names one stored message (an edit or a repeated import replaces the earlier copy), so the
+        // stored current message is told by address, without reading ids.
+        let is_current = match self.current {
+            Some(current) => std::ptr::eq(item, current),
+            None => mid.as_ref() == self.current_id,
+        };
+        debug_assert_eq!(is_current, mid.as_ref() == self.current_id, "one stored message per id");
+        if is_current || self.cutoff.is_some_and(|c| item.key() > c) {
             return None;
         }
         let kind = if item.kind == ItemKind::OutboundAgent { ObjectKind::BotMessage } else { ObjectKind::Message };
@@ -391,6 +400,7 @@ pub(super) fn gather<'a>(
         now,
         cutoff: scope.current.map(Item::key),
         current_id: req.current(),
+        current: scope.current,
         topic,
         allowed: req.allowed_kinds.as_deref(),
     };
