@@ -119,7 +119,7 @@ impl Engine {
             chat.people.import(p);
         }
         // A message id names one message: a copy the document repeats later is taken as the event stream takes
-        // it, as an edit that replaces the earlier copy (docs/protocol.md, "Export and import").
+        // it, as an edit that replaces the earlier copy (docs/protocol.md §7).
         let last: HashMap<&str, usize> =
             doc.history.iter().enumerate().filter_map(|(i, it)| Some((it.message_id.as_deref()?, i))).collect();
         for (seq, it) in doc.history.iter().enumerate() {
