@@ -6,6 +6,7 @@
 //! - [`titles`]: the names people see for the chat and its topics.
 
 mod items;
+mod messages;
 mod people;
 mod summaries;
 mod titles;
@@ -376,86 +377,6 @@ impl Chat {
     /// The conversation of `topic`, if any item was ever recorded in it.
     pub(crate) fn conv_of(&self, topic: Option<&str>) -> Option<&Conv> {
         self.conv_index(topic).and_then(|i| self.convs.get(i as usize))
-    }
-
-    /// Inserts `item` into conversation `conv` in time order, then drops the oldest items beyond `cap`.
-    pub(crate) fn insert(&mut self, conv: u32, item: Item, cap: usize) {
-        let Some(c) = self.convs.get_mut(conv as usize) else {
-            return;
-        };
-        let key = item.key();
-        if let Some(id) = &item.message_id {
-            self.index.insert(id.clone(), Loc { conv, key });
-        }
-        if c.items.back().is_none_or(|last| last.key() < key) {
-            c.items.push_back(item);
-        } else {
-            let at = c.items.partition_point(|i| i.key() < key);
-            c.items.insert(at, item);
-        }
-        while c.items.len() > cap.max(1) {
-            if let Some(old) = c.items.pop_front() {
-                c.lost = c.lost.max(Some((old.key(), Lost::Cap)));
-                if let Some(id) = old.message_id {
-                    self.index.remove(&*id);
-                    self.objects.evict_derived(&id);
-                }
-            }
-        }
-    }
-
-    /// Drops every item sent before `cutoff`, with the objects derived from those messages. How many.
-    pub(crate) fn drop_before(&mut self, cutoff: Timestamp) -> usize {
-        let mut dropped = 0;
-        for c in &mut self.convs {
-            while c.items.front().is_some_and(|i| i.sent_at < cutoff) {
-                if let Some(old) = c.items.pop_front() {
-                    dropped += 1;
-                    c.lost = c.lost.max(Some((old.key(), Lost::MaxAge)));
-                    if let Some(id) = old.message_id {
-                        self.index.remove(&*id);
-                        self.objects.evict_derived(&id);
-                    }
-                }
-            }
-        }
-        dropped
-    }
-
-    /// Removes the message `id`, returning it.
-    pub(crate) fn remove_message(&mut self, id: &str) -> Option<(u32, Item)> {
-        let loc = self.index.remove(id)?;
-        let conv = self.convs.get_mut(loc.conv as usize)?;
-        let at = conv.find(loc.key)?;
-        conv.items.remove(at).map(|i| (loc.conv, i))
-    }
-
-    /// Removes the reactions to message `id` (they quote it); how many.
-    pub(crate) fn remove_reactions_to(&mut self, id: &str) -> usize {
-        let mut n = 0;
-        for conv in &mut self.convs {
-            let before = conv.items.len();
-            conv.items.retain(|i| {
-                !(i.message_id.is_none()
-                    && i.reply_to.as_deref() == Some(id)
-                    && matches!(i.kind, ItemKind::InboundReaction | ItemKind::OutboundReaction))
-            });
-            n += before - conv.items.len();
-        }
-        n
-    }
-
-    /// The stored message `id`.
-    pub(crate) fn message(&self, id: &str) -> Option<(&Conv, &Item)> {
-        let loc = self.index.get(id)?;
-        let conv = self.convs.get(loc.conv as usize)?;
-        conv.find(loc.key).and_then(|at| conv.items.get(at)).map(|i| (conv, i))
-    }
-
-    /// A held message as a reaction or a pin names it: `[Alice](tg:@alice)'s message “the first words…”`.
-    pub(crate) fn describe_message(&self, id: &str) -> Option<String> {
-        let (_, item) = self.message(id)?;
-        Some(format!("{}'s message “{}”", self.people.display_ref(item.sender), crate::render::excerpt(&item.text, 60)))
     }
 
     /// Where a tool request stands: its current message (if stored), its topic (the request's, else the

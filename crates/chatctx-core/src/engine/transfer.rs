@@ -1,6 +1,5 @@
 //! Export and import of one chat as a conversation document ([`crate::transfer`]): the engine's side of it.
 
-use hashbrown::HashMap;
 use serde_json::Value;
 
 use super::{Engine, unknown_chat};
@@ -118,14 +117,8 @@ impl Engine {
         for p in &doc.people {
             chat.people.import(p);
         }
-        // A message id names one message: a copy the document repeats later is taken as the event stream takes
-        // it, as an edit that replaces the earlier copy (docs/protocol.md §7).
-        let last: HashMap<&str, usize> =
-            doc.history.iter().enumerate().filter_map(|(i, it)| Some((it.message_id.as_deref()?, i))).collect();
+        // A message id the document repeats: the later copy replaces the earlier (`Chat::insert`; docs/protocol.md §7).
         for (seq, it) in doc.history.iter().enumerate() {
-            if it.message_id.as_deref().is_some_and(|m| last.get(m) != Some(&seq)) {
-                continue;
-            }
             // A document is taken whole (one written by this engine holds at most `max_topics` topics).
             let conv = chat.conv_for(it.topic_id.as_deref(), usize::MAX);
             chat.insert(
