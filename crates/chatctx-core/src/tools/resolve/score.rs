@@ -43,7 +43,9 @@ fn features(
         None => {}
     }
     debug_assert!(!c.in_topic || c.topic() == ctx.topic, "found through its topic's index, in another topic");
-    if ctx.topic.is_some() && (c.in_topic || same(c.topic(), ctx.topic)) {
+    // A message found in the request's topic carries that very string: told by address, without reading it.
+    let same = |t: &str| c.in_topic || c.topic().is_some_and(|own| std::ptr::eq(own, t) || own == t);
+    if ctx.topic.is_some_and(same) {
         c.add(cfg.same_topic, R::SameTopic);
     }
     if hints.target_kinds.contains(&c.kind) {
@@ -77,15 +79,6 @@ fn features(
     }
     if c.tier == Tier::Chat && ctx.topic.is_some() {
         c.add(cfg.weak_scope_fallback, R::WeakScopeFallback);
-    }
-}
-
-/// Whether two optional strings are equal; the same string (a message found in the request's topic carries
-/// that very topic) is told without reading it.
-fn same(a: Option<&str>, b: Option<&str>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
-        (a, b) => a.is_none() && b.is_none(),
     }
 }
 
