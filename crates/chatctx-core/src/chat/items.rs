@@ -92,6 +92,13 @@ impl Items {
         (self.background, self.quiet) = (background, quiet);
     }
 
+    /// Notes that objects name item `at` as their source ([`Item::objects`]; not counted).
+    pub(crate) fn note_objects(&mut self, at: usize) {
+        if let Some(i) = self.ring.get_mut(at) {
+            i.objects = true;
+        }
+    }
+
     /// The items, taken out.
     pub(crate) fn into_items(self) -> VecDeque<Item> {
         self.ring

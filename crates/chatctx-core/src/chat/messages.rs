@@ -3,12 +3,14 @@
 
 use super::{Chat, Conv, Item, Loc, Lost};
 use crate::kinds::ItemKind;
+use crate::objects::Object;
+use crate::settings::ObjectSettings;
 use crate::time::Timestamp;
 
 impl Chat {
     /// Inserts `item` into conversation `conv` in time order, then drops the oldest items beyond `cap`.
     /// A message id names one stored message: inserting one the chat holds already (an imported document that
-    /// repeats it) replaces the earlier copy, as an edit does.
+    /// repeats it) replaces the earlier copy, as an edit does. `item.objects` says whether objects name it now.
     pub(crate) fn insert(&mut self, conv: u32, item: Item, cap: usize) {
         if conv as usize >= self.convs.len() {
             return;
@@ -39,6 +41,28 @@ impl Chat {
                 }
             }
         }
+    }
+
+    /// Registers `obj` ([`crate::objects::Objects::upsert`]), noting on its source message, when stored, that an
+    /// object names it ([`Item::objects`]). Every registration of an object that names a stored message goes
+    /// through here; a message's own objects are registered just before it is stored, and its item says so.
+    pub(crate) fn register(&mut self, obj: Object, max: usize, settings: &ObjectSettings) {
+        if let Some(source) = &obj.source_message_id
+            && let Some(loc) = self.index.get(&**source)
+            && let Some(c) = self.convs.get_mut(loc.conv as usize)
+            && let Some(at) = c.find(loc.key)
+        {
+            c.items.note_objects(at);
+        }
+        self.objects.upsert(obj, max, settings);
+    }
+
+    /// The first stored message that objects name as their source while its item says none does.
+    pub(crate) fn unnoted_source(&self) -> Option<String> {
+        let mut items = self.convs.iter().flat_map(|c| c.items.iter());
+        items
+            .find_map(|i| i.message_id.as_ref().filter(|id| !i.objects && self.objects.of_source(id).next().is_some()))
+            .map(|id| id.to_string())
     }
 
     /// Drops every item sent before `cutoff`, with the objects derived from those messages. How many.

@@ -51,9 +51,19 @@ pub(crate) struct Item {
     pub(crate) text: Box<str>,
     /// Whether `text` may hold a person reference ([`may_refer`]), so that a rename passes over the others.
     pub(crate) refs: bool,
+    /// Whether a registered object may name this message as its source; when false none does, so that resolve
+    /// does not look its id up among the objects' sources for every message it passes (most carry none). Set
+    /// by whoever stores the message, to whether objects name it then (a message event: its own objects, or
+    /// others' that named it before it came; an imported history: none yet, its objects come after it), and
+    /// by [`Chat::register`] when an object naming it comes later; left set when such an object goes (a needless
+    /// look is harmless).
+    pub(crate) objects: bool,
     /// Quote and actions, which few items have, boxed together to keep every item small.
     pub(crate) extra: Option<Box<Extra>>,
 }
+
+// A million stored messages may be held: the flags sit in what was padding (88 bytes before `objects` too).
+const _: () = assert!(std::mem::size_of::<Item>() <= 88);
 
 /// Whether `text` may hold a person reference: every reference of someone with an id or a username
 /// (`[label](scheme:…)`, see `crate::people::display_ref`) has `](`.
@@ -453,6 +463,7 @@ mod tests {
             reply_to: None,
             text: "".into(),
             refs: false,
+            objects: false,
             extra: None,
         }
     }

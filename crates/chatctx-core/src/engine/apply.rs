@@ -94,7 +94,7 @@ impl Engine {
                 } else {
                     o.source_message_id = None;
                     o.caption = None;
-                    chat.objects.upsert(o, settings.objects.max_per_chat, &settings.objects);
+                    chat.register(o, settings.objects.max_per_chat, &settings.objects);
                 }
             }
             out.edited |= removed || reactions > 0;
@@ -128,7 +128,6 @@ impl Engine {
         let message_id: std::sync::Arc<str> = message_id.into(); // the item's, shared by its objects
         let (settings, dirs, chat) = self.with_chat_dir(&channel, &chat_id);
         let (cap, max_topics) = (settings.conversation.cache_max_per_conversation, settings.conversation.max_topics);
-        let (max_objects, object_settings) = (settings.objects.max_per_chat, &settings.objects);
         chat.make_room_for_people(settings.conversation.max_people);
         if let Some(t) = chat_type
             && chat.chat_type.as_deref() != Some(t.as_str())
@@ -183,7 +182,7 @@ impl Engine {
             }
         };
         let reply_parent = reply_to_message_id.as_deref().filter(|_| kind == MessageKind::InboundUser);
-        store_objects(chat, (max_objects, object_settings), &message_id, (objects, activations), sent_at, reply_parent);
+        let named = store_objects(chat, &settings.objects, &message_id, (objects, activations), sent_at, reply_parent);
         let tokens = item_tokens(&text, quote.as_ref(), &actions);
         let item = Item {
             seq,
@@ -196,6 +195,7 @@ impl Engine {
             message_id: Some(message_id),
             reply_to: reply_to_message_id.map(String::into_boxed_str),
             refs: crate::chat::may_refer(&text),
+            objects: named,
             text: text.into_boxed_str(),
             extra: Extra::boxed(quote, actions),
         };
@@ -242,6 +242,7 @@ impl Engine {
             message_id: None,
             reply_to: Some(r.message_id.into_boxed_str()),
             refs: crate::chat::may_refer(&text),
+            objects: false, // no id: nothing names it
             text: text.into_boxed_str(),
             extra: None,
         };
@@ -295,7 +296,7 @@ impl Engine {
             obj.source_message_id = None;
         }
         let id = obj.object_id.clone();
-        chat.objects.upsert(obj, settings.objects.max_per_chat, &settings.objects);
+        chat.register(obj, settings.objects.max_per_chat, &settings.objects);
         if let Some(act) = activation {
             chat.objects.activate(&id, act, at, None);
         }
@@ -320,7 +321,7 @@ impl Engine {
         if chat.objects.get(&object_id).is_none()
             && let Some(obj) = message_candidate(chat, &object_id)
         {
-            chat.objects.upsert(obj, settings.objects.max_per_chat, &settings.objects);
+            chat.register(obj, settings.objects.max_per_chat, &settings.objects);
         }
         chat.objects.activate(&object_id, a.event, a.at, a.message_id.as_deref());
         if a.close {
@@ -331,20 +332,24 @@ impl Engine {
 
 /// Stores the objects a message carries: those an earlier copy of it derived and this one does not are
 /// deleted, the rest upserted, their activations recorded; a user's reply to `reply_parent` activates the typed
-/// objects that message carries (docs/protocol.md §4, `replied_to`).
+/// objects that message carries (docs/protocol.md §4, `replied_to`). Whether objects name the message now
+/// ([`crate::chat::Item::objects`]: possibly some that were deleted).
 fn store_objects(
     chat: &mut Chat,
-    (max_objects, object_settings): (usize, &crate::settings::ObjectSettings),
+    object_settings: &crate::settings::ObjectSettings,
     message_id: &str,
     (objects, activations): (Vec<crate::objects::Object>, Vec<(String, Activation)>),
     sent_at: crate::time::Timestamp,
     reply_parent: Option<&str>,
-) {
-    for gone in chat.objects.derived_not_in(message_id, &objects) {
+) -> bool {
+    let (named, gone) = chat.objects.derived_not_in(message_id, &objects);
+    for gone in gone {
         chat.objects.delete(&gone);
     }
+    let named = named || !objects.is_empty();
+    // Not `Chat::register`: the message is not stored now (it is stored next, knowing of these).
     for o in objects {
-        chat.objects.upsert(o, max_objects, object_settings);
+        chat.objects.upsert(o, object_settings.max_per_chat, object_settings);
     }
     for (id, act) in activations {
         chat.objects.activate(&id, act, sent_at, Some(message_id));
@@ -354,6 +359,7 @@ fn store_objects(
             chat.objects.activate(&id, Activation::RepliedTo, sent_at, None);
         }
     }
+    named
 }
 
 /// Whether a message can carry objects: attachments, or links (`url` and `text_link` entities; a mention

@@ -326,6 +326,13 @@ impl Engine {
         self.chats.values().map(HashMap::len).sum()
     }
 
+    /// The first stored message that objects name as their source without its knowing it (for tests: resolve
+    /// skips the objects of a message whose item says it has none).
+    #[doc(hidden)]
+    pub fn unnoted_source(&self) -> Option<String> {
+        self.chats.values().flat_map(HashMap::values).find_map(Chat::unnoted_source)
+    }
+
     /// Every history item of a chat in one scope (`topic` under `history.scope = "topic"`), oldest first.
     pub fn history(&self, channel: &str, chat_id: &str, topic_id: Option<&str>) -> Result<Vec<ChatHistoryItem>, Error> {
         let chat = self.chat(channel, chat_id).ok_or_else(|| unknown_chat(chat_id))?;

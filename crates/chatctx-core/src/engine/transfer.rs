@@ -132,8 +132,9 @@ impl Engine {
         for (topic, title) in &doc.topic_titles {
             chat.set_title(Some(topic), title, usize::MAX);
         }
+        // After the history, so that each object's source message, when stored, learns of it.
         for o in &doc.objects {
-            chat.objects.upsert(
+            chat.register(
                 Object {
                     object_id: o.object_id.clone(),
                     kind: o.kind,
@@ -196,6 +197,7 @@ fn item_of(seq: usize, it: &ItemDoc) -> Item {
         reply_to: it.reply_to_message_id.as_deref().map(Into::into),
         text: it.text.as_str().into(),
         refs: crate::chat::may_refer(&it.text),
+        objects: false, // the document's objects come after its history (`Chat::register`)
         extra: Extra::boxed(quote, it.actions.clone()),
     }
 }

@@ -440,12 +440,17 @@ impl Objects {
         self.of_source(source).map(|o| o.object_id.clone()).collect()
     }
 
-    /// Ids of the objects derived from message `source` that are not among `keep` (an edit dropped them).
-    pub(crate) fn derived_not_in(&self, source: &str, keep: &[Object]) -> Vec<Arc<str>> {
-        self.of_source(source)
+    /// Ids of the objects derived from message `source` that are not among `keep` (an edit dropped them), and
+    /// whether objects name `source` at all (found by the same lookup; see `crate::chat::Item::objects`).
+    pub(crate) fn derived_not_in(&self, source: &str, keep: &[Object]) -> (bool, Vec<Arc<str>>) {
+        let Some(list) = self.by_source.get(source) else { return (false, Vec::new()) };
+        let gone = list
+            .iter()
+            .filter_map(|&r| self.resolve(r))
             .filter(|o| is_derived(&o.object_id, source) && !keep.iter().any(|k| k.object_id == o.object_id))
             .map(|o| o.object_id.clone())
-            .collect()
+            .collect();
+        (true, gone)
     }
 }
 

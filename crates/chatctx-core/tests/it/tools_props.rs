@@ -33,6 +33,12 @@ enum Op {
         dt: i64,
         /// A `close` instead of an `upsert` (the object is registered by it either way).
         close: bool,
+        /// The message it names as its source (stored, or not yet).
+        source: Option<u16>,
+    },
+    Delete {
+        chat: u8,
+        id: u16,
     },
 }
 
@@ -41,8 +47,9 @@ fn op() -> impl Strategy<Value = Op> {
         6 => (0u8..3, proptest::option::of(0u8..3), 0u16..30, 0u8..4, proptest::option::of(0u16..30), proptest::option::of(0u8..4), any::<bool>(), any::<bool>(), 0i64..10_000)
             .prop_map(|(chat, topic, id, user, reply, att, link, bot, dt)| Op::Msg { chat, topic, id, user, reply, att, link, bot, dt }),
         2 => (0u8..3, 0u16..30, 0u8..3, 0i64..10_000).prop_map(|(chat, id, what, dt)| Op::Activate { chat, id, what, dt }),
-        1 => (0u8..3, 0u8..5, 0u8..3, proptest::option::of(0u8..3), 0i64..10_000, proptest::bool::weighted(0.25))
-            .prop_map(|(chat, n, kind, topic, dt, close)| Op::Object { chat, n, kind, topic, dt, close }),
+        1 => (0u8..3, 0u8..5, 0u8..3, proptest::option::of(0u8..3), 0i64..10_000, proptest::bool::weighted(0.25), proptest::option::of(0u16..30))
+            .prop_map(|(chat, n, kind, topic, dt, close, source)| Op::Object { chat, n, kind, topic, dt, close, source }),
+        1 => (0u8..3, 0u16..30).prop_map(|(chat, id)| Op::Delete { chat, id }),
     ]
 }
 
@@ -67,14 +74,16 @@ fn events(ops: &[Op]) -> Vec<Event> {
                 let object_id = match what { 0 => format!("{id}:media.image"), 1 => format!("{id}:poll"), _ => format!("{id}:link:0") };
                 ev(json!({"type": "activation", "chat_id": format!("-{chat}"), "object_id": object_id, "event": "fetched", "at": T0 + dt}))
             }
-            Op::Object { chat, n, kind, topic, dt, close } => {
+            Op::Object { chat, n, kind, topic, dt, close, source } => {
                 let kind = ["reminder", "summary", "article"][kind as usize];
                 let mut o = json!({"object_id": format!("obj-{n}"), "kind": kind,
                     "chat_id": format!("-{chat}"), "created_by_user_id": "1", "created_by_bot": true, "title_or_label": "R".repeat(100)});
                 if let Some(t) = topic { o["topic_id"] = json!(t.to_string()); }
+                if let Some(m) = source { o["source_message_id"] = json!(m.to_string()); }
                 ev(json!({"type": "object", "op": if close { "close" } else { "upsert" }, "at": T0 + dt, "object": o,
                           "activation": "created"}))
             }
+            Op::Delete { chat, id } => ev(json!({"type": "delete", "chat_id": format!("-{chat}"), "message_ids": [id.to_string()]})),
         })
         .collect()
 }
@@ -161,10 +170,29 @@ proptest! {
         }
     }
 
+    /// Every stored message that objects name as their source knows it (resolve skips the objects of one that
+    /// does not), through object events naming messages stored or still to come, edits, deletes, the
+    /// activations resolve records, and an export and import.
+    #[test]
+    fn stored_messages_know_their_objects(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
+        let mut e = build(events(&ops));
+        prop_assert_eq!(e.unnoted_source(), None);
+        calls(&mut e, seed);
+        prop_assert_eq!(e.unnoted_source(), None);
+        for chat in ["-0", "-1", "-2"] {
+            let Ok(doc) = e.export_conversation("telegram", chat) else { continue };
+            let mut b = Engine::new(Settings::default());
+            b.import_conversation(&serde_json::to_value(doc).unwrap()).unwrap();
+            prop_assert_eq!(b.unnoted_source(), None);
+        }
+    }
+
     /// Events in other chats never change chat 0's answers.
     #[test]
     fn unrelated_chats_change_nothing(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
-        let chat_of = |o: &Op| match *o { Op::Msg { chat, .. } | Op::Activate { chat, .. } | Op::Object { chat, .. } => chat };
+        let chat_of = |o: &Op| match *o {
+            Op::Msg { chat, .. } | Op::Activate { chat, .. } | Op::Object { chat, .. } | Op::Delete { chat, .. } => chat
+        };
         let only_zero: Vec<Op> = ops.iter().filter(|o| chat_of(o) == 0).cloned().collect();
         let (mut all, mut zero) = (build(events(&ops)), build(events(&only_zero)));
         prop_assert_eq!(calls(&mut all, seed), calls(&mut zero, seed));

@@ -491,7 +491,7 @@ impl Engine {
         if before.is_none()
             && let Some(o) = crate::engine::message_candidate(chat, object_id)
         {
-            chat.objects.upsert(o, settings.objects.max_per_chat, &settings.objects);
+            chat.register(o, settings.objects.max_per_chat, &settings.objects);
         }
         chat.objects.activate(object_id, Activation::Resolved, now, Some(by));
         let after = chat.objects.get(object_id).map(state);

@@ -249,10 +249,12 @@ impl<'a> Ctx<'a> {
             return None;
         }
         // One look at the message's objects: a message candidate that was activated before is registered
-        // (its entry carries the activation), and a message carrying live typed objects is their carrier.
+        // (its entry carries the activation), and a message carrying live typed objects is their carrier. Most
+        // messages are the source of none, and the item says so without a lookup.
+        debug_assert!(item.objects || chat.objects.of_source(mid).next().is_none(), "message {mid} has objects");
         let mut registered = None;
         let mut carrier = false;
-        for o in chat.objects.of_source(mid) {
+        for o in item.objects.then(|| chat.objects.of_source(mid)).into_iter().flatten() {
             if o.kind == kind {
                 registered = Some(o);
             } else if !o.kind.is_message()
