@@ -294,10 +294,19 @@ pub(super) struct Seen {
     len: usize,
 }
 
+thread_local! {
+    /// The table of this thread's last [`Seen`], kept for its next: a fresh table of 2 KB costs an allocation on
+    /// the allocator's slow path (blocks over 1 KB) and a free each resolution; a kept one is only cleared.
+    static SLOTS: std::cell::Cell<Vec<usize>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 impl Seen {
     pub(super) fn with_capacity(n: usize) -> Self {
         let size = (2 * n).max(16).next_power_of_two();
-        Self { slots: vec![0; size], mask: size - 1, len: 0 }
+        let mut slots = SLOTS.take();
+        slots.clear();
+        slots.resize(size, 0);
+        Self { slots, mask: size - 1, len: 0 }
     }
 
     /// Inserts `key`; false when it was already there.
@@ -333,6 +342,12 @@ impl Seen {
         for key in old.into_iter().filter(|&k| k != 0) {
             self.insert(key);
         }
+    }
+}
+
+impl Drop for Seen {
+    fn drop(&mut self) {
+        SLOTS.set(std::mem::take(&mut self.slots));
     }
 }
 
