@@ -4,7 +4,7 @@
 //! Uses mimalloc, the allocator the `chatctx` binary ships with.
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: chatctx_alloc::Alloc = chatctx_alloc::Alloc;
 
 // `json!` in the generator unwraps internally when it serializes plain strings and numbers, which cannot fail.
 #[allow(clippy::disallowed_methods, dead_code)]

@@ -23,7 +23,7 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static COUNT: AtomicUsize = AtomicUsize::new(0);
-static INNER: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static INNER: chatctx_alloc::Alloc = chatctx_alloc::Alloc;
 
 // SAFETY: every method forwards to mimalloc's allocator with the caller's own arguments, so the allocator's
 // contract holds exactly as it does for mimalloc; the counters are plain atomics.

@@ -9,7 +9,7 @@
 #![allow(clippy::disallowed_methods)]
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: chatctx_alloc::Alloc = chatctx_alloc::Alloc;
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //! conversations are full (cap 50), then times 200,000 more events, each of which evicts an old message.
 //! Run: `cargo run --release -p chatctx-core --example ingest_profile` (instruction counts: `bench/instructions.sh`)
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: chatctx_alloc::Alloc = chatctx_alloc::Alloc;
 
 // `json!` in the generator unwraps internally when it serializes plain strings and numbers, which cannot fail.
 #[allow(clippy::disallowed_methods, dead_code)]

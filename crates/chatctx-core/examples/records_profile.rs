@@ -5,7 +5,7 @@
 //! Run: `cargo run --release -p chatctx-core --example records_profile -- resolve|history off|on`
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: chatctx_alloc::Alloc = chatctx_alloc::Alloc;
 
 use chatctx_core::Settings;
 use std::hint::black_box;

@@ -5,7 +5,7 @@
 //! Run: `cargo run --release -p chatctx --example store_bench -- [N] [DB]`
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: chatctx_alloc::Alloc = chatctx_alloc::Alloc;
 
 use std::time::Instant;
 

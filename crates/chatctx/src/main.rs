@@ -17,7 +17,7 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 /// mimalloc instead of the system allocator: ingest allocates and frees small strings at a high rate, where
 /// glibc malloc more than halves throughput (see docs/benchmarks.md).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: chatctx_alloc::Alloc = chatctx_alloc::Alloc;
 
 /// chatctx: conversation context for LLM chat bots.
 ///
