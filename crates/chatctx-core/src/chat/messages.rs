@@ -48,9 +48,8 @@ impl Chat {
     /// through here; a message's own objects are registered just before it is stored, and its item says so.
     pub(crate) fn register(&mut self, obj: Object, max: usize, settings: &ObjectSettings) {
         if let Some(source) = &obj.source_message_id
-            && let Some(loc) = self.index.get(&**source)
-            && let Some(c) = self.convs.get_mut(loc.conv as usize)
-            && let Some(at) = c.find(loc.key)
+            && let Some((conv, at)) = self.position(source)
+            && let Some(c) = self.convs.get_mut(conv)
         {
             c.items.note_objects(at);
         }
@@ -108,9 +107,16 @@ impl Chat {
 
     /// The stored message `id`.
     pub(crate) fn message(&self, id: &str) -> Option<(&Conv, &Item)> {
+        let (conv, at) = self.position(id)?;
+        let conv = self.convs.get(conv)?;
+        conv.items.get(at).map(|i| (conv, i))
+    }
+
+    /// Where the stored message `id` is: its conversation and its place there.
+    fn position(&self, id: &str) -> Option<(usize, usize)> {
         let loc = self.index.get(id)?;
-        let conv = self.convs.get(loc.conv as usize)?;
-        conv.find(loc.key).and_then(|at| conv.items.get(at)).map(|i| (conv, i))
+        let at = self.convs.get(loc.conv as usize)?.find(loc.key)?;
+        Some((loc.conv as usize, at))
     }
 
     /// A held message as a reaction or a pin names it: `[Alice](tg:@alice)'s message “the first words…”`.
