@@ -13,6 +13,7 @@ use crate::kinds::{Activation, ItemKind, Origin};
 use crate::mention::{Normalized, address_leading, normalize, normalize_plain};
 use crate::objects::short_label;
 use crate::selection::estimate_tokens;
+use std::mem::take;
 
 impl Engine {
     /// Checks what only the current state can tell (an activation of an unknown object), so that a batch
@@ -52,13 +53,16 @@ impl Engine {
         Ok(out)
     }
 
+    // Inlined into `apply` and `apply_all`, so that the event is not copied on its way in.
+    #[inline(always)]
     fn apply_checked(&mut self, mut event: Event) -> Applied {
         let mut out = Applied::default();
         if !self.threads.is_empty() {
             self.route(&mut event);
         }
         match event {
-            Event::Message(m) => self.apply_message(m, &mut out),
+            // Read in place, its owned fields taken: a message event is 584 bytes, and moving it out was a copy.
+            Event::Message(ref mut m) => self.apply_message(m, &mut out),
             Event::Reaction(r) => self.apply_reaction(r),
             Event::Object(o) => self.apply_object(o),
             Event::Activation(a) => self.apply_activation(a, &mut out),
@@ -104,7 +108,8 @@ impl Engine {
         }
     }
 
-    fn apply_message(&mut self, m: MessageEvent, out: &mut Applied) {
+    #[inline(always)]
+    fn apply_message(&mut self, m: &mut MessageEvent, out: &mut Applied) {
         let MessageEvent {
             channel,
             chat_id,
@@ -125,42 +130,39 @@ impl Engine {
             actions,
             forwarded_from,
         } = m;
-        let message_id: std::sync::Arc<str> = message_id.into(); // the item's, shared by its objects
-        let (settings, dirs, chat) = self.with_chat_dir(&channel, &chat_id);
+        let (kind, sent_at, origin, triggered_agent) = (*kind, *sent_at, *origin, *triggered_agent);
+        let (text, attachments, actions) = (take(text), take(attachments), take(actions));
+        let message_id: std::sync::Arc<str> = message_id.as_str().into(); // the item's, shared by its objects
+        let (settings, dirs, chat) = self.with_chat_dir(channel, chat_id);
         let (cap, max_topics) = (settings.conversation.cache_max_per_conversation, settings.conversation.max_topics);
         chat.make_room_for_people(settings.conversation.max_people);
-        if let Some(t) = chat_type
+        if let Some(t) = chat_type.take()
             && chat.chat_type.as_deref() != Some(t.as_str())
         {
             chat.chat_type = Some(t.into());
         }
-        chat.set_workspace(workspace_id);
-        let dir = dirs.view(&channel, chat.workspace());
+        chat.set_workspace(workspace_id.take());
+        let dir = dirs.view(channel, chat.workspace());
         let sender_idx = match &sender {
-            Some(p) => intern_sender(chat, &channel, p, dir),
+            Some(p) => intern_sender(chat, channel, p, dir),
             None => chat.people.anonymous(Anonymous::System),
         };
         // What an object of this message records of it: the first words (its caption) and who posted it. Only
         // a message that can carry objects pays for them.
-        let carries = carries_objects(&attachments, &entities);
+        let carries = carries_objects(&attachments, entities);
         let caption = carries.then(|| crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty()).map(Into::into);
         let author = (carries && kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).into());
         let Normalized { text, links, warnings, unknown } =
-            message_text((chat, dir), &channel, text, &entities, &attachments, forwarded_from.as_deref());
+            message_text((chat, dir), channel, text, entities, &attachments, forwarded_from.as_deref());
         chat.note_mentions(unknown, settings.conversation.max_people);
         out.warnings.extend(warnings.into_iter().map(|w| format!("chat {chat_id} message {message_id}: {w}")));
-        let item_kind = match kind {
-            MessageKind::InboundUser => ItemKind::InboundUser,
-            MessageKind::OutboundAgent => ItemKind::OutboundAgent,
-            MessageKind::System => ItemKind::System,
-        };
-        let quote = quote.map(|q| {
-            let sender_ref = q.sender.as_ref().map(|p| chat.people.shown_ref(&channel, p, dir)).unwrap_or_default();
+        let quote = quote.take().map(|q| {
+            let sender_ref = q.sender.as_ref().map(|p| chat.people.shown_ref(channel, p, dir)).unwrap_or_default();
             (sender_ref.into_boxed_str(), q.text.into_boxed_str())
         });
         let carrier = Carrier {
             message_id: &message_id,
-            topic_id: &topic_id,
+            topic_id,
             by_user: sender.as_ref().map(|p| p.user_id.as_str()).filter(|u| !u.is_empty()),
             by_bot: kind == MessageKind::OutboundAgent,
             at: sent_at,
@@ -188,12 +190,12 @@ impl Engine {
             seq,
             sent_at,
             sender: sender_idx,
-            kind: item_kind,
+            kind: kind.into(),
             origin,
             triggered: triggered_agent || was_triggered,
             tokens,
             message_id: Some(message_id),
-            reply_to: reply_to_message_id.map(String::into_boxed_str),
+            reply_to: reply_to_message_id.take().map(String::into_boxed_str),
             refs: crate::chat::may_refer(&text),
             objects: named,
             text: text.into_boxed_str(),

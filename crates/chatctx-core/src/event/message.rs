@@ -21,6 +21,17 @@ crate::vocabulary! {
     }
 }
 
+impl From<MessageKind> for crate::kinds::ItemKind {
+    /// The history item a message of this kind is stored as.
+    fn from(kind: MessageKind) -> Self {
+        match kind {
+            MessageKind::InboundUser => Self::InboundUser,
+            MessageKind::OutboundAgent => Self::OutboundAgent,
+            MessageKind::System => Self::System,
+        }
+    }
+}
+
 /// A message (docs/protocol.md §3.1). The same `(channel, chat_id, message_id)` again is an edit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MessageEvent {
