@@ -1,7 +1,7 @@
 //! A chat's stored messages by id: inserting, evicting and removing them, with the id index kept one entry per
 //! stored message.
 
-use super::{Chat, Conv, Item, Loc, Lost};
+use super::{Chat, Conv, Item, Loc, Lost, let_go};
 use crate::kinds::ItemKind;
 use crate::objects::Object;
 use crate::settings::ObjectSettings;
@@ -35,10 +35,7 @@ impl Chat {
         while c.items.len() > cap.max(1) {
             if let Some(old) = c.items.pop_front() {
                 c.lost = c.lost.max(Some((old.key(), Lost::Cap)));
-                if let Some(id) = old.message_id {
-                    self.index.remove(&*id);
-                    self.objects.evict_derived(&id);
-                }
+                let_go(&mut self.index, &mut self.objects, &old);
             }
         }
     }
@@ -72,10 +69,7 @@ impl Chat {
                 if let Some(old) = c.items.pop_front() {
                     dropped += 1;
                     c.lost = c.lost.max(Some((old.key(), Lost::MaxAge)));
-                    if let Some(id) = old.message_id {
-                        self.index.remove(&*id);
-                        self.objects.evict_derived(&id);
-                    }
+                    let_go(&mut self.index, &mut self.objects, &old);
                 }
             }
         }

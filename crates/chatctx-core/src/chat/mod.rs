@@ -51,8 +51,9 @@ pub(crate) struct Item {
     pub(crate) text: Box<str>,
     /// Whether `text` may hold a person reference ([`may_refer`]), so that a rename passes over the others.
     pub(crate) refs: bool,
-    /// Whether a registered object may name this message as its source; when false none does, so that resolve
-    /// does not look its id up among the objects' sources for every message it passes (most carry none). Set
+    /// Whether a registered object may name this message as its source; when false none does, so that neither
+    /// resolve (for every message it passes) nor an eviction looks its id up among the objects' sources (most
+    /// messages carry none). Set
     /// by whoever stores the message, to whether objects name it then (a message event: its own objects, or
     /// others' that named it before it came; an imported history: none yet, its objects come after it), and
     /// by [`Chat::register`] when an object naming it comes later; left set when such an object goes (a needless
@@ -70,6 +71,19 @@ const _: () = assert!(std::mem::size_of::<Item>() <= 88);
 /// A text without it holds none, so [`Chat::rewrite`] need not search it.
 pub(crate) fn may_refer(text: &str) -> bool {
     text.contains("](")
+}
+
+/// Lets go of an item that leaves the chat (evicted for room or age, or its conversation recycled): its id leaves
+/// the index, and the objects derived from it alone go with it. Only a message that objects name ([`Item::objects`])
+/// is looked up among their sources: most messages are named by none, and the look was ~170 instructions.
+fn let_go(index: &mut HashMap<Arc<str>, Loc>, objects: &mut Objects, item: &Item) {
+    if let Some(id) = &item.message_id {
+        index.remove(&**id);
+        debug_assert!(item.objects || objects.of_source(id).next().is_none(), "message {id} has objects");
+        if item.objects {
+            objects.evict_derived(id);
+        }
+    }
 }
 
 /// The rarely present parts of an item.
@@ -362,10 +376,7 @@ impl Chat {
         let conv = &mut self.convs[idx as usize];
         let old = conv.topic.replace(topic.into());
         for item in std::mem::take(&mut conv.items).into_items() {
-            if let Some(id) = item.message_id {
-                self.index.remove(&*id);
-                self.objects.evict_derived(&id);
-            }
+            let_go(&mut self.index, &mut self.objects, &item);
         }
         conv.lost = None;
         conv.title = None;

@@ -61,6 +61,52 @@ fn the_oldest_messages_are_evicted_per_conversation() {
     assert_eq!(texts(&history(&e, "-1", Some("9"), None)), ["t9"], "a busy topic does not evict a quiet one");
 }
 
+/// A message that leaves the chat (evicted for room, dropped for age, or its topic's conversation recycled) takes
+/// the objects derived from it alone along: not an explicit id, not an activated one. The objects come every way
+/// an object names a stored message: the message's own attachments and a later object event.
+#[test]
+fn a_message_that_leaves_takes_its_derived_objects_along() {
+    let photo = |id: u32, topic: &str, dt: i64| {
+        ev(json!({"type": "message", "chat_id": "-1", "topic_id": topic, "message_id": id.to_string(),
+                  "kind": "inbound_user", "sent_at": T0 + dt, "sender": user("1", "Ann"), "text": "look",
+                  "attachments": [{"kind": "media.image"}, {"kind": "reminder", "object_id": format!("rem-{id}")}]}))
+    };
+    let poll = |id: u32, topic: &str, dt: i64| {
+        ev(json!({"type": "object", "op": "upsert", "at": T0 + dt, "object": {"chat_id": "-1", "topic_id": topic,
+                  "object_id": format!("{id}:poll"), "kind": "poll", "source_message_id": id.to_string()}}))
+    };
+    let ids = |e: &Engine| {
+        let mut ids: Vec<String> =
+            e.objects("telegram", "-1").unwrap().into_iter().map(|o| o.object_id.to_string()).collect();
+        ids.sort();
+        ids
+    };
+    let mut s = settings(Mode::Talkative, Scope::Topic);
+    s.conversation.cache_max_per_conversation = 2;
+    s.conversation.max_topics = 2;
+    let mut e = engine(s, [photo(1, "7", 1), msg("-1", Some("7"), 2, user("1", "Ann"), "plain", false, 2)]);
+    e.apply(poll(2, "7", 3)).unwrap();
+    // 3 replies to 1, which activates 1's objects; 4 evicts 1 (kept: its objects are active) and 2 (its poll goes).
+    e.apply(ev(
+        json!({"type": "message", "chat_id": "-1", "topic_id": "7", "message_id": "3", "reply_to_message_id": "1",
+                      "kind": "inbound_user", "sent_at": T0 + 4, "sender": user("2", "Bo"), "text": "nice"}),
+    ))
+    .unwrap();
+    e.apply(photo(4, "7", 5)).unwrap();
+    assert_eq!(ids(&e), ["1:media.image", "4:media.image", "rem-1", "rem-4"], "evicted for room");
+
+    // Dropped for age.
+    e.apply(poll(3, "7", 6)).unwrap();
+    assert_eq!(e.drop_before(Timestamp::from_unix(T0 + 5).unwrap()).len(), 1);
+    assert_eq!(ids(&e), ["1:media.image", "4:media.image", "rem-1", "rem-4"], "3's poll went with it");
+
+    // Topic 9 then topic 8: the third topic recycles the quietest conversation (7), and its messages leave.
+    e.apply(photo(9, "9", 7)).unwrap();
+    e.apply(msg("-1", Some("8"), 8, user("1", "Ann"), "new topic", false, 8)).unwrap();
+    assert!(e.message("telegram", "-1", "4").is_none(), "topic 7 was recycled");
+    assert_eq!(ids(&e), ["1:media.image", "9:media.image", "rem-1", "rem-4", "rem-9"], "4's image went with it");
+}
+
 #[test]
 fn late_arrivals_are_placed_by_time() {
     let e = engine(
