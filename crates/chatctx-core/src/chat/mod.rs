@@ -52,12 +52,11 @@ pub(crate) struct Item {
     /// Whether `text` may hold a person reference ([`may_refer`]), so that a rename passes over the others.
     pub(crate) refs: bool,
     /// Whether a registered object may name this message as its source; when false none does, so that neither
-    /// resolve (for every message it passes) nor an eviction looks its id up among the objects' sources (most
-    /// messages carry none). Set
-    /// by whoever stores the message, to whether objects name it then (a message event: its own objects, or
-    /// others' that named it before it came; an imported history: none yet, its objects come after it), and
-    /// by [`Chat::register`] when an object naming it comes later; left set when such an object goes (a needless
-    /// look is harmless).
+    /// resolve (for every message it passes) nor an eviction ([`let_go`]) looks its id up among the objects'
+    /// sources (most messages carry none). Set by whoever stores the message, to whether objects name it then (a
+    /// message event: its own objects, or others' that named it before it came; an imported history: none yet,
+    /// its objects come after it), and by [`Chat::register`] when an object naming it comes later; left set when
+    /// such an object goes (a needless look is harmless).
     pub(crate) objects: bool,
     /// Quote and actions, which few items have, boxed together to keep every item small.
     pub(crate) extra: Option<Box<Extra>>,

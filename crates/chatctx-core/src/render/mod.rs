@@ -91,7 +91,7 @@ pub fn single(channel: &str, items: &[ChatHistoryItem]) -> PromptMessage {
 }
 
 /// `single` from borrowed lines. The JSON is written directly, byte for byte what serializing
-/// [`payload`] gives (tested), without building the payload first.
+/// [`payload()`] gives (tested), without building the payload first.
 pub fn single_lines(channel: &str, lines: &[ItemLine<'_>]) -> PromptMessage {
     let size: usize =
         lines.iter().map(|l| l.text.len() + l.sender.len() + l.quote.as_ref().map_or(0, |q| q.len()) + 80).sum();
