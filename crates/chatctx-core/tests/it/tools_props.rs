@@ -387,3 +387,29 @@ fn a_repeated_message_id_in_a_document_is_one_message() {
     b.apply(ev(json!({"type": "delete", "chat_id": "-0", "message_ids": ["1"]}))).unwrap();
     assert!(texts(&b).iter().all(|(m, _)| m.as_deref() != Some("1")), "{:?}", texts(&b));
 }
+
+/// The later copy of a repeated id holds a string of its own, while the id index keeps the key it was first
+/// stored under: the two differ by address. When that copy leaves (here by the cap), its index entry must go
+/// with it; an eviction that told the key by address alone left the entry behind (a debug assertion in the
+/// eviction trips on that, and nothing else showed it).
+#[test]
+fn a_repeated_message_id_leaves_the_index_with_its_message() {
+    let e = build(events(&[
+        Op::Msg { chat: 0, topic: None, id: 1, user: 1, reply: None, att: None, link: false, bot: false, dt: 1 },
+        Op::Msg { chat: 0, topic: None, id: 2, user: 1, reply: None, att: None, link: false, bot: false, dt: 2 },
+    ]));
+    let mut doc = serde_json::to_value(e.export_conversation("telegram", "-0").unwrap()).unwrap();
+    let mut again = doc["history"][0].clone();
+    again["sent_at"] = json!(T0 + 3);
+    doc["history"].as_array_mut().unwrap().push(again);
+    let mut settings = Settings::default();
+    settings.conversation.cache_max_per_conversation = 2;
+    let mut b = Engine::new(settings);
+    b.import_conversation(&doc).unwrap();
+    for m in 10..13 {
+        b.apply(msg("-0", None, m, user("2", "Bob"), "a later message", false, i64::from(m))).unwrap();
+    }
+    let held: Vec<Option<String>> =
+        b.history("telegram", "-0", None).unwrap().into_iter().map(|i| i.message_id).collect();
+    assert_eq!(held, [Some("11".to_owned()), Some("12".to_owned())]);
+}
