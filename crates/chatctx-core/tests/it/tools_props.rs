@@ -350,23 +350,28 @@ fn a_bad_document_changes_nothing() {
     assert_eq!(serde_json::to_string(&e.export_conversation("telegram", "-0").unwrap()).unwrap(), before);
 }
 
-/// A message id names one message. A document that repeats one (a converter that wrote an edit as a second
-/// entry) is taken as the event stream would take it: the later copy replaces the earlier. Before, both were
-/// stored and the id index named only the later, so deleting the message left the earlier copy behind (and
-/// evicting the earlier dropped the index entry of the later).
-#[test]
-fn a_repeated_message_id_in_a_document_is_one_message() {
+/// A conversation document of chat -0 holding messages 1 and 2, then message 1 again with `text`.
+fn repeating_message_1(text: &str) -> Value {
     let e = build(events(&[
         Op::Msg { chat: 0, topic: None, id: 1, user: 1, reply: None, att: None, link: false, bot: false, dt: 1 },
         Op::Msg { chat: 0, topic: None, id: 2, user: 1, reply: None, att: None, link: false, bot: false, dt: 2 },
     ]));
     let mut doc = serde_json::to_value(e.export_conversation("telegram", "-0").unwrap()).unwrap();
     let mut again = doc["history"][0].clone();
-    again["text"] = json!("the edited copy");
+    again["text"] = json!(text);
     again["sent_at"] = json!(T0 + 3);
     doc["history"].as_array_mut().unwrap().push(again);
+    doc
+}
+
+/// A message id names one message. A document that repeats one (a converter that wrote an edit as a second
+/// entry) is taken as the event stream would take it: the later copy replaces the earlier. Before, both were
+/// stored and the id index named only the later, so deleting the message left the earlier copy behind (and
+/// evicting the earlier dropped the index entry of the later).
+#[test]
+fn a_repeated_message_id_in_a_document_is_one_message() {
     let mut b = Engine::new(Settings::default());
-    b.import_conversation(&doc).unwrap();
+    b.import_conversation(&repeating_message_1("the edited copy")).unwrap();
     let texts = |e: &Engine| -> Vec<(Option<String>, String)> {
         e.history("telegram", "-0", None).unwrap().into_iter().map(|i| (i.message_id, i.text)).collect()
     };
@@ -394,18 +399,10 @@ fn a_repeated_message_id_in_a_document_is_one_message() {
 /// eviction trips on that, and nothing else showed it).
 #[test]
 fn a_repeated_message_id_leaves_the_index_with_its_message() {
-    let e = build(events(&[
-        Op::Msg { chat: 0, topic: None, id: 1, user: 1, reply: None, att: None, link: false, bot: false, dt: 1 },
-        Op::Msg { chat: 0, topic: None, id: 2, user: 1, reply: None, att: None, link: false, bot: false, dt: 2 },
-    ]));
-    let mut doc = serde_json::to_value(e.export_conversation("telegram", "-0").unwrap()).unwrap();
-    let mut again = doc["history"][0].clone();
-    again["sent_at"] = json!(T0 + 3);
-    doc["history"].as_array_mut().unwrap().push(again);
     let mut settings = Settings::default();
     settings.conversation.cache_max_per_conversation = 2;
     let mut b = Engine::new(settings);
-    b.import_conversation(&doc).unwrap();
+    b.import_conversation(&repeating_message_1("the later copy")).unwrap();
     for m in 10..13 {
         b.apply(msg("-0", None, m, user("2", "Bob"), "a later message", false, i64::from(m))).unwrap();
     }
