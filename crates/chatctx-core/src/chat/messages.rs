@@ -116,6 +116,7 @@ impl Chat {
     /// A held message as a reaction or a pin names it: `[Alice](tg:@alice)'s message “the first words…”`.
     pub(crate) fn describe_message(&self, id: &str) -> Option<String> {
         let (_, item) = self.message(id)?;
-        Some(format!("{}'s message “{}”", self.people.display_ref(item.sender), crate::render::excerpt(&item.text, 60)))
+        let words = crate::render::excerpt(&item.text, 60);
+        Some([self.people.display_ref(item.sender), "'s message “", &words, "”"].concat())
     }
 }

@@ -63,7 +63,7 @@ impl Carrier<'_> {
         for a in attachments {
             let n = &mut seen[a.kind as usize];
             let id = a.object_id.unwrap_or_else(|| match *n {
-                0 => format!("{message_id}:{}", a.kind),
+                0 => [&**message_id, ":", a.kind.as_str()].concat(),
                 k => format!("{message_id}:{}:{k}", a.kind),
             });
             *n += 1;

@@ -386,6 +386,9 @@ pub fn compact<T: Serialize>(v: &T) -> String {
 
 /// The first `max` characters of `text` on one line, with `…` when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
+    if let Some(cut) = flat_cut(text, max) {
+        return cut;
+    }
     if text.is_ascii() {
         // A character per byte, and the words found by bytes: what `split_whitespace` finds in ASCII text.
         let bytes = text.as_bytes();
@@ -398,6 +401,34 @@ pub fn excerpt(text: &str, max: usize) -> String {
         return excerpt_of(words, text.len(), max, str::len);
     }
     excerpt_of(text.split_whitespace(), text.len(), max, |w| w.chars().count())
+}
+
+/// [`excerpt`] of a text whose first `max` characters are already words joined by single spaces, nothing before
+/// them (most texts): they are the start of the flattened text, so it is cut there without walking its words.
+/// `None` for any other text.
+fn flat_cut(text: &str, max: usize) -> Option<String> {
+    // Where the `max`-th character starts: no further than the end (a character is a byte or more), and at byte
+    // `max` when the bytes before it are ASCII.
+    let end = if text.len() <= max || text.as_bytes()[..max].is_ascii() {
+        text.len().min(max)
+    } else {
+        text.char_indices().nth(max).map_or(text.len(), |(at, _)| at)
+    };
+    let (head, rest) = text.split_at(end);
+    let bytes = head.as_bytes();
+    // Whitespace other than a space, or the first byte of a character that may be Unicode whitespace (U+0085,
+    // U+00A0, U+1680, U+2000–U+205F, U+3000: their UTF-8 starts with one of these); then a space first or
+    // doubled. Folded without stopping early, so that the compiler checks many bytes at a time.
+    let odd = |b: u8| matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | 0xC2 | 0xE1 | 0xE2 | 0xE3);
+    let odd = bytes.iter().fold(false, |seen, &b| seen | odd(b));
+    let next = bytes.get(1..).unwrap_or_default();
+    let doubled = bytes.iter().zip(next).fold(false, |seen, (a, b)| seen | ((*a == b' ') & (*b == b' ')));
+    if odd || doubled || bytes.first() == Some(&b' ') {
+        return None;
+    }
+    let kept = head.trim_end_matches(' ');
+    // Cut (`…`) when a word follows; trailing whitespace alone flattens away.
+    if rest.chars().all(char::is_whitespace) { Some(kept.to_owned()) } else { Some([kept, "…"].concat()) }
 }
 
 /// Whether an ASCII byte is what `char::is_whitespace` calls whitespace (the vertical tab included).
@@ -453,6 +484,15 @@ mod tests {
                 None => flat,
             }
         };
+        // Texts whose start is already flat, cut before, at, and after trailing whitespace (random texts seldom
+        // end in whitespace alone after a flat start).
+        let cases = ["ab", "ab ", "ab  ", "ab \t", "ab cd", "ab  cd", "ab\ncd", " ab", "", "  ", "ab cd ", "ab cd  x"];
+        let wide = ["日本 ок", "ок\u{a0}да", "😀 😀  ", "ок \u{3000}", "да “ok”", "é é\u{2009}é"];
+        for text in cases.into_iter().chain(wide) {
+            for max in 0..8 {
+                assert_eq!(excerpt(text, max), plain(text, max), "{text:?} cut at {max}");
+            }
+        }
         proptest::proptest!(|(text in "[ a-zé\\n\\t\\u{b}\\u{a0}🙂]{0,40}|[ a-z\\n\\t\\u{b}]{0,40}", max in 0usize..20)| {
             proptest::prop_assert_eq!(excerpt(&text, max), plain(&text, max));
         });
