@@ -115,25 +115,15 @@ impl Carrier<'_> {
 }
 
 /// `parts` joined, then `n` in decimal: a derived object's id (`{message}:link:{n}`), made for every link a message
-/// carries, without `format!` (~650 instructions).
+/// carries. Joined rather than formatted: `format!` took ~650 instructions, the integer's own `to_string` a few
+/// dozen.
 fn numbered(parts: &[&str], n: usize) -> String {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    let digits = std::str::from_utf8(&digits[at..]).unwrap_or_default();
+    let digits = n.to_string();
     let mut id = String::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + digits.len());
     for p in parts {
         id.push_str(p);
     }
-    id.push_str(digits);
+    id.push_str(&digits);
     id
 }
 
