@@ -418,17 +418,23 @@ impl Local {
     /// Applies each decoded input that `allowed` permits and queues the accepted ones' lines, without touching
     /// the disk: the report, and the ticket to wait on ([`Local::wait_durable`], [`Local::durable`]) before
     /// giving it when anything was accepted.
+    ///
+    /// `decoded` may still be staged meanwhile ([`super::input::stage_ahead`]): the engine is taken once its first
+    /// input is ready. `inputs` is how many it holds, to size what is queued.
     pub(super) fn ingest_queued(
         &self,
-        decoded: Vec<Staged>,
+        decoded: impl Iterator<Item = Staged>,
+        inputs: usize,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<(IngestReport, Option<Ticket>), Error> {
         let mut report = IngestReport::default();
+        let mut decoded = decoded.peekable();
+        decoded.peek();
         let mut inner = self.lock()?;
         let Inner { engine, edited, .. } = &mut *inner;
         // About one operation per input: grown from nothing, a batch's vector was copied ten times.
-        let mut ops = Vec::with_capacity(decoded.len());
-        for (index, d) in decoded.into_iter().enumerate() {
+        let mut ops = Vec::with_capacity(inputs);
+        for (index, d) in decoded.enumerate() {
             let result = route(engine, d, allowed)
                 .and_then(|(events, logged)| engine.apply_all(events).map(|applied| (applied, logged)));
             match result {

@@ -200,26 +200,25 @@ impl Service {
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
-        self.ingest_staged(input::decode_inputs(inputs, now), allowed)
+        let Some(local) = self.local() else {
+            return self.ingest_shared(input::decode_inputs(inputs, now), allowed);
+        };
+        let mut queued = self.ingest_queued(local, inputs.iter().map(|v| v.decode_fresh(now)), inputs.len(), allowed)?;
+        if let Some(t) = queued.ticket.take() {
+            local.wait_durable(t)?;
+        }
+        Ok(self.ingested(queued))
     }
 
-    /// Ingests decoded inputs; the accepted ones are durable when this returns.
-    fn ingest_staged(
+    /// Ingests decoded inputs into a shared store; the accepted ones are durable when this returns.
+    fn ingest_shared(
         &self,
-        staged: (Vec<input::Staged>, Vec<report::Note>),
+        (decoded, notes): (Vec<input::Staged>, Vec<report::Note>),
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
-        let shared = match &self.durability {
-            Durability::Local(local) => {
-                let mut queued = self.ingest_queued(local, staged, allowed)?;
-                if let Some(t) = queued.ticket.take() {
-                    local.wait_durable(t)?;
-                }
-                return Ok(self.ingested(queued));
-            }
-            Durability::Shared(shared) => shared,
+        let Durability::Shared(shared) = &self.durability else {
+            return Err(internal("a shared ingest on a local store"));
         };
-        let (decoded, notes) = staged;
         self.forget_records_of(&decoded);
         let convs = self.conversations(&decoded);
         let report = shared.ingest(decoded, allowed)?;
@@ -299,18 +298,19 @@ impl Service {
     ) -> Result<IngestReport, Error> {
         let Some(local) = self.local() else {
             let svc = self.clone();
-            return tokio::task::spawn_blocking(move || svc.ingest_staged(input::take_inputs(inputs, now), &*allowed))
+            return tokio::task::spawn_blocking(move || svc.ingest_shared(input::take_inputs(inputs, now), &*allowed))
                 .await
                 .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
         };
-        let mut queued = if inputs.len() <= INLINE_INPUTS {
-            self.ingest_queued(local, input::take_inputs(inputs, now), &*allowed)?
+        let len = inputs.len();
+        let mut queued = if len <= INLINE_INPUTS {
+            self.ingest_queued(local, inputs.into_iter().map(|v| v.into_fresh(now)), len, &*allowed)?
         } else {
             // Held by the work itself, so a request given up meanwhile does not free its place early.
             let slot = self.appliers.clone().acquire_owned().await.map_err(|_| internal("the service is closing"))?;
             let (svc, local) = (self.clone(), local.clone());
             tokio::task::spawn_blocking(move || {
-                let queued = svc.ingest_queued(&local, input::take_inputs(inputs, now), &*allowed);
+                let queued = svc.ingest_queued(&local, inputs.into_iter().map(|v| v.into_fresh(now)), len, &*allowed);
                 drop(slot);
                 queued
             })
@@ -331,16 +331,35 @@ impl Service {
         report
     }
 
-    /// The first half of an ingest on a local store: decoded inputs applied, their lines queued for the next write.
+    /// The first half of an ingest on a local store: inputs decoded and applied, their lines queued for the next
+    /// write. A large batch is staged on a second core as the engine applies it ([`input::stage_ahead`]).
     fn ingest_queued(
         &self,
         local: &local::Local,
-        (decoded, notes): (Vec<input::Staged>, Vec<report::Note>),
+        decoded: impl Iterator<Item = Result<chatctx_platforms::Mapped, Error>> + Send,
+        inputs: usize,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<Queued, Error> {
-        self.forget_records_of(&decoded);
-        let convs = self.conversations(&decoded);
-        let (report, ticket) = local.ingest_queued(decoded, allowed)?;
+        if !input::stages_ahead(inputs) {
+            let (decoded, notes) = input::stage(decoded);
+            self.forget_records_of(&decoded);
+            let convs = self.conversations(&decoded);
+            let (report, ticket) = local.ingest_queued(decoded.into_iter(), inputs, allowed)?;
+            return Ok(Queued { report, ticket, notes, convs });
+        }
+        let convs = std::sync::Mutex::new(Vec::new());
+        let each = |chunk: &[Staged]| {
+            self.forget_records_of(chunk);
+            let mut mine = self.conversations(chunk);
+            if let Ok(mut all) = convs.lock() {
+                all.append(&mut mine);
+            }
+        };
+        let (applied, notes) = input::stage_ahead(decoded, &each, |staged| local.ingest_queued(staged, inputs, allowed));
+        let (report, ticket) = applied?;
+        let mut convs = convs.into_inner().unwrap_or_default();
+        convs.sort();
+        convs.dedup();
         Ok(Queued { report, ticket, notes, convs })
     }
 

@@ -15,9 +15,15 @@ fn db(name: &str) -> (chatctx_store::testing::Scratch, std::path::PathBuf) {
 }
 
 fn open(path: &std::path::Path) -> (Service, u64) {
+    open_keeping(path, 0)
+}
+
+/// [`open`], keeping `records` decision records per chat.
+fn open_keeping(path: &std::path::Path, records: usize) -> (Service, u64) {
     let store = chatctx_store::open(&format!("sqlite://{}", path.display()), &Default::default()).unwrap();
     let mut s = Settings::default();
     s.history.mode = chatctx_core::settings::Mode::Talkative;
+    s.decisions.keep = records;
     Service::open(s, LlmSettings::default(), store).unwrap()
 }
 
@@ -507,4 +513,96 @@ fn concurrent_batches_of_every_size_are_durable_when_answered() {
         assert_eq!(answered[c], want, "chat -{} as answered", c + 1);
         assert_eq!(last(c as u32 + 1, &again), want, "chat -{} after a restart", c + 1);
     }
+}
+
+/// A batch large enough to be staged on a second thread while the engine applies it (`service::input`) answers,
+/// stores and reloads exactly as the same inputs sent in batches small enough to be staged first: the same
+/// acceptances, rejections and decisions at the same positions, the same conversations, the same log.
+#[test]
+fn a_large_batch_staged_alongside_its_application_answers_as_small_batches_do() {
+    let tg = |id: u32, chat: &str, text: &str| {
+        json!({"type": "telegram_update", "bot": {"user_id": "42"}, "update": {"update_id": id, "message": {
+            "message_id": id, "date": 1_770_000_000 + id, "chat": {"id": chat.parse::<i64>().unwrap(), "type": "supergroup"},
+            "from": {"id": 7, "is_bot": false, "first_name": "Bo"}, "text": text}}})
+    };
+    let mut inputs = Vec::new();
+    for i in 1..=900u32 {
+        let chat = format!("-{}", i % 5 + 1);
+        let mut m = message(i, &format!("message {i} about the photo"), i % 4 == 0);
+        m["chat_id"] = json!(chat);
+        inputs.push(match i {
+            _ if i % 37 == 0 => json!({"type": "bogus"}),
+            _ if i % 41 == 0 => json!({"type": "message", "chat_id": chat, "message_id": "x", "sent_at": "soon"}),
+            _ if i % 29 == 0 => tg(10_000 + i, &chat, "via the platform @bot"),
+            _ if i % 31 == 0 => json!({"type": "telegram_update", "bot": {"user_id": "42"},
+                                       "update": {"update_id": 20_000 + i, "callback_query": {"id": "q"}}}),
+            _ if i % 53 == 0 => {
+                // An edit of an earlier message of the same chat.
+                let mut edit = message(i - 5, "the corrected text", false);
+                edit["chat_id"] = json!(chat);
+                edit
+            }
+            _ if i % 61 == 0 => json!({"type": "delete", "chat_id": chat, "message_ids": [(i - 10).to_string()]}),
+            _ => m,
+        });
+    }
+    inputs.extend(inputs[100..140].to_vec()); // redelivered
+    // A decision record holding a message's text is dropped by the message's edit, however the batch is staged.
+    let mut secret = message(1000, "the secret is swordfish", false);
+    secret["chat_id"] = json!("-2");
+    let mut redacted = secret.clone();
+    redacted["text"] = json!("the secret is [redacted]");
+    inputs.insert(500, redacted);
+    let remember = |svc: &Service| {
+        assert_eq!(svc.ingest(std::slice::from_ref(&secret), now()).unwrap().accepted, 1);
+        let c = chatctx_core::tools::ToolCall::decode("get_chat_history_context", &json!({"chat_id": "-2", "explain": true}))
+            .unwrap();
+        let mut answer = svc.call(&c, now()).unwrap();
+        let explain = answer.take_explain().unwrap();
+        let record = chatctx::decisions::Record::new("r", c.name(), c.scope().clone(), now(), explain, &mut answer);
+        svc.decisions().push(record);
+        assert_eq!(svc.decisions().newest("telegram", "-2", 10).len(), 1);
+    };
+    let chats: Vec<String> = (1..=5).map(|c| format!("-{c}")).collect();
+    let state = |svc: &Service| -> Vec<String> {
+        chats
+            .iter()
+            .map(|c| {
+                svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", c).unwrap()).unwrap()).unwrap()
+            })
+            .collect()
+    };
+
+    let (_large_dir, large_path) = db("staged-ahead");
+    let (large, _) = open_keeping(&large_path, 8);
+    remember(&large);
+    let whole = large.ingest(&inputs, now()).unwrap();
+    let (_small_dir, small_path) = db("staged-first");
+    let (small, _) = open_keeping(&small_path, 8);
+    remember(&small);
+    let mut parts = chatctx::service::IngestReport::default();
+    for (k, batch) in inputs.chunks(100).enumerate() {
+        let mut r = small.ingest(batch, now()).unwrap();
+        r.rejected.iter_mut().for_each(|x| x.index += k * 100);
+        r.decisions.iter_mut().for_each(|d| d.index += k * 100);
+        parts.accepted += r.accepted;
+        parts.ignored += r.ignored;
+        parts.rejected_count += r.rejected_count;
+        parts.rejected.extend(r.rejected);
+        parts.decisions.extend(r.decisions);
+        for (kind, n) in r.ignored_kinds {
+            *parts.ignored_kinds.entry(kind).or_default() += n;
+        }
+    }
+    assert!(whole.rejected_count >= 40 && whole.ignored > 20 && whole.decisions.len() > 700, "{whole:?}");
+    assert_eq!(whole, parts);
+    assert!(large.decisions().newest("telegram", "-2", 10).is_empty());
+    assert!(small.decisions().newest("telegram", "-2", 10).is_empty());
+    let before = state(&large);
+    assert_eq!(before, state(&small));
+    drop((large, small));
+    let (large, _) = open(&large_path);
+    let (small, _) = open(&small_path);
+    assert_eq!(state(&large), before);
+    assert_eq!(state(&small), before);
 }
