@@ -203,7 +203,8 @@ impl Service {
         let Some(local) = self.local() else {
             return self.ingest_shared(input::decode_inputs(inputs, now), allowed);
         };
-        let mut queued = self.ingest_queued(local, inputs.iter().map(|v| v.decode_fresh(now)), inputs.len(), allowed)?;
+        let mut queued =
+            self.ingest_queued(local, inputs.iter().map(|v| v.decode_fresh(now)), inputs.len(), allowed)?;
         if let Some(t) = queued.ticket.take() {
             local.wait_durable(t)?;
         }
@@ -355,7 +356,8 @@ impl Service {
                 all.append(&mut mine);
             }
         };
-        let (applied, notes) = input::stage_ahead(decoded, &each, |staged| local.ingest_queued(staged, inputs, allowed));
+        let (applied, notes) =
+            input::stage_ahead(decoded, &each, |staged| local.ingest_queued(staged, inputs, allowed));
         let (report, ticket) = applied?;
         let mut convs = convs.into_inner().unwrap_or_default();
         convs.sort();

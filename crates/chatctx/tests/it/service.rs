@@ -555,8 +555,11 @@ fn a_large_batch_staged_alongside_its_application_answers_as_small_batches_do() 
     inputs.insert(500, redacted);
     let remember = |svc: &Service| {
         assert_eq!(svc.ingest(std::slice::from_ref(&secret), now()).unwrap().accepted, 1);
-        let c = chatctx_core::tools::ToolCall::decode("get_chat_history_context", &json!({"chat_id": "-2", "explain": true}))
-            .unwrap();
+        let c = chatctx_core::tools::ToolCall::decode(
+            "get_chat_history_context",
+            &json!({"chat_id": "-2", "explain": true}),
+        )
+        .unwrap();
         let mut answer = svc.call(&c, now()).unwrap();
         let explain = answer.take_explain().unwrap();
         let record = chatctx::decisions::Record::new("r", c.name(), c.scope().clone(), now(), explain, &mut answer);
