@@ -9,7 +9,7 @@
 //! readiness reports the store as refusing writes until a write (or the readiness probe's own write) succeeds
 //! again. Readers may see a change a moment before it is durable.
 
-use std::collections::HashMap;
+use hashbrown::Equivalent;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chatctx_core::engine::directory_log_key;
@@ -19,7 +19,10 @@ use chatctx_core::{Engine, Error, ErrorCode, Settings, Timestamp};
 use chatctx_store::{Log, Op, StoreError};
 
 use super::input::{Staged, route};
-use super::log::{ChatKey, apply_logged, forget, import_line, internal, key, logged_line, op, rebuild, snapshot_line};
+use super::log::{
+    ChatKey, ChatRef, Counts, apply_logged, count, forget, import_line, internal, key, logged_line, op, rebuild,
+    snapshot_line,
+};
 use super::overdue::Overdue;
 use super::report::IngestReport;
 use crate::triage::Answered;
@@ -28,7 +31,7 @@ use crate::triage::Answered;
 /// to the engine but not yet written.
 struct Inner {
     engine: Engine,
-    since_snapshot: HashMap<ChatKey, u64>,
+    since_snapshot: Counts,
     pending: Vec<Op>,
     /// The fates of the changes whose operations are in `pending`, told once they are written or dropped.
     waiting: Vec<Fate>,
@@ -91,7 +94,8 @@ struct Round {
     batch: Vec<Op>,
     fates: Vec<Fate>,
     upto: u64,
-    counts: Vec<(ChatKey, u64)>,
+    /// Per chat it writes to: the index of one of its operations in `batch`, and how many it writes.
+    counts: Vec<(usize, u64)>,
     snapshots: Vec<Op>,
     /// The chats it snapshots: they leave the waiting list once the snapshots are written, not before.
     taken: Vec<ChatKey>,
@@ -237,20 +241,22 @@ impl Local {
     /// a snapshot taken now stands for the chat's log with this batch and nothing after it.
     fn take_round(&self, inner: &mut Inner) -> Round {
         let batch = std::mem::take(&mut inner.pending);
-        let mut counts: HashMap<(&str, &str), u64> = HashMap::new();
-        for o in batch.iter().filter(|o| !o.chat_id.is_empty()) {
-            *counts.entry((&o.channel, &o.chat_id)).or_default() += 1;
+        // By borrowed keys: a write's thousand chats cost no allocation here or when counted after it.
+        let mut per_chat: hashbrown::HashMap<ChatRef<'_>, (usize, u64)> = hashbrown::HashMap::new();
+        for (i, o) in batch.iter().enumerate().filter(|(_, o)| !o.chat_id.is_empty()) {
+            per_chat.entry(ChatRef::of(o)).or_insert((i, 0)).1 += 1;
         }
         let mut due = std::mem::take(&mut inner.edited);
         let erase = !due.is_empty();
-        let counts: Vec<(ChatKey, u64)> =
-            counts.into_iter().map(|((channel, chat), n)| (key(channel, chat), n)).collect();
-        for (k, n) in &counts {
+        for (k, &(_, n)) in &per_chat {
             // An edited chat is snapshotted in this write anyway: it takes no place of the routine ones.
-            if inner.since_snapshot.get(k).copied().unwrap_or(0) + n >= self.every && !due.contains(k) {
-                inner.overdue.insert(k);
+            if inner.since_snapshot.get(k).copied().unwrap_or(0) + n >= self.every
+                && !due.iter().any(|d| k.equivalent(d))
+            {
+                inner.overdue.insert(&key(k.0, k.1));
             }
         }
+        let counts: Vec<(usize, u64)> = per_chat.into_values().collect();
         let budget = (SNAPSHOTS_PER_WRITE + inner.overdue.len() / 8).min(MAX_SNAPSHOTS_PER_WRITE);
         let routine = inner.overdue.first(budget, |k| due.contains(k));
         due.extend(routine);
@@ -275,8 +281,8 @@ impl Local {
                 self.note_success();
                 c.settled = round.upto;
                 settle(round.fates, &Ok(()));
-                for (k, n) in round.counts {
-                    *inner.since_snapshot.entry(k).or_default() += n;
+                for (i, n) in round.counts {
+                    count(&mut inner.since_snapshot, ChatRef::of(&round.batch[i]), n);
                 }
                 inner.snapshotted(&round.snapshots);
                 // Also those it took that had no snapshot to write (a chat forgotten meanwhile).

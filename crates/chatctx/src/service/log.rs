@@ -23,6 +23,36 @@ pub(super) fn key(channel: &str, chat: &str) -> ChatKey {
     (channel.to_owned(), chat.to_owned())
 }
 
+/// A chat's key borrowed from an operation, to look it up where [`ChatKey`]s are kept without making one: it
+/// hashes as the owned key does (each part in turn, as a string).
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
+pub(super) struct ChatRef<'a>(pub(super) &'a str, pub(super) &'a str);
+
+impl<'a> ChatRef<'a> {
+    pub(super) fn of(op: &'a Op) -> Self {
+        Self(&op.channel, &op.chat_id)
+    }
+}
+
+impl hashbrown::Equivalent<ChatKey> for ChatRef<'_> {
+    fn equivalent(&self, k: &ChatKey) -> bool {
+        self.0 == k.0 && self.1 == k.1
+    }
+}
+
+/// Per chat, how many operations it logged since its last snapshot.
+pub(super) type Counts = hashbrown::HashMap<ChatKey, u64>;
+
+/// Adds `n` to a chat's count (a key is made only for a chat counted for the first time): the count.
+pub(super) fn count<'a>(counts: &'a mut Counts, chat: ChatRef<'_>, n: u64) -> &'a mut u64 {
+    let c = match counts.entry_ref(&chat) {
+        hashbrown::hash_map::EntryRef::Occupied(e) => e.into_mut(),
+        hashbrown::hash_map::EntryRef::Vacant(e) => e.insert_with_key(key(chat.0, chat.1), 0),
+    };
+    *c += n;
+    c
+}
+
 pub(super) fn internal(why: impl std::fmt::Display) -> Error {
     Error::new(ErrorCode::Internal, why.to_string())
 }
@@ -41,7 +71,7 @@ pub(super) struct Rebuilt {
     pub(super) engine: Engine,
     pub(super) read: u64,
     pub(super) heads: HashMap<ChatKey, u64>,
-    pub(super) since_snapshot: HashMap<ChatKey, u64>,
+    pub(super) since_snapshot: Counts,
 }
 
 /// A logged operation that cannot be applied: startup stops on it rather than lose it quietly
@@ -90,7 +120,7 @@ pub(super) fn rebuild(
 ) -> anyhow::Result<Rebuilt> {
     let mut engine = new_engine(settings, triage);
     let mut heads = HashMap::new();
-    let mut since_snapshot: HashMap<ChatKey, u64> = HashMap::new();
+    let mut since_snapshot = Counts::new();
     let mut newest = Timestamp::default();
     let mut damaged = None;
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -123,8 +153,10 @@ pub(super) fn rebuild(
         for (pos, op, prepared) in ready.into_iter().flatten() {
             match prepared.and_then(|p| apply_prepared(&mut engine, &op.channel, &op.chat_id, p, &mut newest)) {
                 Ok(kind) => {
-                    let count = since_snapshot.entry(key(&op.channel, &op.chat_id)).or_default();
-                    *count = if kind == Applied::Snapshot { 0 } else { *count + 1 };
+                    let n = count(&mut since_snapshot, ChatRef::of(&op), 1);
+                    if kind == Applied::Snapshot {
+                        *n = 0;
+                    }
                 }
                 Err(e) => {
                     damaged = Some(Damaged::at(pos, &op, e));
@@ -303,4 +335,25 @@ pub(super) fn event_op(e: &Event) -> Option<Result<Op, Error>> {
 /// The log line of a chat's whole state.
 pub(super) fn import_line(doc: &ConversationDoc) -> Result<String, Error> {
     LogLine::Import(Cow::Borrowed(doc)).to_line()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chat counted by borrowed names is the chat its owned key names: the same entry, made once.
+    #[test]
+    fn a_borrowed_chat_finds_its_owned_key() {
+        let mut counts = Counts::new();
+        counts.insert(key("telegram", "-1"), 5);
+        assert_eq!(*count(&mut counts, ChatRef("telegram", "-1"), 2), 7);
+        assert_eq!(*count(&mut counts, ChatRef("telegram", "-2"), 1), 1);
+        assert_eq!(*count(&mut counts, ChatRef("slack", "-1"), 3), 3);
+        assert_eq!(*count(&mut counts, ChatRef("telegram", "-2"), 4), 5);
+        assert_eq!(counts.len(), 3);
+        assert_eq!(counts.get(&key("telegram", "-1")), Some(&7));
+        assert_eq!(counts.get(&ChatRef("telegram", "-2")), Some(&5));
+        // The parts are told apart, not run together.
+        assert_eq!(counts.get(&ChatRef("telegram-", "1")), None);
+    }
 }

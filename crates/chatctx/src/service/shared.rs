@@ -23,7 +23,10 @@ use chatctx_store::{Op, SharedLog, StoreError};
 
 use super::checks::Checks;
 use super::input::{Staged, route};
-use super::log::{ChatKey, apply_logged, forget, import_line, internal, key, logged_line, rebuild, snapshot_line};
+use super::log::{
+    ChatKey, ChatRef, Counts, apply_logged, count, forget, import_line, internal, key, logged_line, rebuild,
+    snapshot_line,
+};
 use super::report::IngestReport;
 use crate::logline::LogLine;
 use crate::triage::Answered;
@@ -56,7 +59,7 @@ fn split_people(events: Vec<Event>, ops: Vec<Op>) -> (Option<Part>, Part) {
 /// position applied to the engine (what the store is read after).
 struct Inner {
     engine: Engine,
-    since_snapshot: HashMap<ChatKey, u64>,
+    since_snapshot: Counts,
     heads: HashMap<ChatKey, u64>,
 }
 
@@ -371,8 +374,7 @@ impl Shared {
         let snapshot = {
             let Ok(mut inner) = self.lock() else { return };
             inner.heads.insert(key(channel, chat), head);
-            let n = inner.since_snapshot.entry(key(channel, chat)).or_default();
-            *n += lines.len() as u64;
+            let n = count(&mut inner.since_snapshot, ChatRef(channel, chat), lines.len() as u64);
             if replaces {
                 lines.last().cloned()
             } else if *n >= every {
