@@ -136,7 +136,9 @@ const CHUNKS_WAITING: usize = 4;
 
 /// Whether a batch of `len` inputs is staged ahead.
 pub(super) fn stages_ahead(len: usize) -> bool {
-    len >= STAGED_AHEAD && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+    // Asked once: the answer reads the process's CPU quota from files.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    len >= STAGED_AHEAD && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
 }
 
 /// [`stage`] on a helper thread, a chunk at a time, while `apply` takes the staged inputs in order on the calling
