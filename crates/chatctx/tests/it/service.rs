@@ -45,6 +45,14 @@ fn ids(svc: &Service) -> Vec<String> {
     svc.read(|e| e.history("telegram", "-1", None)).unwrap().unwrap().into_iter().filter_map(|i| i.message_id).collect()
 }
 
+/// The exported documents of `chats`, as JSON text.
+fn exports(svc: &Service, chats: &[String]) -> Vec<String> {
+    chats
+        .iter()
+        .map(|c| svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", c).unwrap()).unwrap()).unwrap())
+        .collect()
+}
+
 fn value(r: ToolResponse) -> Value {
     serde_json::to_value(r).unwrap()
 }
@@ -280,14 +288,7 @@ fn a_long_log_rebuilds_the_same_state_and_stops_at_a_damaged_operation() {
             call(&svc, "resolve_reference_target", &args, now()).unwrap();
         }
     }
-    let export = |svc: &Service| -> Vec<String> {
-        chats
-            .iter()
-            .map(|c| {
-                svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", c).unwrap()).unwrap()).unwrap()
-            })
-            .collect()
-    };
+    let export = |svc: &Service| exports(svc, &chats);
     let before = export(&svc);
     drop(svc);
     let (again, loaded) = open(&path);
@@ -567,14 +568,7 @@ fn a_large_batch_staged_alongside_its_application_answers_as_small_batches_do() 
         assert_eq!(svc.decisions().newest("telegram", "-2", 10).len(), 1);
     };
     let chats: Vec<String> = (1..=5).map(|c| format!("-{c}")).collect();
-    let state = |svc: &Service| -> Vec<String> {
-        chats
-            .iter()
-            .map(|c| {
-                svc.read(|e| serde_json::to_string(&e.export_conversation("telegram", c).unwrap()).unwrap()).unwrap()
-            })
-            .collect()
-    };
+    let state = |svc: &Service| exports(svc, &chats);
 
     let (_large_dir, large_path) = db("staged-ahead");
     let (large, _) = open_keeping(&large_path, 8);
