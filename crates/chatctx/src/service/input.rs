@@ -126,9 +126,10 @@ fn stage_one(decoded: Result<Mapped, Error>) -> (Staged, Note) {
     (input, note)
 }
 
-/// Batches of at least this many inputs are staged ahead ([`stage_ahead`]) when the machine has a second core.
-/// Starting the helper thread costs tens of microseconds, a few inputs' staging.
-pub(super) const STAGED_AHEAD: usize = 256;
+/// Batches of more than this many inputs are staged ahead ([`stage_ahead`]) when the machine has a second core:
+/// those the async front ends apply on a blocking thread ([`super::INLINE_INPUTS`]), so an async thread never
+/// starts or waits on a helper. Starting one costs tens of microseconds, a few inputs' staging.
+const STAGED_AHEAD: usize = super::INLINE_INPUTS;
 
 /// How many inputs the helper stages before handing them over, and how many such chunks may wait.
 const CHUNK: usize = 64;
@@ -138,7 +139,7 @@ const CHUNKS_WAITING: usize = 4;
 pub(super) fn stages_ahead(len: usize) -> bool {
     // Asked once: the answer reads the process's CPU quota from files.
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    len >= STAGED_AHEAD && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
+    len > STAGED_AHEAD && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
 }
 
 /// [`stage`] on a helper thread, a chunk at a time, while `apply` takes the staged inputs in order on the calling
