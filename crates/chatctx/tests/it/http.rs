@@ -578,3 +578,40 @@ fn a_slow_header_flood_does_not_starve_a_normal_client() {
     assert!(started.elapsed() < std::time::Duration::from_secs(1), "answered after {:?}", started.elapsed());
     drop(slow);
 }
+
+/// A batch past the 256 inputs the server applies on its async threads is staged on a helper thread while a
+/// blocking thread applies it: acknowledged whole, each input at its own position, and on disk when answered.
+#[test]
+fn a_large_batch_is_acknowledged_whole_and_survives_a_kill() {
+    let (_dir, store) = db("large-batch");
+    let c = client();
+    let s = start(&store);
+    let batch: Vec<Value> = (1..=700u64)
+        .map(|i| {
+            if i % 50 == 0 {
+                return json!({"type": "bogus"});
+            }
+            let mut m = msg(i);
+            m["chat_id"] = json!(format!("-{}", i % 10 + 1));
+            m
+        })
+        .collect();
+    let r = c.post(format!("{}/v1/events", s.base)).body(Value::Array(batch).to_string()).send().unwrap();
+    assert_eq!(r.status(), 200);
+    let report = r.json_value();
+    assert_eq!(report["accepted"], 686);
+    let rejected: Vec<u64> =
+        report["rejected"].as_array().unwrap().iter().map(|x| x["index"].as_u64().unwrap()).collect();
+    assert_eq!(rejected, (1..=14).map(|k| k * 50 - 1).collect::<Vec<_>>());
+    let decided: Vec<u64> =
+        report["decisions"].as_array().unwrap().iter().map(|d| d["index"].as_u64().unwrap()).collect();
+    assert_eq!(decided, (0..700).filter(|i| (i + 1) % 50 != 0).collect::<Vec<_>>());
+    let held = |base: &str| -> Vec<usize> {
+        (1..=10).map(|chat| all_pages(&c, &format!("{base}/v1/chats/-{chat}/history")).len()).collect()
+    };
+    let before = held(&s.base);
+    assert_eq!(before.iter().sum::<usize>(), 686);
+    drop(s); // SIGKILL
+    let s = start(&store);
+    assert_eq!(held(&s.base), before);
+}
