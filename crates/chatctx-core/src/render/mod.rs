@@ -419,7 +419,7 @@ fn flat_cut(text: &str, max: usize) -> Option<String> {
     // Whitespace other than a space, or the first byte of a character that may be Unicode whitespace (U+0085,
     // U+00A0, U+1680, U+2000–U+205F, U+3000: their UTF-8 starts with one of these); then a space first or
     // doubled. Folded without stopping early, so that the compiler checks many bytes at a time.
-    let odd = |b: u8| matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | 0xC2 | 0xE1 | 0xE2 | 0xE3);
+    let odd = |b: u8| (b != b' ' && is_space(b)) || matches!(b, 0xC2 | 0xE1 | 0xE2 | 0xE3);
     let odd = bytes.iter().fold(false, |seen, &b| seen | odd(b));
     let next = bytes.get(1..).unwrap_or_default();
     let doubled = bytes.iter().zip(next).fold(false, |seen, (a, b)| seen | ((*a == b' ') & (*b == b' ')));
