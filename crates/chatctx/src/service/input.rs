@@ -102,7 +102,7 @@ fn people(engine: &Engine, events: &mut Vec<Event>, allowed: &dyn Fn(&str, &str)
 
 /// What decoding every input (JSON, the platform mappings) gave, staged: this needs no state, so it is done
 /// before taking the engine. With each input, what its mapping decided.
-pub(super) fn stage(decoded: impl Iterator<Item = Result<Mapped, Error>>) -> (Vec<Staged>, Vec<Note>) {
+fn stage(decoded: impl Iterator<Item = Result<Mapped, Error>>) -> (Vec<Staged>, Vec<Note>) {
     decoded.map(stage_one).unzip()
 }
 
@@ -126,7 +126,7 @@ fn stage_one(decoded: Result<Mapped, Error>) -> (Staged, Note) {
     (input, note)
 }
 
-/// Batches of more than this many inputs are staged ahead ([`stage_ahead`]) when the machine has a second core:
+/// Batches of more than this many inputs are staged ahead ([`stage_and_apply`]) when the machine has a second core:
 /// those the async front ends apply on a blocking thread ([`super::INLINE_INPUTS`]), so an async thread never
 /// starts or waits on a helper. Starting one costs tens of microseconds, a few inputs' staging.
 const STAGED_AHEAD: usize = super::INLINE_INPUTS;
@@ -136,26 +136,32 @@ const CHUNK: usize = 64;
 const CHUNKS_WAITING: usize = 4;
 
 /// Whether a batch of `len` inputs is staged ahead.
-pub(super) fn stages_ahead(len: usize) -> bool {
+fn stages_ahead(len: usize) -> bool {
     // Asked once: the answer reads the process's CPU quota from files.
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     len > STAGED_AHEAD && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
 }
 
-/// [`stage`] on a helper thread, a chunk at a time, while `apply` takes the staged inputs in order on the calling
-/// thread: staging (decoding, the checks of fresh input, the log lines) needs no state, so on a second core it
-/// runs alongside the engine's work instead of before it (a large batch through the service took ~30 % of its
-/// time staging, docs/benchmarks-issue-32.md). `each` sees every chunk on the helper before it is handed over.
-/// What `apply` gave, and each input's note. The helper is one scoped thread, gone when this returns; if it
-/// cannot be started, everything is staged first on the calling thread, as for a small batch.
-pub(super) fn stage_ahead<T>(
+/// Stages the `inputs` inputs of `decoded` and hands them to `apply` in order, on the calling thread; `each` sees
+/// every staged chunk before `apply` does. What `apply` gave, and each input's note.
+///
+/// A large batch ([`STAGED_AHEAD`]) is staged on a helper thread, a chunk at a time, while `apply` works:
+/// staging (decoding, the checks of fresh input, the log lines) needs no state, so on a second core it runs
+/// alongside the engine's work instead of before it (a large batch through the service took ~30 % of its time
+/// staging, docs/benchmarks-issue-32.md). The helper is one scoped thread, gone when this returns. A small batch,
+/// or one whose helper cannot be started, is staged whole first.
+pub(super) fn stage_and_apply<T>(
     decoded: impl Iterator<Item = Result<Mapped, Error>> + Send,
+    inputs: usize,
     each: &(dyn Fn(&[Staged]) + Sync),
     apply: impl FnOnce(&mut dyn Iterator<Item = Staged>) -> T,
 ) -> (T, Vec<Note>) {
     let mut decoded = decoded;
     let rest = &mut decoded;
     let ahead = std::thread::scope(|s| {
+        if !stages_ahead(inputs) {
+            return Err(apply);
+        }
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Staged>>(CHUNKS_WAITING);
         let helper = std::thread::Builder::new().name("chatctx-stage".into()).spawn_scoped(s, move || {
             let mut notes = Vec::with_capacity(rest.size_hint().0);

@@ -425,7 +425,7 @@ impl Local {
     /// the disk: the report, and the ticket to wait on ([`Local::wait_durable`], [`Local::durable`]) before
     /// giving it when anything was accepted.
     ///
-    /// `decoded` may still be staged meanwhile ([`super::input::stage_ahead`]): the engine is taken once its first
+    /// `decoded` may still be staged meanwhile ([`super::input::stage_and_apply`]): the engine is taken once its first
     /// input is ready. `inputs` is how many it holds, to size what is queued.
     pub(super) fn ingest_queued(
         &self,

@@ -333,7 +333,7 @@ impl Service {
     }
 
     /// The first half of an ingest on a local store: inputs decoded and applied, their lines queued for the next
-    /// write. A large batch is staged on a second core as the engine applies it ([`input::stage_ahead`]).
+    /// write. A large batch is staged on a second core as the engine applies it ([`input::stage_and_apply`]).
     fn ingest_queued(
         &self,
         local: &local::Local,
@@ -341,13 +341,6 @@ impl Service {
         inputs: usize,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<Queued, Error> {
-        if !input::stages_ahead(inputs) {
-            let (decoded, notes) = input::stage(decoded);
-            self.forget_records_of(&decoded);
-            let convs = self.conversations(&decoded);
-            let (report, ticket) = local.ingest_queued(decoded.into_iter(), inputs, allowed)?;
-            return Ok(Queued { report, ticket, notes, convs });
-        }
         let convs = std::sync::Mutex::new(Vec::new());
         let each = |chunk: &[Staged]| {
             self.forget_records_of(chunk);
@@ -357,7 +350,7 @@ impl Service {
             }
         };
         let (applied, notes) =
-            input::stage_ahead(decoded, &each, |staged| local.ingest_queued(staged, inputs, allowed));
+            input::stage_and_apply(decoded, inputs, &each, |staged| local.ingest_queued(staged, inputs, allowed));
         let (report, ticket) = applied?;
         let mut convs = convs.into_inner().unwrap_or_default();
         convs.sort();
