@@ -200,8 +200,11 @@ impl Service {
         now: Timestamp,
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
-        let Some(local) = self.local() else {
-            return self.ingest_shared(input::decode_inputs(inputs, now), allowed);
+        let local = match &self.durability {
+            Durability::Local(local) => local,
+            Durability::Shared(shared) => {
+                return self.ingest_shared(shared, input::decode_inputs(inputs, now), allowed);
+            }
         };
         let mut queued =
             self.ingest_queued(local, inputs.iter().map(|v| v.decode_fresh(now)), inputs.len(), allowed)?;
@@ -214,12 +217,10 @@ impl Service {
     /// Ingests decoded inputs into a shared store; the accepted ones are durable when this returns.
     fn ingest_shared(
         &self,
+        shared: &shared::Shared,
         (decoded, notes): (Vec<input::Staged>, Vec<report::Note>),
         allowed: &dyn Fn(&str, &str) -> bool,
     ) -> Result<IngestReport, Error> {
-        let Durability::Shared(shared) = &self.durability else {
-            return Err(internal("a shared ingest on a local store"));
-        };
         self.forget_records_of(&decoded);
         let convs = self.conversations(&decoded);
         let report = shared.ingest(decoded, allowed)?;
@@ -299,9 +300,12 @@ impl Service {
     ) -> Result<IngestReport, Error> {
         let Some(local) = self.local() else {
             let svc = self.clone();
-            return tokio::task::spawn_blocking(move || svc.ingest_shared(input::take_inputs(inputs, now), &*allowed))
-                .await
-                .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
+            return tokio::task::spawn_blocking(move || match &svc.durability {
+                Durability::Shared(shared) => svc.ingest_shared(shared, input::take_inputs(inputs, now), &*allowed),
+                Durability::Local(_) => svc.ingest_for(&inputs, now, &*allowed),
+            })
+            .await
+            .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
         };
         let len = inputs.len();
         let mut queued = if len <= INLINE_INPUTS {
