@@ -157,16 +157,26 @@ pub(super) fn stage_and_apply<T>(
     apply: impl FnOnce(&mut dyn Iterator<Item = Staged>) -> T,
 ) -> (T, Vec<Note>) {
     let mut decoded = decoded;
-    let rest = &mut decoded;
-    let ahead = std::thread::scope(|s| {
-        if !stages_ahead(inputs) {
-            return Err(apply);
-        }
+    let ahead = if stages_ahead(inputs) { ahead(&mut decoded, each, apply) } else { Err(apply) };
+    ahead.unwrap_or_else(|apply| {
+        let (staged, notes) = stage(decoded);
+        each(&staged);
+        (apply(&mut staged.into_iter()), notes)
+    })
+}
+
+/// [`stage_and_apply`] with a helper staging `decoded`; `apply` given back if the helper cannot be started.
+fn ahead<T, A: FnOnce(&mut dyn Iterator<Item = Staged>) -> T>(
+    decoded: &mut (impl Iterator<Item = Result<Mapped, Error>> + Send),
+    each: &(dyn Fn(&[Staged]) + Sync),
+    apply: A,
+) -> Result<(T, Vec<Note>), A> {
+    std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Staged>>(CHUNKS_WAITING);
         let helper = std::thread::Builder::new().name("chatctx-stage".into()).spawn_scoped(s, move || {
-            let mut notes = Vec::with_capacity(rest.size_hint().0);
+            let mut notes = Vec::with_capacity(decoded.size_hint().0);
             loop {
-                let (chunk, chunk_notes) = stage(rest.by_ref().take(CHUNK));
+                let (chunk, chunk_notes) = stage(decoded.by_ref().take(CHUNK));
                 if chunk.is_empty() {
                     return notes;
                 }
@@ -183,11 +193,6 @@ pub(super) fn stage_and_apply<T>(
         // A panic while staging is the caller's, as it would be on its own thread.
         let notes = helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         Ok((applied, notes))
-    });
-    ahead.unwrap_or_else(|apply| {
-        let (staged, notes) = stage(decoded);
-        each(&staged);
-        (apply(&mut staged.into_iter()), notes)
     })
 }
 
