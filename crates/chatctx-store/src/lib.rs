@@ -149,6 +149,22 @@ pub trait Log: Store {
         }
         Ok(())
     }
+    /// [`Log::write`] with the snapshots made while `ops` are written: `chats` are the chats `make` gives
+    /// snapshots of, which it is asked for once, after the operations of every other chat are in the transaction
+    /// (so a caller can make them on another core meanwhile). A chat of `chats` that `make` gives no snapshot of
+    /// keeps its log: its operations are written after all. The snapshots written, when this returns `Ok`. (The
+    /// default makes them first, then writes as [`Log::write`] does.)
+    fn write_making(
+        &self,
+        ops: &[Op],
+        chats: &[(String, String)],
+        make: &mut dyn FnMut() -> Vec<Op>,
+        erase: bool,
+    ) -> Result<Vec<Op>, StoreError> {
+        let _ = chats;
+        let snapshots = make();
+        self.write(ops, &snapshots, erase).map(|()| snapshots)
+    }
     /// Up to `most` chats whose snapshot would let the store give back space: a store that keeps superseded
     /// operations for a while (SQLite) names, when they pile up, the chats whose older operations hold them
     /// back. The service takes them with its routine snapshots. (The default: none.)

@@ -133,6 +133,17 @@ impl<S: crate::Log + ?Sized> crate::Log for Faulty<S> {
         self.inner.write(ops, snapshots, erase)
     }
 
+    fn write_making(
+        &self,
+        ops: &[crate::Op],
+        chats: &[(String, String)],
+        make: &mut dyn FnMut() -> Vec<crate::Op>,
+        erase: bool,
+    ) -> Result<Vec<crate::Op>, crate::StoreError> {
+        self.check()?;
+        self.inner.write_making(ops, chats, make, erase)
+    }
+
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, crate::StoreError> {
         self.check()?;
         self.inner.delete_chat(channel, chat_id)

@@ -85,6 +85,29 @@ fn contract(store: &dyn Both) {
     store.write(&[], &[op("-3", "first")], false).unwrap();
     store.delete_chat("telegram", "-4").unwrap();
 
+    // A write whose snapshots are made while it runs: they are asked for once, after the other chats'
+    // operations are written; a chat named but given no snapshot keeps its log, this write's operations too.
+    let mut asked = 0;
+    let named = [("telegram".to_owned(), "-5".to_owned()), ("telegram".to_owned(), "-6".to_owned())];
+    let made = store
+        .write_making(
+            &[op("-5", "p"), op("-6", "q"), op("-7", "r"), op("-6", "s"), op("-5", "t")],
+            &named,
+            &mut || {
+                asked += 1;
+                vec![op("-5", "snap-5")]
+            },
+            false,
+        )
+        .unwrap();
+    assert_eq!((asked, made.len()), (1, 1));
+    assert_eq!(since(store, "-5", 0), [(1, "snap-5".to_owned())], "the snapshot stands for the chat's operations");
+    assert_eq!(since(store, "-6", 0), [(1, "q".to_owned()), (2, "s".to_owned())], "no snapshot: the log stays");
+    assert_eq!(since(store, "-7", 0), [(1, "r".to_owned())]);
+    for chat in ["-5", "-6", "-7"] {
+        store.delete_chat("telegram", chat).unwrap();
+    }
+
     let mut left: Vec<_> = all(store).into_iter().map(|(p, c, l)| format!("{c}@{p}={l}")).collect();
     left.sort();
     assert_eq!(left, ["-1@5=import", "-2@2=reborn", "-3@6=first"]);

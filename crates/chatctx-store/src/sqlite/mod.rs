@@ -351,6 +351,35 @@ impl Log for SqliteStore {
         })
     }
 
+    fn write_making(
+        &self,
+        ops: &[Op],
+        chats: &[(String, String)],
+        make: &mut dyn FnMut() -> Vec<Op>,
+        erase: bool,
+    ) -> Result<Vec<Op>, StoreError> {
+        let named: std::collections::HashSet<(&str, &str)> =
+            chats.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let of = |o: &&Op| named.contains(&(o.channel.as_str(), o.chat_id.as_str()));
+        self.writing(|tx, placed| {
+            push_all(tx, placed, ops.iter().filter(|o| !of(o)))?;
+            let snapshots = make();
+            let made = snapshotted(&snapshots);
+            // A chat named but not snapshotted (its state could not be exported) keeps its log, this write's part too.
+            push_all(
+                tx,
+                placed,
+                ops.iter().filter(of).filter(|o| !made.contains(&(o.channel.as_str(), o.chat_id.as_str()))),
+            )?;
+            for s in &snapshots {
+                push_snapshot(tx, placed, s, erase)?;
+            }
+            gather(tx, placed, ops.len() + snapshots.len())?;
+            let erased = erase && !snapshots.is_empty();
+            Ok((snapshots, erased))
+        })
+    }
+
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
         self.writing(|tx, placed| {
             let n = remove_chat(tx, placed, channel, chat_id)?;

@@ -137,9 +137,7 @@ const CHUNKS_WAITING: usize = 4;
 
 /// Whether a batch of `len` inputs is staged ahead.
 fn stages_ahead(len: usize) -> bool {
-    // Asked once: the answer reads the process's CPU quota from files.
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    len > STAGED_AHEAD && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
+    len > STAGED_AHEAD && super::cores() > 1
 }
 
 /// Stages the `inputs` inputs of `decoded` and hands them to `apply` in order, on the calling thread; `each` sees

@@ -54,6 +54,11 @@ const SNAPSHOTS_PER_WRITE: usize = 1;
 /// `store.compact_after`, or logs grown over earlier runs, can leave hundreds due at a start).
 const MAX_SNAPSHOTS_PER_WRITE: usize = 16;
 
+/// Rounds of at least this many operations have their snapshots made on a helper thread while the store writes
+/// the rest ([`Local::write_alongside`]), on a machine with a second core: starting a thread costs tens of
+/// microseconds, about what writing a few dozen rows does.
+const SNAPSHOTS_ALONGSIDE: usize = 256;
+
 /// Snapshots one write takes, besides the others, of chats the store names as holding back space
 /// ([`chatctx_store::Log::reclaim`]; asked only when superseded operations outnumber those in use).
 const RECLAIMS_PER_WRITE: usize = 2;
@@ -102,6 +107,9 @@ struct Round {
     /// Whether a snapshot replaces an edited message's earlier text, which must leave the store's files now.
     erase: bool,
 }
+
+/// A round, and how the store took it.
+type Written = (Round, Result<(), StoreError>);
 
 /// Snapshots of `chats`, each a line that replaces its whole log (a chat whose state cannot be exported keeps
 /// its log, said in the server log).
@@ -229,16 +237,69 @@ impl Local {
     /// Writes everything queued, with the commit lock held (the engine is not locked meanwhile), and tells
     /// the async waiters. A failed write is told to each change it dropped, through its ticket.
     fn write_queued(&self, c: &mut Commit) -> Result<(), Error> {
-        let round = self.take_round(&mut *self.lock()?);
-        let written = self.store.write(&round.batch, &round.snapshots, round.erase);
+        let large = self.lock()?.pending.len() >= SNAPSHOTS_ALONGSIDE && super::cores() > 1;
+        let alongside = if large { self.write_alongside() } else { None };
+        let (round, written) = match alongside {
+            Some(done) => done?,
+            None => {
+                let round = self.take_round_whole(&mut *self.lock()?);
+                let written = self.store.write(&round.batch, &round.snapshots, round.erase);
+                (round, written)
+            }
+        };
         let _told_through_tickets = self.settle_round(c, &mut *self.lock()?, round, written);
         self.publish(c);
         Ok(())
     }
 
-    /// Takes everything queued, and the snapshots of the chats it makes due (past `store.compact_after`, or
-    /// edited), for one transaction. The engine holds exactly what was written before and what is queued, so
-    /// a snapshot taken now stands for the chat's log with this batch and nothing after it.
+    /// A round whose snapshots are made on a helper thread while the store writes its other chats' operations
+    /// (inserting the rows and making the snapshots' lines took about 17 % and 9 % of a large batch's time, one
+    /// after the other). The helper takes the round and makes its snapshots in one hold of the engine, as
+    /// [`Local::take_round`] requires; SQLite's work stays on this thread (moving it between cores cost more than
+    /// it saved, docs/benchmarks-issue-32.md). `None` when no helper could be started: nothing was taken.
+    fn write_alongside(&self) -> Option<Result<Written, Error>> {
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let helper = std::thread::Builder::new()
+                .name("chatctx-snapshots".into())
+                .spawn_scoped(s, move || {
+                    let Ok(mut inner) = self.lock() else { return Vec::new() };
+                    let round = self.take_round(&mut inner);
+                    let chats = round.taken.clone();
+                    if tx.send(round).is_err() {
+                        return Vec::new();
+                    }
+                    snapshots(&inner.engine, chats.iter())
+                })
+                .ok()?;
+            let Ok(mut round) = rx.recv() else {
+                return Some(Err(internal("the engine is unusable after an earlier panic")));
+            };
+            let mut helper = Some(helper);
+            // A helper that failed gives no snapshots: its chats keep their logs, this write's operations included.
+            let mut made = || helper.take().and_then(|h| h.join().ok()).unwrap_or_default();
+            let written = self.store.write_making(&round.batch, &round.taken, &mut made, round.erase);
+            Some(Ok(match written {
+                Ok(snapshots) => {
+                    round.snapshots = snapshots;
+                    (round, Ok(()))
+                }
+                Err(e) => (round, Err(e)),
+            }))
+        })
+    }
+
+    /// [`Local::take_round`] with its snapshots, made in the same hold of the engine.
+    fn take_round_whole(&self, inner: &mut Inner) -> Round {
+        let mut round = self.take_round(inner);
+        round.snapshots = snapshots(&inner.engine, round.taken.iter());
+        round
+    }
+
+    /// Takes everything queued, and the chats it makes due for a snapshot (past `store.compact_after`, or
+    /// edited), for one transaction; their snapshots are to be made before the engine is released. The engine
+    /// holds exactly what was written before and what is queued, so a snapshot taken then stands for the chat's
+    /// log with this batch and nothing after it.
     fn take_round(&self, inner: &mut Inner) -> Round {
         let batch = std::mem::take(&mut inner.pending);
         // By borrowed keys: a write's thousand chats cost no allocation here or when counted after it.
@@ -262,9 +323,16 @@ impl Local {
         due.extend(routine);
         // Chats whose old operations keep the store from giving back the space of superseded ones.
         due.extend(self.store.reclaim(RECLAIMS_PER_WRITE).iter().map(|(channel, chat)| key(channel, chat)));
-        let snapshots = snapshots(&inner.engine, due.iter());
         let fates = std::mem::take(&mut inner.waiting);
-        Round { fates, upto: inner.queued, batch, counts, snapshots, taken: due.into_iter().collect(), erase }
+        Round {
+            fates,
+            upto: inner.queued,
+            batch,
+            counts,
+            snapshots: Vec::new(),
+            taken: due.into_iter().collect(),
+            erase,
+        }
     }
 
     /// After a round's write: counts what it wrote per chat (from nothing for the chats it snapshotted) and
@@ -403,7 +471,7 @@ impl Local {
         if inner.pending.is_empty() {
             return Ok(());
         }
-        let round = self.take_round(inner);
+        let round = self.take_round_whole(inner);
         let written = self.store.write(&round.batch, &round.snapshots, round.erase);
         let settled = self.settle_round(c, inner, round, written);
         self.publish(c);

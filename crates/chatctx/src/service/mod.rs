@@ -85,6 +85,12 @@ struct Queued {
 /// of the time it was busy, and durable ingest was ~20 % slower (docs/benchmarks-issue-32.md).
 const INLINE_INPUTS: usize = 256;
 
+/// The cores this process may use, asked once: the answer reads the process's CPU quota from files.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Operations a chat may log before its log is replaced by a snapshot: what one of its conversations holds
 /// (at least 200), so the log stays proportional to the live state. Twice that (the default before issue 32)
 /// made each compaction delete twice as many rows at once, a longer write for the requests it carries, for no
@@ -131,8 +137,7 @@ impl Service {
                 (Durability::Shared(shared), read)
             }
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let appliers = Arc::new(tokio::sync::Semaphore::new(cores));
+        let appliers = Arc::new(tokio::sync::Semaphore::new(cores()));
         Ok((Self { durability, triage, decisions, summaries: None, appliers }, read))
     }
 

@@ -311,6 +311,37 @@ fn a_store_that_refuses_writes_mid_load_loses_nothing_acknowledged() {
     check(&present(&again), "after a restart");
 }
 
+/// Large batches, whose snapshots are made on a second thread while the store writes the rest of the round, against
+/// a store that refuses every third write: each acknowledged batch is whole after a restart, no refused one is
+/// there, and the chats' logs were compacted along the way (the refused writes' snapshots included nothing).
+#[test]
+fn large_batches_compacted_alongside_their_write_lose_nothing_acknowledged() {
+    let FaultyService { dir: _dir, path, faulty, settings: s, svc } =
+        faulty_service_with("durability-large-batches", Options { compact_after: 40 });
+    let mut outcome = Vec::new();
+    for b in 0..12u32 {
+        let batch: Vec<Value> =
+            (0..300u32).map(|i| message(CHATS[i as usize % 3], b * 300 + i + 1, "load", None)).collect();
+        faulty.fail(b % 3 == 1);
+        let acked = svc.ingest(&batch, now()).is_ok_and(|r| r.accepted == 300);
+        assert_eq!(acked, b % 3 != 1, "batch {b}");
+        outcome.extend((0..300u32).map(|i| (CHATS[i as usize % 3].to_owned(), (b * 300 + i + 1).to_string(), acked)));
+    }
+    faulty.fail(false);
+    drop(svc);
+    let store = SqliteStore::open(&path).unwrap();
+    let mut lines = 0;
+    store.load(&mut |_, _| lines += 1).unwrap();
+    assert!(lines < 1000, "the logs were compacted: {lines} lines for 2,400 messages");
+    drop(store);
+    let again = Service::open_with(s, LlmSettings::default(), sqlite_at(&path), Options::default()).unwrap().0;
+    for (chat, id, acked) in &outcome {
+        let items = again.read(|e| e.history("telegram", chat, None)).unwrap().unwrap_or_default();
+        let held = items.iter().any(|i| i.message_id.as_deref() == Some(id.as_str()));
+        assert_eq!(held, *acked, "message {id} of {chat} after a restart");
+    }
+}
+
 /// A service on an SQLite store behind [`chatctx_store::testing::Faulty`], keeping every message.
 struct FaultyService {
     dir: chatctx_store::testing::Scratch,
@@ -321,6 +352,10 @@ struct FaultyService {
 }
 
 fn faulty_service(name: &str) -> FaultyService {
+    faulty_service_with(name, Options::default())
+}
+
+fn faulty_service_with(name: &str, options: Options) -> FaultyService {
     let dir = chatctx_store::testing::Scratch::new(name);
     let path = dir.file("chatctx.db");
     let sqlite: Arc<dyn Log> = Arc::new(SqliteStore::open(&path).unwrap());
@@ -328,8 +363,7 @@ fn faulty_service(name: &str) -> FaultyService {
     let mut settings = settings();
     settings.conversation.cache_max_per_conversation = 100_000;
     let opened = Opened::Local(faulty.clone());
-    let svc =
-        Arc::new(Service::open_with(settings.clone(), LlmSettings::default(), opened, Options::default()).unwrap().0);
+    let svc = Arc::new(Service::open_with(settings.clone(), LlmSettings::default(), opened, options).unwrap().0);
     FaultyService { dir, path, faulty, settings, svc }
 }
 
