@@ -228,16 +228,19 @@ impl Local {
     pub(super) fn wait_durable(&self, ticket: Ticket) -> Result<(), Error> {
         let mut c = self.commit_lock()?;
         if ticket.0.get().is_none() {
-            self.write_queued(&mut c)?;
+            self.write_queued(&mut c, true)?;
         }
         // Queued before the commit lock was taken, so written (or dropped) by now.
         ticket.0.get().cloned().unwrap_or_else(|| Err(internal("the change was not settled")))
     }
 
     /// Writes everything queued, with the commit lock held (the engine is not locked meanwhile), and tells
-    /// the async waiters. A failed write is told to each change it dropped, through its ticket.
-    fn write_queued(&self, c: &mut Commit) -> Result<(), Error> {
-        let large = self.lock()?.pending.len() >= SNAPSHOTS_ALONGSIDE && super::cores() > 1;
+    /// the async waiters. A failed write is told to each change it dropped, through its ticket. `helped`: a
+    /// large round may have its snapshots made on a helper thread ([`Local::write_alongside`]): for a caller
+    /// that waits on its own thread (a library's ingest), not for the server's writes, whose requests keep
+    /// the cores busy under load (a helper there cost the HTTP ingest about a tenth of its rate).
+    fn write_queued(&self, c: &mut Commit, helped: bool) -> Result<(), Error> {
+        let large = helped && self.lock()?.pending.len() >= SNAPSHOTS_ALONGSIDE && super::cores() > 1;
         let alongside = if large { self.write_alongside() } else { None };
         let (round, written) = match alongside {
             Some(done) => done?,
@@ -386,7 +389,7 @@ impl Local {
                 let wrote = tokio::task::spawn_blocking(move || {
                     let mut c = local.commit_lock();
                     let written = match &mut c {
-                        Ok(c) if c.settled < local.queued_upto() => local.write_queued(c),
+                        Ok(c) if c.settled < local.queued_upto() => local.write_queued(c, false),
                         Ok(_) => Ok(()),
                         Err(e) => Err(e.clone()),
                     };
