@@ -313,7 +313,7 @@ fn a_store_that_refuses_writes_mid_load_loses_nothing_acknowledged() {
 
 /// Large batches, whose snapshots are made on a second thread while the store writes the rest of the round, against
 /// a store that refuses every third write: each acknowledged batch is whole after a restart, no refused one is
-/// there, and the chats' logs were compacted along the way (the refused writes' snapshots included nothing).
+/// there, and the chats' logs were compacted along the way.
 #[test]
 fn large_batches_compacted_alongside_their_write_lose_nothing_acknowledged() {
     let FaultyService { dir: _dir, path, faulty, settings: s, svc } =
