@@ -61,8 +61,8 @@ pub struct Service {
 enum Durability {
     /// A store this process alone writes.
     Local(Arc<local::Local>),
-    /// A store other instances write too.
-    Shared(shared::Shared),
+    /// A store other instances write too (shared with the blocking threads a call or an ingest moves to).
+    Shared(Arc<shared::Shared>),
 }
 
 /// Which chats (channel, chat id) a credential may write, shared with the thread that applies its inputs.
@@ -134,7 +134,7 @@ impl Service {
             }
             Opened::Shared(log) => {
                 let (shared, read) = shared::Shared::open(log, settings, triage.clone(), every)?;
-                (Durability::Shared(shared), read)
+                (Durability::Shared(Arc::new(shared)), read)
             }
         };
         let appliers = Arc::new(tokio::sync::Semaphore::new(cores()));
@@ -274,15 +274,11 @@ impl Service {
                 None => {
                     // What is left is a write, or a read of a chat with news: the write path serves both (a read
                     // appends nothing), without looking for news a second time first.
-                    let svc = self.clone();
-                    let call = call.clone();
-                    tokio::task::spawn_blocking(move || match &svc.durability {
-                        Durability::Shared(shared) => shared.call_as_write(&call, now),
-                        Durability::Local(local) => local.call(&call, now),
-                    })
-                    .await
-                    .map_err(unfinished)
-                    .and_then(|r| r)
+                    let (shared, call) = (shared.clone(), call.clone());
+                    tokio::task::spawn_blocking(move || shared.call_as_write(&call, now))
+                        .await
+                        .map_err(unfinished)
+                        .and_then(|r| r)
                 }
             },
             Durability::Local(local) => match local.call_queued(call, now) {
@@ -303,14 +299,16 @@ impl Service {
         now: Timestamp,
         allowed: Allowed,
     ) -> Result<IngestReport, Error> {
-        let Some(local) = self.local() else {
-            let svc = self.clone();
-            return tokio::task::spawn_blocking(move || match &svc.durability {
-                Durability::Shared(shared) => svc.ingest_shared(shared, input::take_inputs(inputs, now), &*allowed),
-                Durability::Local(_) => svc.ingest_for(&inputs, now, &*allowed),
-            })
-            .await
-            .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
+        let local = match &self.durability {
+            Durability::Local(local) => local,
+            Durability::Shared(shared) => {
+                let (svc, shared) = (self.clone(), shared.clone());
+                return tokio::task::spawn_blocking(move || {
+                    svc.ingest_shared(&shared, input::take_inputs(inputs, now), &*allowed)
+                })
+                .await
+                .map_err(|e| internal(format!("the ingest did not finish: {e}")))?;
+            }
         };
         let len = inputs.len();
         let mut queued = if len <= INLINE_INPUTS {
@@ -365,13 +363,6 @@ impl Service {
         convs.sort();
         convs.dedup();
         Ok(Queued { report, ticket, notes, convs })
-    }
-
-    fn local(&self) -> Option<&Arc<local::Local>> {
-        match &self.durability {
-            Durability::Local(l) => Some(l),
-            Durability::Shared(_) => None,
-        }
     }
 
     /// Loads a conversation document (replacing that chat) durably.
