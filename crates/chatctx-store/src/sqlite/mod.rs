@@ -210,6 +210,33 @@ impl SqliteStore {
         Ok(out)
     }
 
+    /// One write ([`Log::write`], [`Log::write_making`]): the operations of the chats not `named` first, then the
+    /// snapshots `make` gives (of named chats), then the operations of the named chats it gave none of, which keep
+    /// their logs. The snapshots, once committed.
+    fn write_in_turn<S: std::ops::Deref<Target = [Op]>>(
+        &self,
+        ops: &[Op],
+        named: &std::collections::HashSet<(&str, &str)>,
+        make: impl FnOnce() -> S,
+        erase: bool,
+    ) -> Result<S, StoreError> {
+        self.writing(|tx, placed| {
+            push_all(tx, placed, ops.iter().filter(|o| !named.contains(&chat(o))))?;
+            let snapshots = make();
+            let made = snapshotted(&snapshots);
+            if named.iter().any(|c| !made.contains(c)) {
+                // A chat whose state could not be exported keeps its log, this write's part too.
+                push_all(tx, placed, ops.iter().filter(|o| named.contains(&chat(o)) && !made.contains(&chat(o))))?;
+            }
+            for s in snapshots.iter() {
+                push_snapshot(tx, placed, s, erase)?;
+            }
+            gather(tx, placed, ops.len() + snapshots.len())?;
+            let erased = erase && !snapshots.is_empty();
+            Ok((snapshots, erased))
+        })
+    }
+
     /// The numbers of a chat's rows in use, in order.
     fn in_use(&self, conn: &Connection, channel: &str, chat_id: &str) -> Result<Vec<i64>, StoreError> {
         let mut placed = self.placed.lock().map_err(|_| StoreError::Poisoned)?;
@@ -253,6 +280,11 @@ fn refuse_empty(path: &Path) -> Result<(), StoreError> {
         )));
     }
     Ok(())
+}
+
+/// The chat an operation belongs to, as [`snapshotted`] names it.
+fn chat(o: &Op) -> (&str, &str) {
+    (o.channel.as_str(), o.chat_id.as_str())
 }
 
 fn write(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
@@ -339,16 +371,7 @@ impl Log for SqliteStore {
     }
 
     fn write(&self, ops: &[Op], snapshots: &[Op], erase: bool) -> Result<(), StoreError> {
-        let replaced = snapshotted(snapshots);
-        let appended = ops.iter().filter(|o| !replaced.contains(&(o.channel.as_str(), o.chat_id.as_str())));
-        self.writing(|tx, placed| {
-            push_all(tx, placed, appended)?;
-            for s in snapshots {
-                push_snapshot(tx, placed, s, erase)?;
-            }
-            gather(tx, placed, ops.len() + snapshots.len())?;
-            Ok(((), erase && !snapshots.is_empty()))
-        })
+        self.write_in_turn(ops, &snapshotted(snapshots), || snapshots, erase).map(drop)
     }
 
     fn write_making(
@@ -358,26 +381,8 @@ impl Log for SqliteStore {
         make: &mut dyn FnMut() -> Vec<Op>,
         erase: bool,
     ) -> Result<Vec<Op>, StoreError> {
-        let named: std::collections::HashSet<(&str, &str)> =
-            chats.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        let of = |o: &&Op| named.contains(&(o.channel.as_str(), o.chat_id.as_str()));
-        self.writing(|tx, placed| {
-            push_all(tx, placed, ops.iter().filter(|o| !of(o)))?;
-            let snapshots = make();
-            let made = snapshotted(&snapshots);
-            // A chat named but not snapshotted (its state could not be exported) keeps its log, this write's part too.
-            push_all(
-                tx,
-                placed,
-                ops.iter().filter(of).filter(|o| !made.contains(&(o.channel.as_str(), o.chat_id.as_str()))),
-            )?;
-            for s in &snapshots {
-                push_snapshot(tx, placed, s, erase)?;
-            }
-            gather(tx, placed, ops.len() + snapshots.len())?;
-            let erased = erase && !snapshots.is_empty();
-            Ok((snapshots, erased))
-        })
+        let named = chats.iter().map(|(channel, chat)| (channel.as_str(), chat.as_str())).collect();
+        self.write_in_turn(ops, &named, make, erase)
     }
 
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
