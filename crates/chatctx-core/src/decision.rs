@@ -94,9 +94,9 @@ struct Verdict {
 }
 
 impl Verdicts {
-    /// Room for `n` items.
-    pub(crate) fn with_capacity(n: usize) -> Self {
-        Self { ids: Ids::with_capacity(n * 8), items: Vec::with_capacity(n) }
+    /// Room for `n` items whose ids take `id_bytes` in all.
+    pub(crate) fn with_capacity(n: usize, id_bytes: usize) -> Self {
+        Self { ids: Ids::with_capacity(id_bytes), items: Vec::with_capacity(n) }
     }
 
     /// Adds an item's verdict (after those already there).

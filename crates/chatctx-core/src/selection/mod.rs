@@ -130,7 +130,10 @@ impl<'c> Notes<'c> {
         let used = self.verdicts.iter().filter(|v| v.1.kept()).map(|v| u64::from(v.0.tokens)).sum::<u64>()
             + current.map_or(0, |c| u64::from(c.tokens))
             + self.summary_tokens;
-        let mut items = Verdicts::with_capacity(self.verdicts.len());
+        // The ids' lengths are in their pointers: sized exactly without reading the ids (growing the buffer
+        // would copy them again).
+        let id_bytes = self.verdicts.iter().filter_map(|v| v.0.message_id.as_ref()).map(|m| m.len()).sum();
+        let mut items = Verdicts::with_capacity(self.verdicts.len(), id_bytes);
         for (i, reason, score) in self.verdicts {
             let score = score.map(|s| (s * 1000.0).round() / 1000.0);
             items.push(i.message_id.as_deref(), (i.kind, i.sent_at), reason, i.tokens, score);
@@ -227,7 +230,8 @@ pub(crate) fn select<'c>(
     // Oldest first from here on, and kept so: the older items picked (in order), then the recent ones.
     let (mut chosen, method) = pick_older(chat, conv, list, current, triage, render_line, notes.as_mut());
     if let Some(n) = notes.as_mut() {
-        n.verdicts.sort_by_key(|v| v.0.key());
+        // Each item is there once and keys are unique within a chat, so an unstable sort orders them the same.
+        n.verdicts.sort_unstable_by_key(|v| v.0.key());
         // A background item that is in came back as one of the previous tasks (or is the reply parent, below).
         for v in n.verdicts.iter_mut().filter(|v| v.0.origin != Origin::Interactive && v.1.kept()) {
             v.1 = Reason::PreviousTask;
@@ -365,20 +369,25 @@ fn pick_older<'c>(
         Err(_) => Vec::new(),
     };
     if let Some(n) = notes {
-        let mut verdicts: Vec<(&Item, Reason, Option<f64>)> = match &picked {
-            Err(SelectionMethod::FailOpen) => older.iter().map(|&i| (i, Reason::AlwaysInclude, None)).collect(),
-            _ => older.iter().map(|&i| (i, Reason::NotChosen, None)).collect(),
+        // Written straight after the verdicts already there (no list of their own to copy over).
+        let start = n.verdicts.len();
+        n.verdicts.reserve(considered);
+        let unpicked = if matches!(picked, Err(SelectionMethod::FailOpen)) {
+            Reason::AlwaysInclude
+        } else {
+            Reason::NotChosen
         };
+        n.verdicts.extend(older.iter().map(|&i| (i, unpicked, None)));
         if let Ok(ids) = &picked {
             let why = if method == SelectionMethod::Lexical { Reason::LexicalScore } else { Reason::ModelTriage };
+            let older_verdicts = &mut n.verdicts[start..];
             for &(i, score) in ids {
-                if let Some(v) = verdicts.get_mut(i) {
+                if let Some(v) = older_verdicts.get_mut(i) {
                     *v = (v.0, why, score);
                 }
             }
         }
-        verdicts.extend(recent.iter().map(|&i| (i, Reason::RecentWindow, None)));
-        n.verdicts.extend(verdicts);
+        n.verdicts.extend(recent.iter().map(|&i| (i, Reason::RecentWindow, None)));
         n.triage = triage_record;
     }
     chosen.extend_from_slice(recent);
