@@ -372,11 +372,8 @@ fn pick_older<'c>(
         // Written straight after the verdicts already there (no list of their own to copy over).
         let start = n.verdicts.len();
         n.verdicts.reserve(considered);
-        let unpicked = if matches!(picked, Err(SelectionMethod::FailOpen)) {
-            Reason::AlwaysInclude
-        } else {
-            Reason::NotChosen
-        };
+        let unpicked =
+            if matches!(picked, Err(SelectionMethod::FailOpen)) { Reason::AlwaysInclude } else { Reason::NotChosen };
         n.verdicts.extend(older.iter().map(|&i| (i, unpicked, None)));
         if let Ok(ids) = &picked {
             let why = if method == SelectionMethod::Lexical { Reason::LexicalScore } else { Reason::ModelTriage };
