@@ -2,6 +2,9 @@
 //! batches of 1,000 (durable per batch; only `Service::ingest` is timed, not making its input), then time a
 //! restart (a fresh `Service::open` replaying the log). Every 100,000 messages it prints the rate so far and since
 //! the previous line (stderr), which shows how the cost grows with the store and the engine's state.
+//! It also prints the batches' median, p90 and p99 times; with `STORE_BENCH_BATCHES=FILE` each batch's time is
+//! written there too (`messages-so-far microseconds` a line), which shows where compaction waves fall
+//! (docs/benchmarks-issue-32.md, "where `store_bench`'s time goes, batch by batch").
 //! Run: `cargo run --release -p chatctx --example store_bench -- [N] [DB]`
 
 #[global_allocator]
@@ -38,14 +41,17 @@ fn main() -> anyhow::Result<()> {
     let mut ingest = std::time::Duration::ZERO;
     let mut done = 0;
     let (mut mark, mut mark_done) = (std::time::Duration::ZERO, 0);
+    let mut batches: Vec<(usize, std::time::Duration)> = Vec::new();
     while done < n {
         let batch: Vec<serde_json::Value> =
             synth.by_ref().filter(|v| v["type"] == "message").take(1000.min(n - done)).collect();
         let t = Instant::now();
         let report = svc.ingest(&batch, now).map_err(|e| anyhow::anyhow!("{e}"))?;
-        ingest += t.elapsed();
+        let took = t.elapsed();
+        ingest += took;
         let before = done;
         done += report.accepted;
+        batches.push((done, took));
         if done / 100_000 != before / 100_000 {
             // Progress, and how the rate changes as the store and the engine's state grow.
             eprintln!(
@@ -64,6 +70,7 @@ fn main() -> anyhow::Result<()> {
         done as f64 / ingest.as_secs_f64(),
         size as f64 / 1048576.0
     );
+    report_batches(&batches)?;
     let t = Instant::now();
     let (_svc, loaded) = Service::open(
         Settings::default(),
@@ -71,5 +78,19 @@ fn main() -> anyhow::Result<()> {
         chatctx_store::open(&url, &Default::default()).map_err(anyhow::Error::msg)?,
     )?;
     println!("restart: {loaded} logged operations replayed in {:.2?} (target <= 2 s)", t.elapsed());
+    Ok(())
+}
+
+/// The batches' median, p90 and p99 times, and each batch's time in `STORE_BENCH_BATCHES` when it names a file.
+fn report_batches(batches: &[(usize, std::time::Duration)]) -> anyhow::Result<()> {
+    let mut took: Vec<std::time::Duration> = batches.iter().map(|b| b.1).collect();
+    took.sort_unstable();
+    let at = |q: usize| took.get((took.len() * q / 100).min(took.len().saturating_sub(1))).copied().unwrap_or_default();
+    println!("batches: median {:.1?}, p90 {:.1?}, p99 {:.1?} ({} batches)", at(50), at(90), at(99), took.len());
+    if let Some(file) = std::env::var_os("STORE_BENCH_BATCHES") {
+        let lines: String = batches.iter().map(|(done, t)| format!("{done} {}\n", t.as_micros())).collect();
+        std::fs::write(&file, lines)?;
+        println!("each batch's time: {}", std::path::Path::new(&file).display());
+    }
     Ok(())
 }
