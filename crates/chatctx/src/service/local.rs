@@ -187,7 +187,8 @@ impl Local {
     /// that waits on its own thread (a library's ingest), not for the server's writes, whose requests keep
     /// the cores busy under load (a helper there cost HTTP ingest about 4 % of its rate in alternating pairs).
     fn write_queued(&self, c: &mut Commit, helped: bool) -> Result<(), Error> {
-        let large = helped && self.lock()?.pending.len() >= SNAPSHOTS_ALONGSIDE && super::cores() > 1;
+        // The engine is locked to look only when a helper could be used at all.
+        let large = helped && super::cores() > 1 && self.lock()?.pending.len() >= SNAPSHOTS_ALONGSIDE;
         let alongside = if large { self.write_alongside() } else { None };
         let (round, written) = match alongside {
             Some(done) => done?,

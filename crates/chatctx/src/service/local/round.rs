@@ -89,13 +89,8 @@ impl Local {
             // A helper that failed gives no snapshots: its chats keep their logs, this write's operations included.
             let mut made = || helper.take().and_then(|h| h.join().ok()).unwrap_or_default();
             let written = self.store.write_making(&round.batch, &round.taken, &mut made, round.erase);
-            Some(Ok(match written {
-                Ok(snapshots) => {
-                    round.snapshots = snapshots;
-                    (round, Ok(()))
-                }
-                Err(e) => (round, Err(e)),
-            }))
+            let written = written.map(|snapshots| round.snapshots = snapshots);
+            Some(Ok((round, written)))
         })
     }
 
