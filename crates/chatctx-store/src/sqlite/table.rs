@@ -127,13 +127,13 @@ type Row<'a> = (&'a str, &'a str, i64, &'a str);
 /// one row costs about as much as the row itself.
 const ROWS_PER_INSERT: usize = 32;
 
-/// `INSERT` of [`ROWS_PER_INSERT`] rows, `OR FAIL`: with SQLite's default (`ABORT`), a statement that writes several
-/// rows and could stop on a constraint keeps a statement journal, so that it alone can be undone: a copy of every
-/// page it changes, spilled to a temporary file past 64 KiB. That was three quarters of the store's write calls
-/// (`store_bench`: 64,911 → 20,784 `pwrite`s for 200,000 messages, ~1.8 MB a batch of 1,000 written and thrown
-/// away) and ~7 % of an ingest's time on its thread. Nothing here needs it: no row can break a constraint (every
-/// column is given, the number is SQLite's), and a write that fails for any reason is rolled back whole
-/// (`SqliteStore::writing` commits only when everything in it succeeded).
+/// `INSERT` of [`ROWS_PER_INSERT`] rows, `OR FAIL`: under SQLite's default (`ABORT`) a statement that writes several
+/// rows and could stop on a constraint keeps a statement journal (a copy of every page it changes, spilled to a
+/// temporary file past 64 KiB) so that it alone can be undone; that was three quarters of the store's write calls
+/// (docs/benchmarks-issue-32.md, "a many-row insert without a statement journal"). Nothing here needs it: no row
+/// can break a constraint (every column is given, the number is SQLite's), and a write that fails for any reason
+/// is rolled back whole (`SqliteStore::writing` commits only when everything in it succeeded). A single-row
+/// `INSERT` keeps no statement journal either way.
 static INSERT_MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let rows = vec!["(?, ?, ?, ?)"; ROWS_PER_INSERT].join(", ");
     format!("INSERT OR FAIL INTO ops (channel, chat_id, pos, line) VALUES {rows}")
