@@ -2,7 +2,8 @@
 //! busiest a forum with 2,000 messages and 500 objects; total memory; and resolve side by side with a bare
 //! linear pass that scores the same candidates from a flat array.
 //! Run: `cargo bench -p chatctx-core --bench tools`
-//! With `CHATCTX_PROFILE_RESOLVE=1` it only builds the chats and loops over resolve, for `perf record -D`.
+//! With `CHATCTX_PROFILE_RESOLVE=1` it only builds the chats and loops over resolve, for `perf record -D`
+//! (400,000 calls, or `CHATCTX_PROFILE_CALLS`: fewer for callgrind, which runs ~50x slower).
 //! With `EXPLAIN=1` every resolve request also asks for its decision record (`"explain": true`).
 
 // `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
@@ -174,11 +175,12 @@ fn main() {
     );
     let reqs = requests();
     if std::env::var_os("CHATCTX_PROFILE_RESOLVE").is_some() {
+        let calls: usize = std::env::var("CHATCTX_PROFILE_CALLS").ok().and_then(|c| c.parse().ok()).unwrap_or(400_000);
         let t = Instant::now();
-        for i in 0..400_000 {
+        for i in 0..calls {
             black_box(engine.resolve_reference_target(&reqs[i % reqs.len()], now)).ok();
         }
-        eprintln!("{:.2} µs per resolve", t.elapsed().as_secs_f64() * 1e6 / 400_000.0);
+        eprintln!("{:.2} µs per resolve", t.elapsed().as_secs_f64() * 1e6 / calls as f64);
         std::process::exit(0); // no teardown in the profile
     }
     let weights = engine.settings().resolver.clone();

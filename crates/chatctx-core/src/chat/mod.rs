@@ -143,7 +143,7 @@ impl Item {
 /// The items of one topic (or of a chat without topics), oldest first.
 #[derive(Debug, Default)]
 pub(crate) struct Conv {
-    pub(crate) topic: Option<Box<str>>,
+    pub(crate) topic: Option<Arc<str>>,
     /// The topic's title (a forum topic's name, a thread's), when the platform said it.
     pub(crate) title: Option<Box<str>>,
     pub(crate) items: Items,
@@ -398,7 +398,7 @@ impl Chat {
         conv.lost = None;
         conv.title = None;
         if let Some(old) = old {
-            self.topics.remove(&old);
+            self.topics.remove(&*old);
             self.scenarios.remove(&Some(old.to_string()));
             self.summaries.remove(&Some(old.to_string()));
         }

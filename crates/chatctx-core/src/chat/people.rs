@@ -2,6 +2,7 @@
 //! id, username and nickname.
 
 use hashbrown::HashMap;
+use std::sync::Arc;
 
 use crate::directory::{View, has_name, with_names};
 use crate::event::Person;
@@ -26,11 +27,12 @@ fn is_fallback(nickname: &str, username: Option<&str>, user_id: &str) -> bool {
 /// How a speaker looked when they spoke. A person's later renames make a new profile; old items keep theirs.
 #[derive(Debug)]
 pub(crate) struct Profile {
-    user_id: Box<str>,
+    /// Shared, as are `display_ref`: an answer's descriptor takes a count instead of a copy.
+    user_id: Arc<str>,
     username: Option<Box<str>>,
     nickname: Box<str>,
     is_bot: bool,
-    display_ref: Box<str>,
+    display_ref: Arc<str>,
     /// The message gave the speaker a name of its own (it wins over the directory's); otherwise the nickname is
     /// the directory's (or a fallback) and follows the directory (docs/protocol.md §3.11).
     own_name: bool,
@@ -163,7 +165,7 @@ impl People {
     ) -> Option<(Box<str>, Box<str>)> {
         let p = &self.profiles[i as usize];
         let new_ref: Box<str> = display_ref(channel, &nick, username.as_deref(), &p.user_id).into();
-        if new_ref == p.display_ref {
+        if *new_ref == *p.display_ref {
             return None;
         }
         if !p.nickname.contains(char::is_whitespace) {
@@ -178,8 +180,8 @@ impl People {
         let p = &mut self.profiles[i as usize];
         p.username = username.map(Into::into);
         p.nickname = nick.into();
-        let old_ref = std::mem::replace(&mut p.display_ref, new_ref.clone());
-        Some((old_ref, new_ref))
+        let old_ref = std::mem::replace(&mut p.display_ref, Arc::from(&*new_ref));
+        Some((Box::from(&*old_ref), new_ref))
     }
 
     /// When a message names its speaker for the first time (profile `named`, with names of their own), the same
@@ -204,7 +206,7 @@ impl People {
     fn push(&mut self, profile: Profile) -> u32 {
         let idx = u32::try_from(self.profiles.len()).unwrap_or(u32::MAX);
         if !profile.user_id.is_empty() {
-            self.by_user.insert(profile.user_id.clone(), idx);
+            self.by_user.insert((*profile.user_id).into(), idx);
         }
         if let Some(u) = &profile.username {
             self.by_username.insert(u.to_ascii_lowercase().into(), idx);
@@ -213,7 +215,7 @@ impl People {
             self.by_nick.insert(profile.nickname.to_lowercase().into(), idx);
         }
         if !profile.user_id.is_empty() && !profile.own_name {
-            self.unnamed.entry(profile.user_id.clone()).or_default().push(idx);
+            self.unnamed.entry((*profile.user_id).into()).or_default().push(idx);
         }
         self.profiles.push(profile);
         idx
@@ -340,6 +342,16 @@ impl People {
     /// The user id of a profile (none for anonymous speakers).
     pub(crate) fn user_id(&self, idx: u32) -> Option<&str> {
         self.profiles.get(idx as usize).map(|p| &*p.user_id).filter(|u| !u.is_empty())
+    }
+
+    /// [`People::user_id`], shared.
+    pub(crate) fn user_id_shared(&self, idx: u32) -> Option<&Arc<str>> {
+        self.profiles.get(idx as usize).map(|p| &p.user_id).filter(|u| !u.is_empty())
+    }
+
+    /// [`People::display_ref`], shared (`None` for no profile, which shows as `unknown`).
+    pub(crate) fn display_ref_shared(&self, idx: u32) -> Option<&Arc<str>> {
+        self.profiles.get(idx as usize).map(|p| &p.display_ref)
     }
 
     /// The name a profile shows (`unknown` for none).

@@ -76,7 +76,7 @@ impl Carrier<'_> {
             // An attachment without a label of its own (a photo) is labelled by the message's caption.
             let label = a.label.as_deref().or(self.caption.as_deref());
             let mut o = self.object(id, a.kind, label, a.external_id);
-            o.file = a.file;
+            o.file = a.file.map(std::sync::Arc::new);
             out.objects.push(o);
         }
         for (n, url) in links.iter().enumerate() {

@@ -25,7 +25,7 @@ fn object_doc(o: &Object) -> ObjectDoc {
         activated_by: o.activated_by.clone(),
         closed_at: o.closed_at,
         external_id: o.external_id.clone(),
-        file: o.file.clone(),
+        file: o.file.as_deref().cloned(),
         caption: o.caption.clone(),
         author: o.author.clone(),
     }
@@ -150,7 +150,7 @@ impl Engine {
                     closed_at: o.closed_at,
                     external_id: o.external_id.clone(),
                     activated_by: o.activated_by.clone(),
-                    file: o.file.clone(),
+                    file: o.file.clone().map(std::sync::Arc::new),
                     caption: o.caption.clone(),
                     author: o.author.clone(),
                 },

@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
+use std::sync::Arc;
 
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
@@ -187,6 +188,8 @@ impl Engine {
             });
             Box::new(crate::decision::ListDecision { now, objects: objects.collect() })
         });
+        // One string for the answer's descriptors, each taking a count.
+        let chat_id: Arc<str> = req.scope.chat_id.as_str().into();
         let objects: Vec<ActiveObject> = found
             .into_iter()
             .take(req.limit)
@@ -202,7 +205,7 @@ impl Engine {
                     reasons.push("closed");
                 }
                 Some(ActiveObject {
-                    descriptor: descriptor(&req.scope.chat_id, o),
+                    descriptor: descriptor(&chat_id, o),
                     activation: o.activation?,
                     activated_at: o.activated_at?,
                     expires_at,
@@ -222,12 +225,12 @@ impl Engine {
 }
 
 /// The descriptor of a registered object.
-pub(crate) fn descriptor(chat_id: &str, o: &Object) -> Descriptor {
+pub(crate) fn descriptor(chat_id: &Arc<str>, o: &Object) -> Descriptor {
     Descriptor {
         object_id: o.object_id.clone(),
         kind: o.kind,
         source_message_id: o.source_message_id.clone(),
-        chat_id: chat_id.to_owned(),
+        chat_id: chat_id.clone(),
         topic_id: o.topic_id.clone(),
         title_or_label: o.title_or_label.as_ref().map(short_label_shared),
         created_by_user_id: o.created_by_user_id.clone(),

@@ -373,3 +373,54 @@ fn only_a_message_that_refers_is_resolved() {
     let r = ask(&mut e, serde_json::json!({}));
     assert!(r.get("why").is_none(), "scored as before issue 30: {r}");
 }
+
+/// An answer's descriptors share the chat's strings instead of copying them (issue 32): message candidates' topic,
+/// sender id and reference are the chat's own (one string for every candidate that names them); an object's file
+/// reference is the registry's; a resolved answer's best match is its first candidate's, string for string.
+#[test]
+fn descriptors_share_the_chats_strings() {
+    use chatctx_core::tools::Request;
+    use std::sync::Arc;
+    let image = super::ev(serde_json::json!({"type": "message", "chat_id": "7", "topic_id": "t", "message_id": "1",
+        "kind": "inbound_user", "sent_at": super::T0, "sender": super::user("1", "Ann"), "text": "draft",
+        "attachments": [{"kind": "media.image", "label": "draft.png", "file": {"file_id": "AgAD", "file_unique_id": "u1"}}]}));
+    let mut e = super::engine(
+        Settings::default(),
+        [
+            image,
+            super::msg("7", Some("t"), 2, super::user("2", "Bob"), "shipped the fix", false, 30),
+            super::msg("7", Some("t"), 3, super::user("2", "Bob"), "and the docs", false, 40),
+            super::msg("7", Some("t"), 4, super::user("1", "Ann"), "does this work?", true, 60),
+        ],
+    );
+    let now = chatctx_core::Timestamp::from_unix(super::T0 + 61).unwrap();
+    let args = serde_json::json!({"chat_id": "7", "topic_id": "t", "current_message_id": "4", "sender_user_id": "1",
+        "reply_to_message_id": "3", "max_candidates": 10});
+    let req = chatctx_core::tools::resolve::ResolveReferenceTarget::decode(&args).unwrap();
+    let r = e.resolve_reference_target(&req, now).unwrap();
+    let found = |id: &str| {
+        r.candidates
+            .iter()
+            .map(|c| &c.descriptor)
+            .find(|d| &*d.object_id == id)
+            .unwrap_or_else(|| panic!("{id}: {r:?}"))
+    };
+    let (m3, m2, m1) = (found("3:message"), found("2:message"), found("1:message"));
+    assert_eq!((m3.author.as_deref(), m1.author.as_deref()), (Some("[Bob](tg:@bob)"), Some("[Ann](tg:@ann)")));
+    let same = |x: &Option<Arc<str>>, y: &Option<Arc<str>>| Arc::ptr_eq(x.as_ref().unwrap(), y.as_ref().unwrap());
+    assert!(same(&m3.topic_id, &m2.topic_id) && same(&m3.topic_id, &m1.topic_id), "the conversation's topic");
+    assert!(same(&m3.created_by_user_id, &m2.created_by_user_id), "the profile's user id");
+    assert!(same(&m3.author, &m2.author), "the profile's reference");
+    assert!(Arc::ptr_eq(&m3.chat_id, &m1.chat_id), "one chat id for the answer");
+    // The best match is the first candidate's descriptor, shared.
+    let (best, first) = (r.best_match.as_ref().expect("resolved"), &r.candidates[0].descriptor);
+    assert_eq!(&*best.object_id, "3:message");
+    assert!(Arc::ptr_eq(&best.chat_id, &first.chat_id) && Arc::ptr_eq(&best.object_id, &first.object_id));
+    assert!(same(&best.author, &first.author) && same(&best.title_or_label, &first.title_or_label));
+    // An object's file reference is the registry's.
+    let d = found("1:media.image");
+    let registered =
+        e.objects("telegram", "7").unwrap().into_iter().find(|o| &*o.object_id == "1:media.image").unwrap();
+    assert_eq!(d.file.as_deref().map(|f| f.file_id.as_str()), Some("AgAD"));
+    assert!(Arc::ptr_eq(d.file.as_ref().unwrap(), registered.file.as_ref().unwrap()));
+}

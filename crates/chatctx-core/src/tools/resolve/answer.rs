@@ -24,7 +24,7 @@ pub struct Descriptor {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_message_id: Option<Arc<str>>,
     /// The chat.
-    pub chat_id: String,
+    pub chat_id: Arc<str>,
     /// The topic.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic_id: Option<Arc<str>>,
@@ -48,7 +48,7 @@ pub struct Descriptor {
     pub caption: Option<Arc<str>>,
     /// The platform's file reference (media, files): enough to send or fetch it again.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<crate::event::FileRef>,
+    pub file: Option<Arc<crate::event::FileRef>>,
 }
 
 /// A scored candidate.
@@ -132,8 +132,9 @@ pub(super) fn decide(
             explain: None,
         };
     }
-    let chat_id = &req.scope.chat_id;
-    let describe = |c: &Cand<'_>| describe(c, chat_id);
+    // One string for the answer's descriptors, each taking a count.
+    let chat_id: Arc<str> = req.scope.chat_id.as_str().into();
+    let describe = |c: &Cand<'_>| describe(c, &chat_id);
     let candidate =
         |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: reasons_of(c.mask) };
     let first = pool[0];
@@ -178,15 +179,15 @@ pub(super) fn decide(
     }
 }
 
-/// A candidate's descriptor. A registered object's strings are shared with it; a stored message's are written once
-/// each.
-fn describe(c: &Cand<'_>, chat_id: &str) -> Descriptor {
+/// A candidate's descriptor. A registered object's strings are shared with it; a stored message's with its chat
+/// (its topic, its sender's id and reference), but for its id and label, which are written once each.
+fn describe(c: &Cand<'_>, chat_id: &Arc<str>) -> Descriptor {
     match c.of {
         Of::Obj(o) => Descriptor {
             object_id: o.object_id.clone(),
             kind: c.kind,
             source_message_id: o.source_message_id.clone(),
-            chat_id: chat_id.to_owned(),
+            chat_id: chat_id.clone(),
             topic_id: o.topic_id.clone(),
             title_or_label: o.title_or_label.as_ref().map(short_label_shared).filter(|l| !l.is_empty()),
             created_by_user_id: o.created_by_user_id.clone(),
@@ -197,18 +198,19 @@ fn describe(c: &Cand<'_>, chat_id: &str) -> Descriptor {
             caption: o.caption.clone(),
             file: o.file.clone(),
         },
-        Of::Msg { mid, .. } => Descriptor {
+        Of::Msg { chat, item, mid, topic } => Descriptor {
             object_id: c.id().shared(),
             kind: c.kind,
             source_message_id: Some(mid.clone()),
-            chat_id: chat_id.to_owned(),
-            topic_id: c.topic().map(Into::into),
+            chat_id: chat_id.clone(),
+            topic_id: topic.cloned(),
             title_or_label: c.label().map(short_label_arc).filter(|l| !l.is_empty()),
-            created_by_user_id: c.by_user().map(Into::into),
+            created_by_user_id: chat.people.user_id_shared(item.sender).cloned(),
             created_by_bot: c.by_bot,
             created_at: c.created_at,
             last_touched_at: c.last_touched,
-            author: c.author().map(Into::into),
+            // Who posted it, as the prompt refers to them (`unknown` without a profile).
+            author: Some(chat.people.display_ref_shared(item.sender).cloned().unwrap_or_else(|| "unknown".into())),
             caption: None,
             file: None,
         },

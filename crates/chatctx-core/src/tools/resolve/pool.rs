@@ -82,8 +82,8 @@ pub(super) struct Cand<'a> {
 pub(super) enum Of<'a> {
     /// A registered object (a message candidate that was activated before has one).
     Obj(&'a Object),
-    /// A stored message, in its conversation's topic.
-    Msg { chat: &'a Chat, item: &'a Item, mid: &'a std::sync::Arc<str>, topic: Option<&'a str> },
+    /// A stored message, in its conversation's topic (the conversation's own string, which a descriptor shares).
+    Msg { chat: &'a Chat, item: &'a Item, mid: &'a std::sync::Arc<str>, topic: Option<&'a std::sync::Arc<str>> },
 }
 
 // About fifty are built per resolution and moved into the pool: they stay small (they were 296 bytes while
@@ -112,7 +112,7 @@ impl<'a> Cand<'a> {
     pub(super) fn topic(&self) -> Option<&'a str> {
         match self.of {
             Of::Obj(o) => o.topic_id.as_deref(),
-            Of::Msg { topic, .. } => topic,
+            Of::Msg { topic, .. } => topic.map(|t| &**t),
         }
     }
 
@@ -137,14 +137,6 @@ impl<'a> Cand<'a> {
         match self.of {
             Of::Obj(o) => o.activated_by.as_deref(),
             Of::Msg { .. } => None,
-        }
-    }
-
-    /// Who posted it, as the prompt refers to them.
-    pub(super) fn author(&self) -> Option<&'a str> {
-        match self.of {
-            Of::Obj(o) => o.author.as_deref(),
-            Of::Msg { chat, item, .. } => Some(chat.people.display_ref(item.sender)),
         }
     }
 }
@@ -389,7 +381,14 @@ impl<'a> Pool<'a, '_> {
 
     /// A stored message; one without an id cannot be named, and is no candidate. A message that was activated
     /// before is built as its registered object, which may have come (or may come) as an object as well.
-    fn message(&mut self, chat: &'a Chat, item: &'a Item, topic: Option<&'a str>, tier: Tier, depth: Option<usize>) {
+    fn message(
+        &mut self,
+        chat: &'a Chat,
+        item: &'a Item,
+        topic: Option<&'a std::sync::Arc<str>>,
+        tier: Tier,
+        depth: Option<usize>,
+    ) {
         let Some(mid) = &item.message_id else { return };
         let of = Of::Msg { chat, item, mid, topic };
         let key = of.key();
@@ -430,7 +429,7 @@ pub(super) fn gather<'a>(
             p.object(o, Tier::ReplyChain, Some(depth));
         }
         if let Some((conv, item)) = stored {
-            p.message(chat, item, conv.topic.as_deref(), Tier::ReplyChain, Some(depth));
+            p.message(chat, item, conv.topic.as_ref(), Tier::ReplyChain, Some(depth));
         }
     }
     // 2. The scope: objects carried by the current message, the newest objects (overall and of the kinds
@@ -458,8 +457,9 @@ pub(super) fn gather<'a>(
         }
     }
     if let Some(conv) = chat.conv_of(topic) {
+        // `conv.topic` is `topic` (the conversation of a topic is the one that names it).
         for item in conv.before(ctx.cutoff).rev().take(cfg.message_window) {
-            p.message(chat, item, topic, home, None);
+            p.message(chat, item, conv.topic.as_ref(), home, None);
         }
     }
     // 3. In a forum topic, the rest of the chat, penalized.
