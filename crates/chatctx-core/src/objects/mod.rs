@@ -56,8 +56,9 @@ pub struct Object {
     /// When it was closed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_at: Option<Timestamp>,
+    // Shared, as the strings are: a descriptor takes a count instead of a copy. (The doc comment below is the
+    // OpenAPI description: keep it as is.)
     /// The platform's file reference (media, files), to send or fetch it again without a cache of one's own.
-    /// Shared, as the strings are: a descriptor takes a count instead of a copy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<Arc<crate::event::FileRef>>,
     /// The first words of the message that carries it (its caption), at most 200 characters.
