@@ -21,7 +21,9 @@ pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> 
     let carrier = Carrier {
         message_id: &mid,
         topic_id: &topic,
-        by_user: None,
+        // The message is its sender's, registered or not: "my message" reads the same before and after its
+        // first resolution or activation registers it (it read as nobody's after, a defect until 2026-11-29).
+        by_user: chat.people.user_id(item.sender),
         by_bot: is_bot,
         at: item.sent_at,
         caption: None,

@@ -424,3 +424,37 @@ fn descriptors_share_the_chats_strings() {
     assert_eq!(d.file.as_deref().map(|f| f.file_id.as_str()), Some("AgAD"));
     assert!(Arc::ptr_eq(d.file.as_ref().unwrap(), registered.file.as_ref().unwrap()));
 }
+
+/// A stored message is its sender's whether or not it was registered as an object: its first `resolved`
+/// activation registers it, and it used to lose its sender then, so that asking again for "my message" scored
+/// it `not_owned` and its descriptor lost `created_by_user_id`. An `activation` event registers it the same way.
+#[test]
+fn a_message_keeps_its_sender_once_registered() {
+    use chatctx_core::tools::Request;
+    let mut e = super::engine(
+        Settings::default(),
+        [
+            super::msg("7", None, 1, super::user("1", "Ann"), "my plan for friday", false, 0),
+            super::msg("7", None, 2, super::user("2", "Bob"), "sounds good", false, 30),
+            super::msg("7", None, 3, super::user("1", "Ann"), "what do you think of my message?", true, 60),
+        ],
+    );
+    let args = serde_json::json!({"chat_id": "7", "current_message_id": "3", "sender_user_id": "1",
+        "normalized_reference_hints": {"ownership_hint": "mine"}});
+    let req = chatctx_core::tools::resolve::ResolveReferenceTarget::decode(&args).unwrap();
+    for (dt, registered_before) in [(61, false), (62, true)] {
+        let now = chatctx_core::Timestamp::from_unix(super::T0 + dt).unwrap();
+        let r = e.resolve_reference_target(&req, now).unwrap();
+        let best = r.best_match.as_ref().expect("resolved");
+        assert_eq!((&*best.object_id, best.created_by_user_id.as_deref()), ("1:message", Some("1")), "{dt}");
+        assert!(r.candidates[0].reasons.contains(&"owned_by_sender"), "registered before: {registered_before}: {r:?}");
+    }
+    let registered = |e: &Engine, id: &str| {
+        e.objects("telegram", "7").unwrap().into_iter().find(|o| &*o.object_id == id).map(|o| o.created_by_user_id)
+    };
+    assert_eq!(registered(&e, "1:message"), Some(Some("1".into())));
+    e.apply(super::ev(serde_json::json!({"type": "activation", "chat_id": "7", "object_id": "2:message",
+        "event": "described", "at": super::T0 + 63})))
+        .unwrap();
+    assert_eq!(registered(&e, "2:message"), Some(Some("2".into())), "registered by an activation event");
+}
