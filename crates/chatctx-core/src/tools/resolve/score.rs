@@ -43,7 +43,8 @@ fn features(
         None => {}
     }
     debug_assert!(!c.in_topic || c.topic() == ctx.topic, "found through its topic's index, in another topic");
-    // A message found in the request's topic carries that very string: told by address, without reading it.
+    // A stored message carries its conversation's topic string, which is the request's when the request took its
+    // topic from its current message: then told by address, without reading it.
     let same = |t: &str| c.in_topic || c.topic().is_some_and(|own| std::ptr::eq(own, t) || own == t);
     if ctx.topic.is_some_and(same) {
         c.add(cfg.same_topic, R::SameTopic);
