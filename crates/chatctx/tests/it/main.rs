@@ -14,6 +14,7 @@ mod decisions;
 mod direct;
 mod durability;
 mod http;
+mod http_kill;
 mod imports;
 mod instances;
 mod logline;
