@@ -8,6 +8,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 mod access;
+mod compaction;
 mod console;
 mod damage;
 mod decisions;
