@@ -15,7 +15,6 @@ pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> 
     if is_bot != (kind == ObjectKind::BotMessage) {
         return None;
     }
-    let label: String = item.text.chars().take(200).collect();
     let topic = conv.topic.as_deref().map(str::to_owned);
     let mid: Arc<str> = mid.into();
     let carrier = Carrier {
@@ -29,7 +28,9 @@ pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> 
         caption: None,
         author: Some(chat.people.display_ref(item.sender).into()),
     };
-    Some(carrier.object(object_id.to_owned(), kind, Some(&label), None))
+    // Labelled from the whole text, as its descriptor is before it is registered (`short_label` reads no further
+    // than its limits): a cut of its first 200 characters read shorter when the text opened with whitespace.
+    Some(carrier.object(object_id.to_owned(), kind, Some(&item.text), None))
 }
 
 /// The message that carries objects: what each object it carries records about its source.

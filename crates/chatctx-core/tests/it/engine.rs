@@ -458,3 +458,37 @@ fn a_message_keeps_its_sender_once_registered() {
         .unwrap();
     assert_eq!(registered(&e, "2:message"), Some(Some("2".into())), "registered by an activation event");
 }
+
+/// A stored message's descriptor reads the same before and after its first resolution registers it as an object
+/// (only `last_touched_at` moves: the resolution touched it). Its label was cut from its first 200 characters
+/// once registered, so a text opening with a long run of whitespace lost its ellipsis and most of its words.
+#[test]
+fn a_message_reads_the_same_once_registered() {
+    use chatctx_core::tools::Request;
+    let indented = format!("{}{}", " ".repeat(150), "word ".repeat(20));
+    let chat = || {
+        super::engine(
+            Settings::default(),
+            [
+                super::msg("7", Some("t"), 1, super::user("1", "Ann"), &indented, false, 0),
+                super::bot_reply("7", Some("t"), 2, 1, "a reply from the bot", 30),
+                super::msg("7", Some("t"), 3, super::user("2", "Bob"), "what?", true, 60),
+            ],
+        )
+    };
+    for target in ["1", "2"] {
+        let mut e = chat();
+        let args = serde_json::json!({"chat_id": "7", "current_message_id": "3", "sender_user_id": "2",
+            "reply_to_message_id": target});
+        let req = chatctx_core::tools::resolve::ResolveReferenceTarget::decode(&args).unwrap();
+        let mut seen = Vec::new();
+        for dt in [61, 62] {
+            let now = chatctx_core::Timestamp::from_unix(super::T0 + dt).unwrap();
+            let r = e.resolve_reference_target(&req, now).unwrap();
+            let mut best = r.best_match.clone().unwrap_or_else(|| panic!("{target} at {dt}: {r:?}"));
+            best.last_touched_at = chatctx_core::Timestamp::from_unix(0).unwrap();
+            seen.push(best);
+        }
+        assert_eq!(seen[0], seen[1], "message {target}: before and after it was registered");
+    }
+}
