@@ -11,11 +11,11 @@ use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
 use crate::kinds::{Activation, KindName, ObjectKind};
-use crate::objects::{Liveness, Object, short_label_shared};
+use crate::objects::{Liveness, Object};
 use crate::time::Timestamp;
 use crate::tools::request::Id;
 use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
-use crate::tools::resolve::{Descriptor, Tier, kinds_field};
+use crate::tools::resolve::{Descriptor, Tier, descriptor, kinds_field};
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
 
@@ -221,24 +221,5 @@ impl Engine {
             truncated,
             explain,
         })
-    }
-}
-
-/// The descriptor of a registered object.
-pub(crate) fn descriptor(chat_id: &Arc<str>, o: &Object) -> Descriptor {
-    Descriptor {
-        object_id: o.object_id.clone(),
-        kind: o.kind,
-        source_message_id: o.source_message_id.clone(),
-        chat_id: chat_id.clone(),
-        topic_id: o.topic_id.clone(),
-        title_or_label: o.title_or_label.as_ref().map(short_label_shared),
-        created_by_user_id: o.created_by_user_id.clone(),
-        created_by_bot: o.created_by_bot,
-        created_at: o.created_at,
-        last_touched_at: o.last_touched_at,
-        author: o.author.clone(),
-        caption: o.caption.clone(),
-        file: o.file.clone(),
     }
 }

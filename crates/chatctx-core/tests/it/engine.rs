@@ -492,3 +492,43 @@ fn a_message_reads_the_same_once_registered() {
         assert_eq!(seen[0], seen[1], "message {target}: before and after it was registered");
     }
 }
+
+/// Resolve and list describe a registered object alike (one function): an empty label, which only an imported
+/// document can hold, is left out of both.
+#[test]
+fn resolve_and_list_describe_an_object_alike() {
+    let mut e = super::engine(
+        Settings::default(),
+        [
+            super::ev(serde_json::json!({"type": "message", "chat_id": "7", "message_id": "1", "kind": "inbound_user",
+                "sent_at": super::T0, "sender": super::user("1", "Ann"), "text": "draft",
+                "attachments": [{"kind": "media.image", "label": "draft.png", "activation": "created"}]})),
+            super::msg("7", None, 2, super::user("2", "Bob"), "the image?", true, 30),
+        ],
+    );
+    let mut doc = serde_json::to_value(e.export_conversation("telegram", "7").unwrap()).unwrap();
+    let image = doc["objects"].as_array_mut().unwrap().iter_mut().find(|o| o["object_id"] == "1:media.image").unwrap();
+    image["title_or_label"] = serde_json::json!("");
+    e.import_conversation(&doc).unwrap();
+    let now = chatctx_core::Timestamp::from_unix(super::T0 + 31).unwrap();
+    let ask = |e: &mut Engine, tool: &str, args: serde_json::Value| {
+        serde_json::to_value(e.call(tool, &args, now).unwrap()).unwrap()
+    };
+    let listed =
+        ask(&mut e, "list_active_context_objects", serde_json::json!({"chat_id": "7", "current_message_id": "2"}));
+    let resolved = ask(
+        &mut e,
+        "resolve_reference_target",
+        serde_json::json!({"chat_id": "7", "current_message_id": "2", "sender_user_id": "2",
+            "normalized_reference_hints": {"target_kind_hint": "image"}}),
+    );
+    let (l, r) = (&listed["objects"][0], &resolved["best_match"]);
+    assert_eq!(
+        (&l["object_id"], &r["object_id"]),
+        (&serde_json::json!("1:media.image"), &serde_json::json!("1:media.image"))
+    );
+    assert!(l.get("title_or_label").is_none() && r.get("title_or_label").is_none(), "{l} {r}");
+    for key in ["source_message_id", "chat_id", "created_by_user_id", "created_at", "author", "caption"] {
+        assert_eq!(l[key], r[key], "{key}");
+    }
+}

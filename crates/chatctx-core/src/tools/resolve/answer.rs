@@ -5,7 +5,7 @@ use super::pool::{Cand, Of};
 use super::reasons::{reasons_of, round};
 use super::{ResolveReferenceTarget, Status, Tier};
 use crate::kinds::ObjectKind;
-use crate::objects::{short_label_arc, short_label_shared};
+use crate::objects::{Object, short_label_arc, short_label_shared};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
 use schemars::JsonSchema;
@@ -179,25 +179,31 @@ pub(super) fn decide(
     }
 }
 
-/// A candidate's descriptor. A registered object's strings are shared with it; a stored message's with its chat
-/// (its topic, its sender's id and reference), but for its id and label, which are written once each.
+/// The descriptor of a registered object, its strings shared with it (resolve's candidates and list's objects).
+pub(crate) fn descriptor(chat_id: &Arc<str>, o: &Object) -> Descriptor {
+    Descriptor {
+        object_id: o.object_id.clone(),
+        kind: o.kind,
+        source_message_id: o.source_message_id.clone(),
+        chat_id: chat_id.clone(),
+        topic_id: o.topic_id.clone(),
+        title_or_label: o.title_or_label.as_ref().map(short_label_shared).filter(|l| !l.is_empty()),
+        created_by_user_id: o.created_by_user_id.clone(),
+        created_by_bot: o.created_by_bot,
+        created_at: o.created_at,
+        last_touched_at: o.last_touched_at,
+        author: o.author.clone(),
+        caption: o.caption.clone(),
+        file: o.file.clone(),
+    }
+}
+
+/// A candidate's descriptor: a registered object's ([`descriptor`]; a candidate's times and flags are its
+/// object's), or a stored message's, its strings shared with its chat (its topic, its sender's id and reference)
+/// but for its id and label, which are written once each.
 fn describe(c: &Cand<'_>, chat_id: &Arc<str>) -> Descriptor {
     match c.of {
-        Of::Obj(o) => Descriptor {
-            object_id: o.object_id.clone(),
-            kind: c.kind,
-            source_message_id: o.source_message_id.clone(),
-            chat_id: chat_id.clone(),
-            topic_id: o.topic_id.clone(),
-            title_or_label: o.title_or_label.as_ref().map(short_label_shared).filter(|l| !l.is_empty()),
-            created_by_user_id: o.created_by_user_id.clone(),
-            created_by_bot: c.by_bot,
-            created_at: c.created_at,
-            last_touched_at: c.last_touched,
-            author: o.author.clone(),
-            caption: o.caption.clone(),
-            file: o.file.clone(),
-        },
+        Of::Obj(o) => descriptor(chat_id, o),
         Of::Msg { chat, item, mid, topic } => Descriptor {
             object_id: c.id().shared(),
             kind: c.kind,

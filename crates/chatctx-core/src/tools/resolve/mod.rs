@@ -32,6 +32,7 @@ pub mod refers;
 mod score;
 
 pub use crate::kinds::{Status, Tier};
+pub(crate) use answer::descriptor;
 pub use answer::{Candidate, Descriptor, Diagnostics, Resolution};
 use answer::{best_few, decide};
 pub use pool::FlatCandidate;
