@@ -223,21 +223,32 @@ fn describe(c: &Cand<'_>, chat_id: &Arc<str>) -> Descriptor {
     }
 }
 
-/// The first `keep` of `items` in `order`, in that order: as sorting them all and keeping the first would give,
-/// without the sort. They are kept in order as `items` are read; most lose to the last kept at once.
+/// The first `keep` of `items` in `order`, in that order: as sorting them all and keeping the first would give
+/// (a stable sort: of equal items the earlier first), without the sort. They are kept in order as `items` are
+/// read; most lose to the last kept at once, and one that wins takes the last place and moves up past those it
+/// comes before (`keep` is a few: a step of insertion sort, where a search and a shifting insert cost more, most
+/// of all when items come in reverse order, as the oldest of a pool gathered newest first do).
 pub(super) fn best_few<T: Copy>(
     items: impl Iterator<Item = T>,
     keep: usize,
     order: impl Fn(T, T) -> std::cmp::Ordering,
 ) -> Vec<T> {
-    let mut best: Vec<T> = Vec::with_capacity(keep + 1);
+    let mut best: Vec<T> = Vec::with_capacity(keep);
     for item in items {
-        if best.len() == keep && best.last().is_none_or(|&last| order(item, last).is_ge()) {
+        if best.len() < keep {
+            best.push(item);
+        } else if let Some(last) = best.last_mut()
+            && order(item, *last).is_lt()
+        {
+            *last = item;
+        } else {
             continue;
         }
-        let at = best.partition_point(|&b| order(b, item).is_le());
-        best.insert(at, item);
-        best.truncate(keep);
+        let mut i = best.len() - 1;
+        while i > 0 && order(best[i], best[i - 1]).is_lt() {
+            best.swap(i, i - 1);
+            i -= 1;
+        }
     }
     best
 }
@@ -245,12 +256,14 @@ pub(super) fn best_few<T: Copy>(
 #[cfg(test)]
 mod tests {
     proptest::proptest! {
-        /// With ties (as values they are equal, whichever is kept) and every `keep` from none to more than all.
+        /// With ties (of equal items the earlier first, as a stable sort keeps them: each item carries its place,
+        /// which the order does not read) and every `keep` from none to more than all.
         #[test]
         fn the_best_few_are_the_first_few_sorted(items in proptest::collection::vec(0u8..20, 0..60), keep in 0usize..70) {
-            let few = super::best_few(items.iter().copied(), keep, |a: u8, b: u8| a.cmp(&b));
+            let items: Vec<(u8, usize)> = items.into_iter().zip(0..).collect();
+            let few = super::best_few(items.iter().copied(), keep, |a: (u8, usize), b: (u8, usize)| a.0.cmp(&b.0));
             let mut sorted = items.clone();
-            sorted.sort();
+            sorted.sort_by_key(|&(v, _)| v);
             sorted.truncate(keep);
             proptest::prop_assert_eq!(few, sorted);
         }
