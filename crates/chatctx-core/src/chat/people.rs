@@ -42,14 +42,15 @@ pub(crate) struct Profile {
 #[derive(Debug, Default)]
 pub(crate) struct People {
     profiles: Vec<Profile>,
-    by_user: HashMap<Box<str>, u32>,
+    /// Keyed by the profile's own id string (shared, not copied).
+    by_user: HashMap<Arc<str>, u32>,
     by_username: HashMap<Box<str>, u32>,
     /// Lowercased one-word nicknames of real people (not the placeholders), for names typed without a
     /// mention entity (`alice: …`).
     by_nick: HashMap<Box<str>, u32>,
     /// Each person's profiles without names of their own, so that [`People::adopt`] looks at those alone rather
     /// than at every profile of the chat.
-    unnamed: HashMap<Box<str>, Vec<u32>>,
+    unnamed: HashMap<Arc<str>, Vec<u32>>,
 }
 
 /// Whether `nickname(p) == nick`, without building the nickname.
@@ -206,7 +207,7 @@ impl People {
     fn push(&mut self, profile: Profile) -> u32 {
         let idx = u32::try_from(self.profiles.len()).unwrap_or(u32::MAX);
         if !profile.user_id.is_empty() {
-            self.by_user.insert((*profile.user_id).into(), idx);
+            self.by_user.insert(profile.user_id.clone(), idx);
         }
         if let Some(u) = &profile.username {
             self.by_username.insert(u.to_ascii_lowercase().into(), idx);
@@ -215,7 +216,7 @@ impl People {
             self.by_nick.insert(profile.nickname.to_lowercase().into(), idx);
         }
         if !profile.user_id.is_empty() && !profile.own_name {
-            self.unnamed.entry((*profile.user_id).into()).or_default().push(idx);
+            self.unnamed.entry(profile.user_id.clone()).or_default().push(idx);
         }
         self.profiles.push(profile);
         idx
@@ -229,7 +230,7 @@ impl People {
     /// Keeps the profiles `used` marks, in order; returns each old index's new one (`u32::MAX` for dropped).
     /// The lookups are rebuilt as pushing the kept profiles in order would make them.
     pub(super) fn retain(&mut self, used: &[bool]) -> Vec<u32> {
-        let roles: Vec<(Box<str>, u32)> =
+        let roles: Vec<(Arc<str>, u32)> =
             self.by_user.iter().filter(|(k, _)| k.starts_with('\u{0}')).map(|(k, v)| (k.clone(), *v)).collect();
         let old = std::mem::take(&mut self.profiles);
         self.by_user.clear();
@@ -341,7 +342,7 @@ impl People {
 
     /// The user id of a profile (none for anonymous speakers).
     pub(crate) fn user_id(&self, idx: u32) -> Option<&str> {
-        self.profiles.get(idx as usize).map(|p| &*p.user_id).filter(|u| !u.is_empty())
+        self.user_id_shared(idx).map(|u| &**u)
     }
 
     /// [`People::user_id`], shared.
@@ -349,9 +350,10 @@ impl People {
         self.profiles.get(idx as usize).map(|p| &p.user_id).filter(|u| !u.is_empty())
     }
 
-    /// [`People::display_ref`], shared (`None` for no profile, which shows as `unknown`).
-    pub(crate) fn display_ref_shared(&self, idx: u32) -> Option<&Arc<str>> {
-        self.profiles.get(idx as usize).map(|p| &p.display_ref)
+    /// [`People::display_ref`], shared: a count on the profile's string, not a copy (an object's `author`, a
+    /// descriptor's).
+    pub(crate) fn display_ref_arc(&self, idx: u32) -> Arc<str> {
+        self.profiles.get(idx as usize).map_or_else(|| "unknown".into(), |p| p.display_ref.clone())
     }
 
     /// The name a profile shows (`unknown` for none).

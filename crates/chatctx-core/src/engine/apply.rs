@@ -151,7 +151,7 @@ impl Engine {
         // a message that can carry objects pays for them.
         let carries = carries_objects(&attachments, entities);
         let caption = carries.then(|| crate::render::excerpt(&text, 200)).filter(|c| !c.is_empty()).map(Into::into);
-        let author = (carries && kind != MessageKind::System).then(|| chat.people.display_ref(sender_idx).into());
+        let author = (carries && kind != MessageKind::System).then(|| chat.people.display_ref_arc(sender_idx));
         let Normalized { text, links, warnings, unknown } =
             message_text((chat, dir), channel, text, entities, &attachments, forwarded_from.as_deref());
         chat.note_mentions(unknown, settings.conversation.max_people);

@@ -26,7 +26,7 @@ pub(crate) fn message_candidate(chat: &Chat, object_id: &str) -> Option<Object> 
         by_bot: is_bot,
         at: item.sent_at,
         caption: None,
-        author: Some(chat.people.display_ref(item.sender).into()),
+        author: Some(chat.people.display_ref_arc(item.sender)),
     };
     // Labelled from the whole text, as its descriptor is before it is registered (`short_label` reads no further
     // than its limits): a cut of its first 200 characters read shorter when the text opened with whitespace.

@@ -215,8 +215,8 @@ fn describe(c: &Cand<'_>, chat_id: &Arc<str>) -> Descriptor {
             created_by_bot: c.by_bot,
             created_at: c.created_at,
             last_touched_at: c.last_touched,
-            // Who posted it, as the prompt refers to them (`unknown` without a profile).
-            author: Some(chat.people.display_ref_shared(item.sender).cloned().unwrap_or_else(|| "unknown".into())),
+            // Who posted it, as the prompt refers to them.
+            author: Some(chat.people.display_ref_arc(item.sender)),
             caption: None,
             file: None,
         },
