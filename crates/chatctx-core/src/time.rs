@@ -33,6 +33,11 @@ impl Timestamp {
         self.0
     }
 
+    /// Whether this is the last second a timestamp can hold, which [`Timestamp::plus`] never passes.
+    pub(crate) fn is_last(self) -> bool {
+        self.0 >= MAX_UNIX
+    }
+
     /// This timestamp moved by `span` (saturating at the accepted range).
     pub fn plus(self, span: Span) -> Self {
         Self(self.0.saturating_add(span.0).clamp(MIN_UNIX, MAX_UNIX))

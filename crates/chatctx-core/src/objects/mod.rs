@@ -501,5 +501,8 @@ fn compact_if_needed(scope: &mut ScopeIndex, slots: &[Slot]) {
     scope.stale = 0;
 }
 
+mod live;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use live::{Live, LivenessAt};

@@ -179,3 +179,77 @@ fn churn_keeps_indexes_bounded() {
     assert!(scope.order.len() <= 200 && scope.active.len() <= 300, "{} {}", scope.order.len(), scope.active.len());
     assert!(reg.order.len() <= 2 * 50 + 16);
 }
+
+/// A time: at a boundary of `now`'s comparisons (a TTL or the grace before it, give or take a second), near it, or
+/// at the ends of what a timestamp holds.
+fn when(now: i64, ttl: i64, grace: i64) -> impl proptest::strategy::Strategy<Value = i64> {
+    use proptest::prelude::{Strategy, prop_oneof};
+    prop_oneof![
+        3 => (-2i64..=2).prop_map(move |d| now.saturating_sub(ttl).saturating_add(d)),
+        3 => (-2i64..=2).prop_map(move |d| now.saturating_sub(grace).saturating_add(d)),
+        3 => (-200_000i64..200_000).prop_map(move |d| now + d),
+        1 => (0i64..3).prop_map(|d| MAX - d),
+        1 => (0i64..3).prop_map(|d| MIN + d),
+    ]
+}
+
+const MIN: i64 = -62_135_596_800;
+const MAX: i64 = 253_402_300_799;
+
+/// A span: short, a day, zero, negative, or past what any timestamp difference is.
+fn span() -> impl proptest::strategy::Strategy<Value = i64> {
+    use proptest::prelude::{Just, Strategy, prop_oneof};
+    prop_oneof![
+        6 => 0i64..200_000,
+        1 => Just(0i64),
+        1 => -5_000i64..0,
+        1 => Just(i64::MAX),
+        1 => Just(i64::MIN),
+    ]
+}
+
+/// An object's times and a `now`, with the TTL and grace they are compared with.
+#[derive(Debug, Clone)]
+struct Times {
+    now: i64,
+    ttl: i64,
+    grace: i64,
+    touched: i64,
+    activated: Option<i64>,
+    closed: Option<i64>,
+}
+
+fn times() -> impl proptest::strategy::Strategy<Value = Times> {
+    use proptest::prelude::{Strategy, prop_oneof};
+    let now = prop_oneof![8 => 900_000i64..1_100_000, 1 => (0i64..3).prop_map(|d| MAX - d), 1 => (0i64..3).prop_map(|d| MIN + d)];
+    (now, span(), span()).prop_flat_map(|(now, ttl, grace)| {
+        let at = move || when(now, ttl, grace);
+        (at(), proptest::option::of(at()), proptest::option::of(at()))
+            .prop_map(move |(touched, activated, closed)| Times { now, ttl, grace, touched, activated, closed })
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+    /// The thresholds computed once per `now` say what `Object::liveness` says, for every state an object can be in
+    /// (activated or not, closed or not), any TTL and close grace (zero, negative, past any time difference), times
+    /// a second either side of each boundary, and times at the ends of what a timestamp holds.
+    #[test]
+    fn liveness_at_one_time_is_liveness(
+        x in times(),
+        kind in proptest::sample::select(<ObjectKind as crate::kinds::Vocabulary>::ALL),
+    ) {
+        let t = |s: i64| Timestamp::from_unix(s.clamp(MIN, MAX)).unwrap_or_default();
+        let mut settings = ObjectSettings::default();
+        settings.set_ttl(kind, Span::from_secs(x.ttl));
+        settings.close_grace = Span::from_secs(x.grace);
+        let mut o = obj("1:x", kind, None, x.touched);
+        o.last_touched_at = t(x.touched);
+        o.activated_at = x.activated.map(t);
+        o.closed_at = x.closed.map(t);
+        let at = super::LivenessAt::new(t(x.now), &settings);
+        proptest::prop_assert_eq!(at.of(&o), o.liveness(t(x.now), &settings).into());
+        let within = t(x.now) < t(x.touched).plus(Span::from_secs(x.ttl));
+        proptest::prop_assert_eq!(at.within_ttl(kind, t(x.touched)), within);
+    }
+}

@@ -6,7 +6,7 @@ use super::{ResolveReferenceTarget, Tier};
 use crate::chat::{Chat, Item, RequestScope};
 use crate::engine::Engine;
 use crate::kinds::{ItemKind, ObjectKind};
-use crate::objects::{Liveness, Object};
+use crate::objects::{Live, LivenessAt, Object};
 use crate::time::Timestamp;
 use std::cmp::Ordering;
 
@@ -159,6 +159,8 @@ pub(super) struct Ctx<'a> {
     pub(super) current: Option<&'a Item>,
     pub(super) topic: Option<&'a str>,
     pub(super) allowed: Option<&'a [ObjectKind]>,
+    /// Liveness at `now`, its thresholds computed once for the objects the pool admits.
+    pub(super) live: LivenessAt,
 }
 
 impl<'a> Ctx<'a> {
@@ -180,11 +182,12 @@ impl<'a> Ctx<'a> {
         if !self.allowed(o.kind) || self.cutoff.is_some_and(|(t, _)| o.created_at > t) {
             return None;
         }
-        match o.liveness(self.now, &self.settings.objects) {
-            Liveness::Expired if !o.kind.is_message() => None,
-            Liveness::Expired => Some((false, true)),
-            Liveness::Active { .. } => Some((true, o.closed_at.is_some())),
-            Liveness::Known => Some((false, o.closed_at.is_some())),
+        debug_assert_eq!(self.live.of(o), o.liveness(self.now, &self.settings.objects).into());
+        match self.live.of(o) {
+            Live::Expired if !o.kind.is_message() => None,
+            Live::Expired => Some((false, true)),
+            Live::Active => Some((true, o.closed_at.is_some())),
+            Live::Known => Some((false, o.closed_at.is_some())),
         }
     }
 
@@ -249,17 +252,13 @@ impl<'a> Ctx<'a> {
         for o in item.objects.then(|| chat.objects.of_source(mid)).into_iter().flatten() {
             if o.kind == kind {
                 registered = Some(o);
-            } else if !o.kind.is_message()
-                && self.allowed(o.kind)
-                && o.liveness(self.now, &self.settings.objects) != Liveness::Expired
-            {
+            } else if !o.kind.is_message() && self.allowed(o.kind) && self.live.of(o) != Live::Expired {
                 carrier = true;
             }
         }
         if let Some(o) = registered {
             return self.object(o, tier, depth).map(|c| Cand { carrier, ..c });
         }
-        let ttl = self.settings.objects.ttl(kind);
         Some(Cand {
             of,
             kind,
@@ -267,7 +266,7 @@ impl<'a> Ctx<'a> {
             last_touched: item.sent_at,
             by_bot: item.kind == ItemKind::OutboundAgent,
             active: false,
-            stale: self.now >= item.sent_at.plus(ttl),
+            stale: !self.live.within_ttl(kind, item.sent_at),
             tier,
             chain_depth: depth,
             carrier,
@@ -419,6 +418,7 @@ pub(super) fn gather<'a>(
         current: scope.current,
         topic,
         allowed: req.allowed_kinds.as_deref(),
+        live: LivenessAt::new(now, &settings.objects),
     };
     // Sized for the windows' references (of which most are refused or seen before): rarely grown.
     let mut p = Pool { ctx: &ctx, seen: Seen::with_capacity(128), cands: Vec::with_capacity(64) };
