@@ -139,6 +139,9 @@ impl KindSet {
         Self(kinds.iter().fold(0, |bits, &k| bits | 1 << k as u32))
     }
 
+    /// Every kind.
+    pub(crate) const ALL: Self = Self(u32::MAX);
+
     pub(crate) fn contains(self, kind: ObjectKind) -> bool {
         self.0 & 1 << kind as u32 != 0
     }

@@ -198,7 +198,7 @@ const MAX: i64 = 253_402_300_799;
 
 /// A span: short, a day, zero, negative, or past what any timestamp difference is.
 fn span() -> impl proptest::strategy::Strategy<Value = i64> {
-    use proptest::prelude::{Just, Strategy, prop_oneof};
+    use proptest::prelude::{Just, prop_oneof};
     prop_oneof![
         6 => 0i64..200_000,
         1 => Just(0i64),

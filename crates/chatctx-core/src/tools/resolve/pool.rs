@@ -5,7 +5,7 @@ use super::reasons::R;
 use super::{ResolveReferenceTarget, Tier};
 use crate::chat::{Chat, Item, RequestScope};
 use crate::engine::Engine;
-use crate::kinds::{ItemKind, ObjectKind};
+use crate::kinds::{ItemKind, KindSet, ObjectKind};
 use crate::objects::{Live, LivenessAt, Object};
 use crate::time::Timestamp;
 use std::cmp::Ordering;
@@ -158,14 +158,15 @@ pub(super) struct Ctx<'a> {
     /// The current message, when it is stored.
     pub(super) current: Option<&'a Item>,
     pub(super) topic: Option<&'a str>,
-    pub(super) allowed: Option<&'a [ObjectKind]>,
+    /// The kinds the request allows (every kind when it names none), asked about without a scan.
+    pub(super) allowed: KindSet,
     /// Liveness at `now`, its thresholds computed once for the objects the pool admits.
     pub(super) live: LivenessAt,
 }
 
 impl<'a> Ctx<'a> {
     pub(super) fn allowed(&self, kind: ObjectKind) -> bool {
-        self.allowed.is_none_or(|a| a.contains(&kind))
+        self.allowed.contains(kind)
     }
 
     pub(super) fn tier_for(&self, topic: Option<&str>) -> Tier {
@@ -417,7 +418,7 @@ pub(super) fn gather<'a>(
         current_id: req.current(),
         current: scope.current,
         topic,
-        allowed: req.allowed_kinds.as_deref(),
+        allowed: req.allowed_kinds.as_deref().map_or(KindSet::ALL, KindSet::of),
         live: LivenessAt::new(now, &settings.objects),
     };
     // Sized for the windows' references (of which most are refused or seen before): rarely grown.

@@ -16,27 +16,32 @@ pub(super) fn score(
     cfg: &ResolverSettings,
 ) {
     let hints = &req.hints;
-    // A carrier message is not the target, unless a message is asked for.
-    let wants_message = hints.target_kinds.iter().any(|k| k.is_message());
-    let half_life = cfg.recency_half_life.secs().max(1) as f64;
-    let recency_weight = if hints.recency == Some(Recency::Recent) { 2.0 * cfg.recency } else { cfg.recency };
+    let w = Weighing {
+        hinted,
+        // A carrier message is not the target, unless a message is asked for.
+        wants_message: hints.target_kinds.iter().any(|k| k.is_message()),
+        half_life: cfg.recency_half_life.secs().max(1) as f64,
+        recency_weight: if hints.recency == Some(Recency::Recent) { 2.0 * cfg.recency } else { cfg.recency },
+    };
     for c in pool.iter_mut() {
-        features(c, ctx, req, cfg, wants_message, half_life, recency_weight);
+        features(c, ctx, req, cfg, &w);
     }
     by_position(pool, ctx, req, hinted, reply_target, cfg);
 }
 
-/// One candidate's own points: scope, kind, activity, recency, ownership, interaction, staleness.
-fn features(
-    c: &mut Cand<'_>,
-    ctx: &Ctx<'_>,
-    req: &ResolveReferenceTarget,
-    cfg: &ResolverSettings,
+/// What every candidate's points read of the request, computed once.
+struct Weighing {
+    /// The set of `hints.target_kinds`.
+    hinted: KindSet,
     wants_message: bool,
     half_life: f64,
     recency_weight: f64,
-) {
+}
+
+/// One candidate's own points: scope, kind, activity, recency, ownership, interaction, staleness.
+fn features(c: &mut Cand<'_>, ctx: &Ctx<'_>, req: &ResolveReferenceTarget, cfg: &ResolverSettings, w: &Weighing) {
     let hints = &req.hints;
+    let (half_life, recency_weight) = (w.half_life, w.recency_weight);
     match c.chain_depth {
         Some(0) => c.add(cfg.exact_reply_target, R::ExactReplyTarget),
         Some(_) => c.add(cfg.in_reply_chain, R::InReplyChain),
@@ -49,7 +54,7 @@ fn features(
     if ctx.topic.is_some_and(same) {
         c.add(cfg.same_topic, R::SameTopic);
     }
-    if hints.target_kinds.contains(&c.kind) {
+    if w.hinted.contains(c.kind) {
         c.add(cfg.kind_match, R::KindMatch);
     }
     if c.active {
@@ -72,7 +77,7 @@ fn features(
     if c.activated_by() == Some(req.current()) {
         c.add(cfg.touched_in_interaction, R::TouchedInInteraction);
     }
-    if c.carrier && !wants_message {
+    if c.carrier && !w.wants_message {
         c.add(cfg.carrier_message, R::CarrierMessage);
     }
     if c.stale {
