@@ -30,6 +30,7 @@ mod pool;
 mod reasons;
 pub mod refers;
 mod score;
+mod seen;
 
 pub use crate::kinds::{Status, Tier};
 pub(crate) use answer::descriptor;

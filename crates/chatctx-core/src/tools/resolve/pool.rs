@@ -2,6 +2,7 @@
 //! the chat fallback), each candidate once.
 
 use super::reasons::R;
+use super::seen::Seen;
 use super::{ResolveReferenceTarget, Tier};
 use crate::chat::{Chat, Item, RequestScope};
 use crate::engine::Engine;
@@ -53,6 +54,25 @@ impl CandId<'_> {
         let (a1, a2, a3) = self.parts();
         let (b1, b2, b3) = other.parts();
         a1.bytes().chain(a2.bytes()).chain(a3.bytes()).cmp(b1.bytes().chain(b2.bytes()).chain(b3.bytes()))
+    }
+}
+
+/// Whether two ids (message, topic) are the same string, read where ids that differ mostly differ first: their
+/// lengths, then their last bytes (message ids count up). Most comparisons of a resolution end there, without the
+/// library call a string comparison makes.
+#[inline]
+pub(super) fn same_id(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.last() == b.last() && (a.len() <= 1 || a == b)
+}
+
+/// [`same_id`] of two ids that may be absent: equal when both are absent, or both present and the same.
+#[inline]
+pub(super) fn same_opt(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => same_id(a, b),
+        (None, None) => true,
+        _ => false,
     }
 }
 
@@ -171,7 +191,7 @@ impl<'a> Ctx<'a> {
 
     pub(super) fn tier_for(&self, topic: Option<&str>) -> Tier {
         match self.topic {
-            Some(t) if topic == Some(t) => Tier::Topic,
+            Some(t) if topic.is_some_and(|own| same_id(own, t)) => Tier::Topic,
             _ => Tier::Chat,
         }
     }
@@ -206,7 +226,7 @@ impl<'a> Ctx<'a> {
         depth: Option<usize>,
     ) -> Option<Cand<'a>> {
         let is_message = o.kind.is_message();
-        if is_message && o.source_message_id.as_deref() == Some(self.current_id) {
+        if is_message && o.source_message_id.as_deref().is_some_and(|s| same_id(s, self.current_id)) {
             return None; // the current message is the request, not a candidate
         }
         Some(Cand {
@@ -275,71 +295,6 @@ impl<'a> Ctx<'a> {
             score: 0.0,
             mask: 0,
         })
-    }
-}
-
-/// A set of candidate keys (addresses, never 0) for one call: open addressing with linear probing, kept at most
-/// half full, so de-duplication costs a multiply and a probe or two per reference.
-pub(super) struct Seen {
-    slots: Vec<usize>,
-    mask: usize,
-    len: usize,
-}
-
-thread_local! {
-    /// The table of this thread's last [`Seen`], kept for its next: a fresh table of 2 KB costs an allocation on
-    /// the allocator's slow path (blocks over 1 KB) and a free each resolution; a kept one is only cleared.
-    static SLOTS: std::cell::Cell<Vec<usize>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-impl Seen {
-    pub(super) fn with_capacity(n: usize) -> Self {
-        let size = (2 * n).max(16).next_power_of_two();
-        let mut slots = SLOTS.take();
-        slots.clear();
-        slots.resize(size, 0);
-        Self { slots, mask: size - 1, len: 0 }
-    }
-
-    /// Inserts `key`; false when it was already there.
-    #[inline]
-    pub(super) fn insert(&mut self, key: usize) -> bool {
-        if 2 * (self.len + 1) > self.slots.len() {
-            self.grow();
-        }
-        let mut i = self.slot_of(key);
-        loop {
-            match self.slots[i] {
-                0 => {
-                    self.slots[i] = key;
-                    self.len += 1;
-                    return true;
-                }
-                k if k == key => return false,
-                _ => i = (i + 1) & self.mask,
-            }
-        }
-    }
-
-    fn slot_of(&self, key: usize) -> usize {
-        // Fibonacci hashing of the address; its low bits are alignment, so shift them out first.
-        ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) & self.mask
-    }
-
-    #[cold]
-    fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.slots, vec![0; 2 * (self.mask + 1)]);
-        self.mask = self.slots.len() - 1;
-        self.len = 0;
-        for key in old.into_iter().filter(|&k| k != 0) {
-            self.insert(key);
-        }
-    }
-}
-
-impl Drop for Seen {
-    fn drop(&mut self) {
-        SLOTS.set(std::mem::take(&mut self.slots));
     }
 }
 
@@ -468,7 +423,8 @@ pub(super) fn gather<'a>(
     if fallback {
         // A last resort, penalized anyway: a quarter of the window is enough.
         let fallback_window = cfg.scope_window.div_ceil(4);
-        for o in chat.objects.newest_in_chat().filter(|o| o.topic_id.as_deref() != topic).take(fallback_window) {
+        for o in chat.objects.newest_in_chat().filter(|o| !same_opt(o.topic_id.as_deref(), topic)).take(fallback_window)
+        {
             p.object(o, Tier::Chat, None);
         }
     }
@@ -550,15 +506,31 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Whatever it grows through, the set answers as a `HashSet` of the same keys would.
+        /// The quick comparison of ids says what `==` says: for ids of any length (empty, one byte, long), sharing
+        /// their last byte or not, and in any characters.
         #[test]
-        fn seen_is_a_set(keys in proptest::collection::vec(1usize..400, 0..700), start in 0usize..40) {
-            let mut seen = super::Seen::with_capacity(start);
-            let mut set = std::collections::HashSet::new();
-            for k in keys {
-                // Addresses are aligned: the low bits the hash shifts out are zero.
-                proptest::prop_assert_eq!(seen.insert(k << 3), set.insert(k));
-            }
+        fn same_id_is_equality(
+            a in "[0-9a-zé:]{0,6}", other in "[0-9a-zé:]{0,6}", how in 0u8..5, at in 0usize..8, c in "[0-9aé]",
+            some in 0u8..4,
+        ) {
+            // The other id: the same, one character changed (the last or an earlier one), one added after or before
+            // (the same last byte, another length), or any.
+            let mut chars: Vec<char> = a.chars().collect();
+            let b: String = match how {
+                0 => a.clone(),
+                1 if !chars.is_empty() => {
+                    let i = at % chars.len();
+                    chars[i] = c.chars().next().unwrap_or('0');
+                    chars.into_iter().collect()
+                }
+                2 => format!("{a}{c}"),
+                3 => format!("{c}{a}"),
+                _ => other,
+            };
+            proptest::prop_assert_eq!(super::same_id(&a, &b), a == b);
+            proptest::prop_assert_eq!(super::same_id(&a, &a.clone()), true);
+            let (x, y) = (Some(a.as_str()).filter(|_| some & 1 != 0), Some(b.as_str()).filter(|_| some & 2 != 0));
+            proptest::prop_assert_eq!(super::same_opt(x, y), x == y);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Scoring: each candidate's points and reason codes, from scope, kind, ownership, recency and the hints.
 
 use super::answer::best_few;
-use super::pool::{Cand, Ctx};
+use super::pool::{Cand, Ctx, same_id};
 use super::reasons::{R, REASONS, round};
 use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
 use crate::kinds::KindSet;
@@ -50,7 +50,7 @@ fn features(c: &mut Cand<'_>, ctx: &Ctx<'_>, req: &ResolveReferenceTarget, cfg: 
     debug_assert!(!c.in_topic || c.topic() == ctx.topic, "found through its topic's index, in another topic");
     // A stored message carries its conversation's topic string, which is the request's when the request took its
     // topic from its current message: then told by address, without reading it.
-    let same = |t: &str| c.in_topic || c.topic().is_some_and(|own| std::ptr::eq(own, t) || own == t);
+    let same = |t: &str| c.in_topic || c.topic().is_some_and(|own| std::ptr::eq(own, t) || same_id(own, t));
     if ctx.topic.is_some_and(same) {
         c.add(cfg.same_topic, R::SameTopic);
     }
@@ -74,7 +74,7 @@ fn features(c: &mut Cand<'_>, ctx: &Ctx<'_>, req: &ResolveReferenceTarget, cfg: 
         Some(Ownership::BotCreated) if c.by_bot => c.add(cfg.bot_created, R::BotCreated),
         _ => {}
     }
-    if c.activated_by() == Some(req.current()) {
+    if c.activated_by().is_some_and(|by| same_id(by, req.current())) {
         c.add(cfg.touched_in_interaction, R::TouchedInInteraction);
     }
     if c.carrier && !w.wants_message {
