@@ -361,32 +361,40 @@ impl Objects {
     }
 
     /// Records an activation by the handling of message `by`. The latest by time wins: one that arrives
-    /// late with an older time only counts if there was none.
-    pub(crate) fn activate(&mut self, id: &str, act: Activation, at: Timestamp, by: Option<&str>) -> bool {
+    /// late with an older time only counts if there was none. The object as it stands after, if it is known.
+    pub(crate) fn activate(&mut self, id: &str, act: Activation, at: Timestamp, by: Option<&str>) -> Option<&Object> {
         self.clock = self.clock.max(at);
-        let Some(&r) = self.by_id.get(id) else { return false };
-        let Some(o) = self.resolve_mut(r) else { return false };
+        let &r = self.by_id.get(id)?;
+        let o = self.resolve_mut(r)?;
         o.last_touched_at = o.last_touched_at.max(at);
         if o.activated_at.is_some_and(|prev| prev > at) {
-            return true;
+            return self.resolve(r);
         }
         let same_time = o.activated_at == Some(at);
         let superseded = o.activated_at.is_some();
         o.activation = Some(act);
         o.activated_at = Some(at);
-        o.activated_by = by.map(str::to_owned);
-        if same_time {
-            // Its index entry already says (at, r): nothing to add.
-            return true;
+        match (&mut o.activated_by, by) {
+            // The same message again (a repeated resolution), or another: the string kept is rewritten in place.
+            (Some(old), Some(by)) => {
+                if old != by {
+                    old.clear();
+                    old.push_str(by);
+                }
+            }
+            (slot, by) => *slot = by.map(str::to_owned),
         }
-        let topic = o.topic_id.clone();
-        let scope = scope_in(&mut self.general, &mut self.topics, topic.as_deref());
-        insert_sorted(&mut scope.active, at, r);
-        if superseded {
-            scope.stale += 1;
-            compact_if_needed(scope, &self.slots);
+        if !same_time {
+            // At the same time, its index entry already says (at, r): nothing to add.
+            let topic = o.topic_id.clone();
+            let scope = scope_in(&mut self.general, &mut self.topics, topic.as_deref());
+            insert_sorted(&mut scope.active, at, r);
+            if superseded {
+                scope.stale += 1;
+                compact_if_needed(scope, &self.slots);
+            }
         }
-        true
+        self.resolve(r)
     }
 
     pub(crate) fn close(&mut self, id: &str, at: Timestamp) {

@@ -495,8 +495,7 @@ impl Engine {
         {
             chat.register(o, settings.objects.max_per_chat, &settings.objects);
         }
-        chat.objects.activate(object_id, Activation::Resolved, now, Some(by));
-        let after = chat.objects.get(object_id).map(state);
+        let after = chat.objects.activate(object_id, Activation::Resolved, now, Some(by)).map(state);
         before != after
     }
 }
