@@ -33,6 +33,9 @@ impl Timestamp {
         self.0
     }
 
+    /// The last second a timestamp can hold.
+    pub(crate) const LAST: Self = Self(MAX_UNIX);
+
     /// Whether this is the last second a timestamp can hold, which [`Timestamp::plus`] never passes.
     pub(crate) fn is_last(self) -> bool {
         self.0 >= MAX_UNIX

@@ -174,6 +174,9 @@ pub(super) struct Ctx<'a> {
     pub(super) now: Timestamp,
     /// Candidates newer than this (the current message) are not offered.
     pub(super) cutoff: Option<(Timestamp, u64)>,
+    /// The cutoff's time, or the last a timestamp holds when there is none: objects created after it are newer than
+    /// the current message (one comparison an object, without asking whether there is a cutoff).
+    pub(super) newest: Timestamp,
     pub(super) current_id: &'a str,
     /// The current message, when it is stored.
     pub(super) current: Option<&'a Item>,
@@ -200,7 +203,8 @@ impl<'a> Ctx<'a> {
     /// allowed kind, not newer than the current message, and not a typed object past its TTL (an expired
     /// message is a candidate, stale).
     pub(super) fn admit(&self, o: &Object) -> Option<(bool, bool)> {
-        if !self.allowed(o.kind) || self.cutoff.is_some_and(|(t, _)| o.created_at > t) {
+        debug_assert_eq!(o.created_at > self.newest, self.cutoff.is_some_and(|(t, _)| o.created_at > t));
+        if !self.allowed(o.kind) || o.created_at > self.newest {
             return None;
         }
         debug_assert_eq!(self.live.of(o), o.liveness(self.now, &self.settings.objects).into());
@@ -370,6 +374,7 @@ pub(super) fn gather<'a>(
         settings,
         now,
         cutoff: scope.current.map(Item::key),
+        newest: scope.current.map_or(Timestamp::LAST, |c| c.key().0),
         current_id: req.current(),
         current: scope.current,
         topic,
