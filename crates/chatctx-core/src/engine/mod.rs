@@ -114,6 +114,12 @@ impl Engine {
         slot(slot(&mut self.chats, channel), chat_id)
     }
 
+    /// The settings and one chat that exists, borrowed together (none is made).
+    pub(crate) fn with_known_chat(&mut self, channel: &str, chat_id: &str) -> Option<(&Settings, &mut Chat)> {
+        let chat = self.chats.get_mut(channel)?.get_mut(chat_id)?;
+        Some((&self.settings, chat))
+    }
+
     /// The settings and one chat, borrowed together.
     pub(crate) fn with_chat(&mut self, channel: &str, chat_id: &str) -> (&Settings, &mut Chat) {
         (&self.settings, slot(slot(&mut self.chats, channel), chat_id))

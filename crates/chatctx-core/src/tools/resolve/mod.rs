@@ -257,13 +257,13 @@ impl Engine {
         req: &ResolveReferenceTarget,
         now: Timestamp,
     ) -> Result<Resolution, Error> {
-        let mut resolution = {
-            let chat =
-                self.chat(&req.scope.channel, &req.scope.chat_id).ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
-            resolve(chat, self.settings(), req, now)
-        };
+        // One lookup of the chat for the answer and for recording its winner.
+        let (settings, chat) = self
+            .with_known_chat(&req.scope.channel, &req.scope.chat_id)
+            .ok_or_else(|| unknown_chat(&req.scope.chat_id))?;
+        let mut resolution = resolve(chat, settings, req, now);
         if let Some(id) = winner(&resolution) {
-            resolution.recorded = self.record_resolved(&req.scope.channel, &req.scope.chat_id, &id, now, req.current());
+            resolution.recorded = record_resolved(settings, chat, &id, now, req.current());
         }
         Ok(resolution)
     }
@@ -289,7 +289,7 @@ fn winner(resolution: &Resolution) -> Option<std::sync::Arc<str>> {
     resolution.best_match.as_ref().map(|b| b.object_id.clone())
 }
 
-/// Whether [`Engine::record_resolved`] would change anything: what it compares, computed without changing it.
+/// Whether [`record_resolved`] would change anything: what it compares, computed without changing it.
 fn would_record(chat: &Chat, object_id: &str, now: Timestamp, by: &str) -> bool {
     let Some(o) = chat.objects.get(object_id) else {
         return crate::engine::message_candidate(chat, object_id).is_some();
@@ -479,23 +479,25 @@ fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
     }
 }
 
-impl Engine {
-    /// Records the winner's `resolved` activation, registering a message candidate first; whether that changed
-    /// anything (it does not when the same message already resolved to it at the same time, as in a repeated
-    /// tool-loop call).
-    fn record_resolved(&mut self, channel: &str, chat_id: &str, object_id: &str, now: Timestamp, by: &str) -> bool {
-        let (settings, chat) = self.with_chat(channel, chat_id);
-        // An activation sets `activated_by` to `by` or leaves it: whether it is `by` tells whether it changed.
-        let state = |o: &crate::objects::Object| {
-            (o.activation, o.activated_at, o.activated_by.as_deref() == Some(by), o.last_touched_at)
-        };
-        let before = chat.objects.get(object_id).map(state);
-        if before.is_none()
-            && let Some(o) = crate::engine::message_candidate(chat, object_id)
-        {
-            chat.register(o, settings.objects.max_per_chat, &settings.objects);
-        }
-        let after = chat.objects.activate(object_id, Activation::Resolved, now, Some(by)).map(state);
-        before != after
+/// Records the winner's `resolved` activation, registering a message candidate first; whether that changed anything
+/// (it does not when the same message already resolved to it at the same time, as in a repeated tool-loop call).
+fn record_resolved(
+    settings: &crate::settings::Settings,
+    chat: &mut Chat,
+    object_id: &str,
+    now: Timestamp,
+    by: &str,
+) -> bool {
+    // An activation sets `activated_by` to `by` or leaves it: whether it is `by` tells whether it changed.
+    let state = |o: &crate::objects::Object| {
+        (o.activation, o.activated_at, o.activated_by.as_deref() == Some(by), o.last_touched_at)
+    };
+    let before = chat.objects.get(object_id).map(state);
+    if before.is_none()
+        && let Some(o) = crate::engine::message_candidate(chat, object_id)
+    {
+        chat.register(o, settings.objects.max_per_chat, &settings.objects);
     }
+    let after = chat.objects.activate(object_id, Activation::Resolved, now, Some(by)).map(state);
+    before != after
 }
