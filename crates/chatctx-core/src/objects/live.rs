@@ -1,5 +1,5 @@
-//! [`Object::liveness`] for many objects at one time: a resolution admits about sixty, each with a TTL looked up
-//! by kind and two or three saturating additions. Here the comparisons' thresholds are computed once.
+//! The rule of [`Object::liveness`], stated once as comparisons with thresholds, and [`LivenessAt`], which computes
+//! those thresholds once for many objects at one time (a resolution admits about sixty).
 
 use super::{Liveness, Object};
 use crate::kinds::ObjectKind;
@@ -24,9 +24,7 @@ impl From<Liveness> for Live {
     }
 }
 
-/// The liveness of objects at one `now`. `now < t.plus(span)` holds exactly when `t` is later than
-/// `now - span`, while `now` is before the last second a timestamp can hold (which `plus` never passes; from there
-/// on it holds for no `t`): so each comparison with a TTL or the close grace is one with a threshold.
+/// The liveness of objects at one `now`: the thresholds of [`classify`] computed once, per kind.
 pub(crate) struct LivenessAt {
     /// Per kind: a time after which its TTL has not run out.
     ttl: [i64; ObjectKind::ALL.len()],
@@ -34,8 +32,32 @@ pub(crate) struct LivenessAt {
     grace: i64,
 }
 
-fn threshold(now: Timestamp, span: Span) -> i64 {
+/// A time after which `t.plus(span)` is still later than `now`: `now < t.plus(span)` holds exactly when `t` is
+/// later than `now - span`, while `now` is before the last second a timestamp can hold (which `plus` never passes;
+/// from there on it holds for no `t`).
+pub(super) fn threshold(now: Timestamp, span: Span) -> i64 {
     if now.is_last() { i64::MAX } else { now.unix().saturating_sub(span.secs()) }
+}
+
+/// The rule of [`Object::liveness`], given the thresholds ([`threshold`]) of the object's TTL and of the close
+/// grace at `now`. Activity slides from the last activation; a closed object is known for the grace, and active
+/// for it when it was ever activated (its TTL from the activation does not end activity before the grace does).
+#[inline]
+pub(super) fn classify(o: &Object, ttl: i64, grace: i64) -> Live {
+    if let Some(closed) = o.closed_at {
+        return match (closed.unix() > grace, o.activated_at) {
+            (true, Some(_)) => Live::Active,
+            (true, None) => Live::Known,
+            (false, _) => Live::Expired,
+        };
+    }
+    if o.activated_at.is_some_and(|at| at.unix() > ttl) {
+        Live::Active
+    } else if o.last_touched_at.unix() > ttl {
+        Live::Known
+    } else {
+        Live::Expired
+    }
 }
 
 impl LivenessAt {
@@ -56,21 +78,6 @@ impl LivenessAt {
     /// As [`Object::liveness`] at this `now` says.
     #[inline]
     pub(crate) fn of(&self, o: &Object) -> Live {
-        if let Some(closed) = o.closed_at {
-            // Within the grace, an activated object is active: its TTL from the activation, whatever it is, does not
-            // end activity before the grace does.
-            return match (closed.unix() > self.grace, o.activated_at) {
-                (true, Some(_)) => Live::Active,
-                (true, None) => Live::Known,
-                (false, _) => Live::Expired,
-            };
-        }
-        if o.activated_at.is_some_and(|at| self.within_ttl(o.kind, at)) {
-            Live::Active
-        } else if self.within_ttl(o.kind, o.last_touched_at) {
-            Live::Known
-        } else {
-            Live::Expired
-        }
+        classify(o, self.ttl[o.kind as usize], self.grace)
     }
 }

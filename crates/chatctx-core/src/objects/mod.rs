@@ -94,22 +94,16 @@ impl Object {
     /// The object's liveness at `now`. Activity slides from the last activation; a closed object stays
     /// active for the close grace at most.
     pub fn liveness(&self, now: Timestamp, settings: &ObjectSettings) -> Liveness {
-        let ttl = settings.ttl(self.kind);
-        if let Some(closed) = self.closed_at {
-            let until = closed.plus(settings.close_grace);
-            return match self.activated_at {
-                Some(at) if now < until && now < at.plus(ttl).max(until) => Liveness::Active { expires_at: until },
-                _ if now < until => Liveness::Known,
-                _ => Liveness::Expired,
-            };
+        let (ttl, grace) = (settings.ttl(self.kind), settings.close_grace);
+        match live::classify(self, live::threshold(now, ttl), live::threshold(now, grace)) {
+            Live::Active => match (self.closed_at, self.activated_at) {
+                (Some(closed), _) => Liveness::Active { expires_at: closed.plus(grace) },
+                // Active and not closed: activated (`classify` says so only then).
+                (None, at) => Liveness::Active { expires_at: at.unwrap_or(now).plus(ttl) },
+            },
+            Live::Known => Liveness::Known,
+            Live::Expired => Liveness::Expired,
         }
-        if let Some(at) = self.activated_at {
-            let until = at.plus(ttl);
-            if now < until {
-                return Liveness::Active { expires_at: until };
-            }
-        }
-        if now < self.last_touched_at.plus(ttl) { Liveness::Known } else { Liveness::Expired }
     }
 }
 

@@ -229,9 +229,31 @@ fn times() -> impl proptest::strategy::Strategy<Value = Times> {
     })
 }
 
+/// The rule of `Object::liveness` as written with the timestamps' own arithmetic (its definition before it was
+/// stated as comparisons with thresholds): what both ways of asking are held to.
+fn liveness_by_definition(o: &Object, now: Timestamp, settings: &ObjectSettings) -> Liveness {
+    let ttl = settings.ttl(o.kind);
+    if let Some(closed) = o.closed_at {
+        let until = closed.plus(settings.close_grace);
+        return match o.activated_at {
+            Some(at) if now < until && now < at.plus(ttl).max(until) => Liveness::Active { expires_at: until },
+            _ if now < until => Liveness::Known,
+            _ => Liveness::Expired,
+        };
+    }
+    if let Some(at) = o.activated_at {
+        let until = at.plus(ttl);
+        if now < until {
+            return Liveness::Active { expires_at: until };
+        }
+    }
+    if now < o.last_touched_at.plus(ttl) { Liveness::Known } else { Liveness::Expired }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
-    /// The thresholds computed once per `now` say what `Object::liveness` says, for every state an object can be in
+    /// `Object::liveness` and the thresholds computed once per `now` say what the rule's definition says (when
+    /// activity ends too), for every state an object can be in
     /// (activated or not, closed or not), any TTL and close grace (zero, negative, past any time difference), times
     /// a second either side of each boundary, and times at the ends of what a timestamp holds.
     #[test]
@@ -248,7 +270,10 @@ proptest::proptest! {
         o.activated_at = x.activated.map(t);
         o.closed_at = x.closed.map(t);
         let at = super::LivenessAt::new(t(x.now), &settings);
+        let defined = liveness_by_definition(&o, t(x.now), &settings);
+        proptest::prop_assert_eq!(o.liveness(t(x.now), &settings), defined);
         proptest::prop_assert_eq!(at.of(&o), o.liveness(t(x.now), &settings).into());
+        proptest::prop_assert_eq!(at.of(&o), defined.into());
         let within = t(x.now) < t(x.touched).plus(Span::from_secs(x.ttl));
         proptest::prop_assert_eq!(at.within_ttl(kind, t(x.touched)), within);
     }
