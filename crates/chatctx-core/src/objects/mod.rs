@@ -368,15 +368,9 @@ impl Objects {
         let superseded = o.activated_at.is_some();
         o.activation = Some(act);
         o.activated_at = Some(at);
-        match (&mut o.activated_by, by) {
-            // The same message again (a repeated resolution), or another: the string kept is rewritten in place.
-            (Some(old), Some(by)) => {
-                if old != by {
-                    old.clear();
-                    old.push_str(by);
-                }
-            }
-            (slot, by) => *slot = by.map(str::to_owned),
+        // The same message again (a repeated resolution) keeps the string it holds.
+        if o.activated_by.as_deref() != by {
+            o.activated_by = by.map(str::to_owned);
         }
         if !same_time {
             // At the same time, its index entry already says (at, r): nothing to add.
