@@ -101,7 +101,7 @@ fn main() {
     println!("requested overhead/message:    {:.1} bytes", per(live1 - live0));
     println!("resident overhead/message:     {:.1} bytes (target <= 400)", per(rss1.saturating_sub(rss0)));
     // mimalloc backs its arenas with transparent huge pages where the kernel allows them (`madvise` mode), which
-    // rounds resident memory up to 2 MiB pages: ~440 bytes here instead of ~355, for ingest ~8-23 % faster
+    // rounds resident memory up to 2 MiB pages: ~440 bytes here instead of ~355, for ingest 8-19 % faster
     // (docs/benchmarks.md, "Memory per stored message").
     println!(
         "in transparent huge pages:     {:.1} MiB of the resident set (MIMALLOC_ALLOW_THP=0 turns them off)",
