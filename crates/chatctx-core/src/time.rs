@@ -9,9 +9,9 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 /// The earliest instant chatctx accepts: 0001-01-01T00:00:00Z.
-const MIN_UNIX: i64 = -62_135_596_800;
+pub(crate) const MIN_UNIX: i64 = -62_135_596_800;
 /// The latest instant chatctx accepts: 9999-12-31T23:59:59Z.
-const MAX_UNIX: i64 = 253_402_300_799;
+pub(crate) const MAX_UNIX: i64 = 253_402_300_799;
 
 /// A point in time, in whole seconds since the Unix epoch (UTC).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -38,7 +38,7 @@ impl Timestamp {
 
     /// Whether this is the last second a timestamp can hold, which [`Timestamp::plus`] never passes.
     pub(crate) fn is_last(self) -> bool {
-        self.0 >= MAX_UNIX
+        self >= Self::LAST
     }
 
     /// This timestamp moved by `span` (saturating at the accepted range).

@@ -193,8 +193,7 @@ fn when(now: i64, ttl: i64, grace: i64) -> impl proptest::strategy::Strategy<Val
     ]
 }
 
-const MIN: i64 = -62_135_596_800;
-const MAX: i64 = 253_402_300_799;
+use crate::time::{MAX_UNIX as MAX, MIN_UNIX as MIN};
 
 /// A span: short, a day, zero, negative, or past what any timestamp difference is.
 fn span() -> impl proptest::strategy::Strategy<Value = i64> {
