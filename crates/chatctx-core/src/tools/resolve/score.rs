@@ -6,6 +6,7 @@ use super::reasons::{R, REASONS, round};
 use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
 use crate::kinds::KindSet;
 use crate::settings::ResolverSettings;
+use crate::time::Timestamp;
 
 pub(super) fn score(
     pool: &mut [Cand<'_>],
@@ -20,7 +21,7 @@ pub(super) fn score(
         hinted,
         // A carrier message is not the target, unless a message is asked for.
         wants_message: hints.target_kinds.iter().any(|k| k.is_message()),
-        half_life: cfg.recency_half_life.secs().max(1) as f64,
+        half_life: half_life(cfg),
         recency_weight: if hints.recency == Some(Recency::Recent) { 2.0 * cfg.recency } else { cfg.recency },
     };
     for c in pool.iter_mut() {
@@ -41,7 +42,6 @@ struct Weighing {
 /// One candidate's own points: scope, kind, activity, recency, ownership, interaction, staleness.
 fn features(c: &mut Cand<'_>, ctx: &Ctx<'_>, req: &ResolveReferenceTarget, cfg: &ResolverSettings, w: &Weighing) {
     let hints = &req.hints;
-    let (half_life, recency_weight) = (w.half_life, w.recency_weight);
     match c.chain_depth {
         Some(0) => c.add(cfg.exact_reply_target, R::ExactReplyTarget),
         Some(_) => c.add(cfg.in_reply_chain, R::InReplyChain),
@@ -63,9 +63,9 @@ fn features(c: &mut Cand<'_>, ctx: &Ctx<'_>, req: &ResolveReferenceTarget, cfg: 
             c.add(cfg.currently_active, R::CurrentlyActive);
         }
     }
-    let age = (ctx.now.unix() - c.last_touched.unix()).max(0) as f64;
-    c.score += recency_weight * half_life / (half_life + age);
-    if age < half_life {
+    let (points, age) = recency(w.recency_weight, w.half_life, ctx.now, c.last_touched);
+    c.score += points;
+    if age < w.half_life {
         c.mask |= 1 << R::RecentObject as u32;
     }
     match hints.ownership {
@@ -204,11 +204,8 @@ pub(super) fn parts(
         };
         out.push((name, points));
     }
-    // As `features` computes it.
-    let half_life = cfg.recency_half_life.secs().max(1) as f64;
     let weight = if asked & RECENT_TWICE != 0 { 2.0 * cfg.recency } else { cfg.recency };
-    let age = (now.unix() - c.last_touched.unix()).max(0) as f64;
-    out.push(("recency", weight * half_life / (half_life + age)));
+    out.push(("recency", recency(weight, half_life(cfg), now, c.last_touched).0));
     // Under `mine`, a candidate is the sender's (`owned_by_sender`) or loses `not_owned` (see `features`).
     if asked & MINE != 0 && c.mask & (1 << R::OwnedBySender as u32) == 0 {
         out.push(("not_owned", cfg.not_owned));
@@ -219,4 +216,16 @@ pub(super) fn parts(
         id
     );
     out.into_iter().map(|(part, points)| crate::decision::ScorePart { part, points: round(points, 3) }).collect()
+}
+
+/// The recency half-life in seconds (at least one).
+fn half_life(cfg: &ResolverSettings) -> f64 {
+    cfg.recency_half_life.secs().max(1) as f64
+}
+
+/// The recency points of something last touched at `touched`, and its age in seconds: one formula for the score and
+/// for the record's parts, which must add up to it.
+fn recency(weight: f64, half_life: f64, now: Timestamp, touched: Timestamp) -> (f64, f64) {
+    let age = (now.unix() - touched.unix()).max(0) as f64;
+    (weight * half_life / (half_life + age), age)
 }
