@@ -6,6 +6,8 @@
 //! written there too (`messages-so-far microseconds` a line), which shows where compaction waves fall
 //! (docs/benchmarks-issue-32.md, "where `store_bench`'s time goes, batch by batch").
 //! Run: `cargo run --release -p chatctx --example store_bench -- [N] [DB]`
+//! `store_bench restart DB` times only the restart of a store written before (copy it first if it is to be
+//! restarted again as it was: a start may write), which a profiler or `valgrind --tool=callgrind` can take alone.
 
 #[global_allocator]
 static GLOBAL: chatctx_alloc::Alloc = chatctx_alloc::Alloc;
@@ -22,6 +24,10 @@ use chatctx_core::{Settings, Timestamp};
 use synth::Synth;
 
 fn main() -> anyhow::Result<()> {
+    if std::env::args().nth(1).as_deref() == Some("restart") {
+        let path = std::env::args().nth(2).ok_or_else(|| anyhow::anyhow!("usage: store_bench restart DB"))?;
+        return restart(&format!("sqlite://{path}"));
+    }
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let path = std::env::args().nth(2).unwrap_or_else(|| "bench/out/store_bench.db".to_owned());
     let _ = std::fs::remove_file(&path);
@@ -71,13 +77,18 @@ fn main() -> anyhow::Result<()> {
         size as f64 / 1048576.0
     );
     report_batches(&batches)?;
+    restart(&url)
+}
+
+/// Opens the store at `url` as a start does (integrity check and replay) and prints how long it took.
+fn restart(url: &str) -> anyhow::Result<()> {
     let t = Instant::now();
     let (_svc, loaded) = Service::open(
         Settings::default(),
         LlmSettings::default(),
-        chatctx_store::open(&url, &Default::default()).map_err(anyhow::Error::msg)?,
+        chatctx_store::open(url, &Default::default()).map_err(anyhow::Error::msg)?,
     )?;
-    println!("restart: {loaded} logged operations replayed in {:.2?} (target <= 2 s)", t.elapsed());
+    println!("restart: {loaded} logged operations replayed in {:.2?} (issue 32: <= 1 s)", t.elapsed());
     Ok(())
 }
 

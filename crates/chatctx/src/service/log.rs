@@ -119,8 +119,9 @@ pub(super) fn rebuild(
     triage: Option<&Arc<Answered>>,
 ) -> anyhow::Result<Rebuilt> {
     let mut engine = new_engine(settings, triage);
-    let mut heads = HashMap::new();
-    let mut since_snapshot = Counts::new();
+    // Per chat, its newest position and how many operations it logged since its last snapshot: one lookup an
+    // operation for both (split for `Rebuilt` at the end).
+    let mut chats: hashbrown::HashMap<ChatKey, (u64, u64)> = hashbrown::HashMap::new();
     let mut newest = Timestamp::default();
     let mut damaged = None;
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -153,10 +154,13 @@ pub(super) fn rebuild(
         for (pos, op, prepared) in ready.into_iter().flatten() {
             match prepared.and_then(|p| apply_prepared(&mut engine, &op.channel, &op.chat_id, p, &mut newest)) {
                 Ok(kind) => {
-                    let n = count(&mut since_snapshot, ChatRef::of(&op), 1);
-                    if kind == Applied::Snapshot {
-                        *n = 0;
-                    }
+                    let chat = ChatRef::of(&op);
+                    let (head, since) = match chats.entry_ref(&chat) {
+                        hashbrown::hash_map::EntryRef::Occupied(e) => e.into_mut(),
+                        hashbrown::hash_map::EntryRef::Vacant(e) => e.insert_with_key(key(chat.0, chat.1), (0, 0)),
+                    };
+                    *head = pos.max(*head);
+                    *since = if kind == Applied::Snapshot { 0 } else { *since + 1 };
                 }
                 Err(e) => {
                     damaged = Some(Damaged::at(pos, &op, e));
@@ -164,13 +168,17 @@ pub(super) fn rebuild(
                     break;
                 }
             }
-            let head = heads.entry((op.channel, op.chat_id)).or_default();
-            *head = pos.max(*head);
         }
         reader.join().map_err(|_| anyhow::anyhow!("reading the store's log stopped unexpectedly"))
     })??;
     if let Some(d) = damaged {
         return Err(d.into());
+    }
+    let mut heads = HashMap::with_capacity(chats.len());
+    let mut since_snapshot = Counts::with_capacity(chats.len());
+    for (k, (head, since)) in chats {
+        heads.insert(k.clone(), head);
+        since_snapshot.insert(k, since);
     }
     Ok(Rebuilt { engine, read, heads, since_snapshot })
 }
