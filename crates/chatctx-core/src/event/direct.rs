@@ -28,6 +28,14 @@ pub fn fresh_message(text: &[u8]) -> Option<Event> {
     raw.event().map(Event::Message)
 }
 
+/// [`fresh_message`] of text already known to be UTF-8 (a stored log line, an item of a JSON array or a line of
+/// JSON Lines read as a whole first): the same event, without checking each string's UTF-8 again (a sixth of
+/// what reading a message line costs).
+pub fn fresh_message_str(text: &str) -> Option<Event> {
+    let raw: Raw<'_> = serde_json::from_str(text).ok()?;
+    raw.event().map(Event::Message)
+}
+
 /// [`fresh_message`] of a JSON value already parsed (the library's and MCP's input): one typed pass over it instead
 /// of the general way's check and field-by-field lookups; `None` when the general way must decide.
 pub fn fresh_message_value(v: &serde_json::Value) -> Option<Event> {

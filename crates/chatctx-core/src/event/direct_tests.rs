@@ -1,6 +1,6 @@
 use serde_json::Value;
 
-use super::{fresh_message, fresh_message_value};
+use super::{fresh_message, fresh_message_str, fresh_message_value};
 use crate::error::Error;
 use crate::event::{Event, check_fresh};
 
@@ -200,6 +200,8 @@ fn whatever_it_answers_the_general_way_answers_too() {
             assert_eq!(general.as_ref().ok(), Some(&fast), "seed {seed} (value): {text}");
             from_value += 1;
         }
+        // Text known to be UTF-8 is read the same way, without checking its strings again.
+        assert_eq!(fresh_message_str(&text), fresh_message(text.as_bytes()), "seed {seed} (str): {text}");
         if let Some(fast) = fresh_message(text.as_bytes()) {
             taken += 1;
             match &general {
@@ -221,6 +223,7 @@ fn takes_the_common_shape_and_leaves_the_rest() {
         "sender":{"user_id":"3","username":"ann"},"text":"hello there","triggered_agent":true}"#;
     assert_eq!(fresh_message(common.as_bytes()), general(common).ok());
     assert!(fresh_message(common.as_bytes()).is_some());
+    assert_eq!(fresh_message_str(common), fresh_message(common.as_bytes()));
     for other in [
         r#"{"type":"reaction","chat_id":"1","message_id":"5","sent_at":1,"emoji":["x"]}"#,
         r#"{"type":"message","chat_id":"1","message_id":"5","kind":"system","sent_at":1,"via":"general"}"#,
@@ -229,6 +232,7 @@ fn takes_the_common_shape_and_leaves_the_rest() {
         "not json",
     ] {
         assert_eq!(fresh_message(other.as_bytes()), None, "{other}");
+        assert_eq!(fresh_message_str(other), None, "{other}");
     }
 }
 

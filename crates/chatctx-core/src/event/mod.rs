@@ -29,7 +29,7 @@ mod title;
 
 pub use bounds::{MAX_LABEL_BYTES, MAX_LIST_ITEMS, MAX_NAME_BYTES, check_fresh};
 pub use delete::{DeleteEvent, MAX_DELETED};
-pub use direct::{fresh_message, fresh_message_value};
+pub use direct::{fresh_message, fresh_message_str, fresh_message_value};
 pub use fit::CUT_MARKER;
 pub use line::write_message_json;
 pub use message::{Attachment, Entity, EntityKind, FileRef, MessageEvent, MessageKind, Person, Quote};

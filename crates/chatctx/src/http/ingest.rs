@@ -159,7 +159,7 @@ fn direct(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
             }
             let mut inputs = Vec::with_capacity(items.len());
             for raw in items {
-                inputs.push(input(raw.get().as_bytes())?);
+                inputs.push(input_str(raw.get())?);
             }
             Some((inputs, false))
         }
@@ -175,6 +175,14 @@ fn input(text: &[u8]) -> Option<Input> {
     }
 }
 
+/// [`input`] of text already read as UTF-8 (an item of an array, a line), which is not checked again.
+fn input_str(text: &str) -> Option<Input> {
+    match chatctx_core::event::fresh_message_str(text) {
+        Some(event) => Some(Input::Event(event)),
+        None => serde_json::from_str(text).ok().map(Input::Json),
+    }
+}
+
 /// JSON Lines (blank lines skipped), as [`direct`] reads them.
 fn lines(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
     let mut inputs = Vec::new();
@@ -182,7 +190,7 @@ fn lines(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
         if inputs.len() == max_items {
             return None;
         }
-        inputs.push(input(line.as_bytes())?);
+        inputs.push(input_str(line)?);
     }
     Some((inputs, false))
 }

@@ -178,12 +178,12 @@ fn read_import(line: &str) -> Option<ConversationDoc> {
     read_as::<Shape>(line).ok().map(|s| s.import)
 }
 
-/// An `{"event": message}` line read straight into its event ([`chatctx_core::event::fresh_message`]), when its
-/// message has the common shape; `None` for any other line. What it reads is what the general way reads from the
-/// same line (tested in the core, and by `tests/it/direct.rs` through restarts).
+/// An `{"event": message}` line read straight into its event ([`chatctx_core::event::fresh_message_str`]), when
+/// its message has the common shape; `None` for any other line. What it reads is what the general way reads from
+/// the same line (tested in the core, and by `tests/it/direct.rs` through restarts).
 fn read_message(line: &str) -> Option<Event> {
     let inner = line.strip_prefix("{\"event\":")?.strip_suffix('}')?;
-    chatctx_core::event::fresh_message(inner.as_bytes())
+    chatctx_core::event::fresh_message_str(inner)
 }
 
 impl LogLine<'static> {
