@@ -29,8 +29,8 @@ pub fn fresh_message(text: &[u8]) -> Option<Event> {
 }
 
 /// [`fresh_message`] of text already known to be UTF-8 (a stored log line, an item of a JSON array or a line of
-/// JSON Lines read as a whole first): the same event, without checking each string's UTF-8 again (a sixth of
-/// what reading a message line costs).
+/// JSON Lines read as a whole first): the same event, without checking each string's UTF-8 again (about a fifth
+/// of the instructions reading a stored message line took).
 pub fn fresh_message_str(text: &str) -> Option<Event> {
     let raw: Raw<'_> = serde_json::from_str(text).ok()?;
     raw.event().map(Event::Message)
