@@ -6,8 +6,9 @@
 //! written there too (`messages-so-far microseconds` a line), which shows where compaction waves fall
 //! (docs/benchmarks-issue-32.md, "where `store_bench`'s time goes, batch by batch").
 //! Run: `cargo run --release -p chatctx --example store_bench -- [N] [DB]`
-//! `store_bench restart DB` times only the restart of a store written before (copy it first if it is to be
-//! restarted again as it was: a start may write), which a profiler or `valgrind --tool=callgrind` can take alone.
+//! `store_bench restart DB` times only the restart of a store written before, which a profiler or
+//! `valgrind --tool=callgrind` can take alone (a start of a store of this schema writes nothing to it, so one file
+//! serves every run).
 
 #[global_allocator]
 static GLOBAL: chatctx_alloc::Alloc = chatctx_alloc::Alloc;

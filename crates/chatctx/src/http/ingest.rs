@@ -143,23 +143,24 @@ pub async fn post_slack_users(
 }
 
 /// One event, a JSON array of events, or JSON Lines, each message of the common shape read straight into its
-/// event ([`chatctx_core::event::fresh_message`]) and the rest into JSON values; `None` when the body must take
-/// [`events_of`]'s way (more than `max_items` inputs, anything that is not JSON), which gives the same inputs or
-/// the error.
+/// event ([`chatctx_core::event::fresh_message_str`]) and the rest into JSON values; `None` when the body must take
+/// [`events_of`]'s way (more than `max_items` inputs, anything that is not JSON or not UTF-8), which gives the same
+/// inputs or the error. The body's UTF-8 is checked once, whole, rather than string by string as it is read.
 fn direct(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
-    match bytes.iter().find(|b| !b.is_ascii_whitespace())? {
-        b'{' => match input(bytes) {
+    let text = std::str::from_utf8(bytes).ok()?;
+    match text.bytes().find(|b| !b.is_ascii_whitespace())? {
+        b'{' => match input(text) {
             Some(one) => Some((vec![one], true)),
-            None => lines(bytes, max_items),
+            None => lines(text, max_items),
         },
         b'[' => {
-            let items: Vec<&serde_json::value::RawValue> = serde_json::from_slice(bytes).ok()?;
+            let items: Vec<&serde_json::value::RawValue> = serde_json::from_str(text).ok()?;
             if items.len() > max_items {
                 return None;
             }
             let mut inputs = Vec::with_capacity(items.len());
             for raw in items {
-                inputs.push(input_str(raw.get())?);
+                inputs.push(input(raw.get())?);
             }
             Some((inputs, false))
         }
@@ -168,15 +169,7 @@ fn direct(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
 }
 
 /// One JSON text as an input: a message read directly, anything else as a JSON value; `None` if it is not JSON.
-fn input(text: &[u8]) -> Option<Input> {
-    match chatctx_core::event::fresh_message(text) {
-        Some(event) => Some(Input::Event(event)),
-        None => serde_json::from_slice(text).ok().map(Input::Json),
-    }
-}
-
-/// [`input`] of text already read as UTF-8 (an item of an array, a line), which is not checked again.
-fn input_str(text: &str) -> Option<Input> {
+fn input(text: &str) -> Option<Input> {
     match chatctx_core::event::fresh_message_str(text) {
         Some(event) => Some(Input::Event(event)),
         None => serde_json::from_str(text).ok().map(Input::Json),
@@ -184,13 +177,13 @@ fn input_str(text: &str) -> Option<Input> {
 }
 
 /// JSON Lines (blank lines skipped), as [`direct`] reads them.
-fn lines(bytes: &[u8], max_items: usize) -> Option<(Vec<Input>, bool)> {
+fn lines(text: &str, max_items: usize) -> Option<(Vec<Input>, bool)> {
     let mut inputs = Vec::new();
-    for (_, line) in json_lines(std::str::from_utf8(bytes).ok()?) {
+    for (_, line) in json_lines(text) {
         if inputs.len() == max_items {
             return None;
         }
-        inputs.push(input_str(line)?);
+        inputs.push(input(line)?);
     }
     Some((inputs, false))
 }

@@ -123,6 +123,18 @@ fn routes_and_errors() {
         assert_eq!(r.status().as_u16(), status, "{path}");
         assert_eq!(r.json_value()["code"], code, "{path}");
     }
+    // A body that is not UTF-8 is refused whole, whichever shape it has (its bytes are checked once, whole, and the
+    // messages in it are then read as text), while one whose text is UTF-8 beyond ASCII is taken.
+    let mut bad_line = msg(5).to_string().into_bytes();
+    bad_line.extend_from_slice(b"\n{\"type\":\"message\",\"text\":\"\xff\"}\n");
+    for body in
+        [b"{\"type\":\"message\",\"text\":\"\xff\"}".to_vec(), b"[{\"type\":\"message\"},\"\xc3\"]".to_vec(), bad_line]
+    {
+        let r = c.post(format!("{}/v1/events", s.base)).body(body).send().unwrap();
+        assert_eq!(r.status().as_u16(), 400);
+        let v = r.json_value();
+        assert_eq!((v["code"].as_str(), v["message"].as_str()), (Some("invalid_event"), Some("the body is not UTF-8")));
+    }
     // An oversized body: the server stops reading at the limit and answers 413. Raw HTTP, so the answer is
     // read even though the server never takes the rest of the body.
     let addr = s.base.trim_start_matches("http://").to_owned();
@@ -156,6 +168,19 @@ fn routes_and_errors() {
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.contains("payload_too_large"), "{answer}");
     assert_eq!(stored_ids(&c, &s.base), before, "rejected input changed nothing");
+    // Text beyond ASCII, in an array and in JSON Lines, is read as it was sent (in a chat of its own).
+    let wide = |id: u64, text: &str| {
+        let mut m = msg(id);
+        m["chat_id"] = json!("-2");
+        m["text"] = json!(text);
+        m
+    };
+    assert_eq!(post("/v1/events", json!([wide(7, "ок 日本 😀")]).to_string()).json_value()["accepted"], 1);
+    let lines = format!("{}\n{}\n", wide(8, "ещё 🚀"), wide(9, "plain"));
+    assert_eq!(post("/v1/events", lines).json_value()["accepted"], 2);
+    let texts: Vec<Value> =
+        all_pages(&c, &format!("{}/v1/chats/-2/history", s.base)).iter().map(|i| i["text"].clone()).collect();
+    assert_eq!(texts, [json!("ок 日本 😀"), json!("ещё 🚀"), json!("plain")]);
     // Tools, a Telegram webhook update, the state, forgetting the chat.
     let update = json!({"update_id": 1, "message": {"message_id": 10, "date": 1_770_000_010, "chat": {"id": -1, "type": "group"},
                         "from": {"id": 2, "first_name": "Bo", "username": "bo"}, "text": "@my_bot hi", "entities": [{"type": "mention", "offset": 0, "length": 7}]}});
