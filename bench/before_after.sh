@@ -9,8 +9,13 @@ secs=${2:-10}
 out=bench/out; mkdir -p "$out"
 tree="${TMPDIR:-/tmp}/chatctx-before-$(git rev-parse --short "$base")"
 [ -d "$tree" ] || git worktree add --detach "$tree" "$base" >/dev/null
-# One target directory for both trees: dependencies are built once (each run rebuilds chatctx's own crates).
-[ -e "$tree/target" ] || ln -s "$PWD/target" "$tree/target"
+# The base tree builds into a target directory of its own (target/before-after-base; dependencies compile once more,
+# the first time only). One directory for both trees does not work: cargo names a workspace crate's build by its
+# path inside the workspace, so both trees' builds are the same artifacts, and it judges them up to date by the
+# files' times, which the second tree's sources (older than the first tree's build) pass. The tree run second
+# then ran the first one's binaries unrebuilt (found 2026-11-29: `store_bench` printed the base's text).
+mkdir -p target/before-after-base
+ln -sfn "$PWD/target/before-after-base" "$tree/target"
 run() { # label, directory
   echo "### $1 ($(git -C "$2" rev-parse --short HEAD), $(nproc) cores)"
   for b in tools scenario ingest; do

@@ -10,7 +10,7 @@
 #   history  per `get_chat_history_context` call, the same
 # With BASE, the same counts for that commit first (built in a worktree beside this one, with this tree's two
 # profiling examples copied in when it lacks them), so one run gives before and after. The worktree
-# ($TMPDIR/chatctx-instructions-BASE) and its build (target/instructions-base) stay for the next run; a BASE
+# ($TMPDIR/chatctx-instructions-BASE) and its build (target/instructions-BASE) stay for the next run; a BASE
 # older than `records_profile`'s support code (before 3c8bb88) counts ingest only;
 # `git worktree remove --force DIR` drops the worktree. Two builds of one source in different directories count
 # within ~0.1 % of each other (code placement); a change smaller than that is not seen.
@@ -81,8 +81,11 @@ counts() { # label, tree: builds the examples there and prints the counts
     base=$(git rev-parse --short "$1")
     tree="${TMPDIR:-/tmp}/chatctx-instructions-$base"
     [ -d "$tree" ] || git worktree add --detach "$tree" "$base" >/dev/null
-    # Its own target directory under this one's (dependencies compile once more, the first time only).
-    [ -e "$tree/target" ] || { mkdir -p target/instructions-base; ln -s "$PWD/target/instructions-base" "$tree/target"; }
+    # A target directory of its own under this one's, one per base (dependencies compile once more, the first time
+    # only): builds of two trees in one directory are the same artifacts to cargo, which judges them up to date by
+    # the files' times, so a base whose worktree is older than another base's build would count that build.
+    mkdir -p "target/instructions-$base"
+    ln -sfn "$PWD/target/instructions-$base" "$tree/target"
     for ex in ingest_profile records_profile; do
       f=crates/chatctx-core/examples/$ex.rs
       grep -q 'fn steady\|records_profile' "$tree/$f" 2>/dev/null || cp "$f" "$tree/$f"
