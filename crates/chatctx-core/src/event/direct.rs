@@ -23,14 +23,14 @@ use crate::kinds::{Activation, DEFAULT_CHANNEL, ObjectKind, Origin};
 use crate::time::Timestamp;
 
 /// A fresh core `message` event read from `text` (one JSON object), or `None` when the general way must decide.
+/// Its UTF-8 is checked once, whole ([`fresh_message_str`]): JSON that is not UTF-8 is not JSON.
 pub fn fresh_message(text: &[u8]) -> Option<Event> {
-    let raw: Raw<'_> = serde_json::from_slice(text).ok()?;
-    raw.event().map(Event::Message)
+    fresh_message_str(std::str::from_utf8(text).ok()?)
 }
 
 /// [`fresh_message`] of text already known to be UTF-8 (a stored log line, an item of a JSON array or a line of
-/// JSON Lines read as a whole first): the same event, without checking each string's UTF-8 again (about a fifth
-/// of the instructions reading a stored message line took).
+/// JSON Lines read as a whole first). Reading text rather than bytes spares serde_json checking each string's
+/// UTF-8 as it goes (about a fifth of the instructions reading a stored message line took).
 pub fn fresh_message_str(text: &str) -> Option<Event> {
     let raw: Raw<'_> = serde_json::from_str(text).ok()?;
     raw.event().map(Event::Message)
