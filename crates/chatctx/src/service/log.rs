@@ -43,12 +43,17 @@ impl hashbrown::Equivalent<ChatKey> for ChatRef<'_> {
 /// Per chat, how many operations it logged since its last snapshot.
 pub(super) type Counts = hashbrown::HashMap<ChatKey, u64>;
 
-/// Adds `n` to a chat's count (a key is made only for a chat counted for the first time): the count.
-pub(super) fn count<'a>(counts: &'a mut Counts, chat: ChatRef<'_>, n: u64) -> &'a mut u64 {
-    let c = match counts.entry_ref(&chat) {
+/// A chat's entry in `map`, made with the default value when the chat is new (its key is built only then).
+fn entry<'a, V: Default>(map: &'a mut hashbrown::HashMap<ChatKey, V>, chat: ChatRef<'_>) -> &'a mut V {
+    match map.entry_ref(&chat) {
         hashbrown::hash_map::EntryRef::Occupied(e) => e.into_mut(),
-        hashbrown::hash_map::EntryRef::Vacant(e) => e.insert_with_key(key(chat.0, chat.1), 0),
-    };
+        hashbrown::hash_map::EntryRef::Vacant(e) => e.insert_with_key(key(chat.0, chat.1), V::default()),
+    }
+}
+
+/// Adds `n` to a chat's count: the count.
+pub(super) fn count<'a>(counts: &'a mut Counts, chat: ChatRef<'_>, n: u64) -> &'a mut u64 {
+    let c = entry(counts, chat);
     *c += n;
     c
 }
@@ -154,11 +159,7 @@ pub(super) fn rebuild(
         for (pos, op, prepared) in ready.into_iter().flatten() {
             match prepared.and_then(|p| apply_prepared(&mut engine, &op.channel, &op.chat_id, p, &mut newest)) {
                 Ok(kind) => {
-                    let chat = ChatRef::of(&op);
-                    let (head, since) = match chats.entry_ref(&chat) {
-                        hashbrown::hash_map::EntryRef::Occupied(e) => e.into_mut(),
-                        hashbrown::hash_map::EntryRef::Vacant(e) => e.insert_with_key(key(chat.0, chat.1), (0, 0)),
-                    };
+                    let (head, since) = entry(&mut chats, ChatRef::of(&op));
                     *head = pos.max(*head);
                     *since = if kind == Applied::Snapshot { 0 } else { *since + 1 };
                 }
