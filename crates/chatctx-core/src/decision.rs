@@ -338,7 +338,7 @@ pub struct CandidateView {
     /// The parts of the score, which add up to it.
     pub parts: Vec<ScorePart>,
     /// Reason codes.
-    pub reasons: Vec<&'static str>,
+    pub reasons: crate::kinds::Reasons,
     /// Its rank among the candidates that may win (1 = the best), absent when a kind hint excluded it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<usize>,

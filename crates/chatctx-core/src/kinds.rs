@@ -377,3 +377,153 @@ mod tests {
         }
     }
 }
+
+/// The resolver's reason codes (each scoring rule's name), in output order.
+pub(crate) const REASONS: &[&str] = &[
+    "exact_reply_target",
+    "in_reply_chain",
+    "same_topic",
+    "kind_match",
+    "currently_active",
+    "recent_object",
+    "bot_created",
+    "owned_by_sender",
+    "touched_in_interaction",
+    "positional_hint",
+    "ordinal_hint",
+    "carrier_message",
+    "stale_penalty",
+    "weak_scope_fallback",
+];
+
+/// A scoring rule, as the bit of its code in [`REASONS`].
+#[derive(Clone, Copy)]
+pub(crate) enum R {
+    ExactReplyTarget = 0,
+    InReplyChain,
+    SameTopic,
+    KindMatch,
+    CurrentlyActive,
+    RecentObject,
+    BotCreated,
+    OwnedBySender,
+    TouchedInInteraction,
+    PositionalHint,
+    OrdinalHint,
+    CarrierMessage,
+    StalePenalty,
+    WeakScopeFallback,
+}
+
+/// A candidate's reason codes: the set of scoring rules that gave it points, written out as the list of their codes
+/// in output order. Kept as the bits it is scored with, so that an answer's candidates carry their reasons without
+/// a list allocated for each.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct Reasons(u32);
+
+impl Reasons {
+    /// The codes of `mask`'s bits (bits past the last code are not codes, and are left out).
+    pub(crate) fn of(mask: u32) -> Self {
+        Self(mask & ((1 << REASONS.len()) - 1))
+    }
+
+    /// The codes, in output order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &'static str> + Clone + use<> {
+        Codes(self.0)
+    }
+
+    /// Whether `code` is one of them.
+    pub fn contains(&self, code: &str) -> bool {
+        self.iter().any(|c| c == code)
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// The codes as a list.
+    pub fn to_vec(&self) -> Vec<&'static str> {
+        self.iter().collect()
+    }
+}
+
+/// The codes of a set's bits, lowest bit first (visiting only the bits that are set).
+#[derive(Clone)]
+struct Codes(u32);
+
+impl Iterator for Codes {
+    type Item = &'static str;
+
+    fn next(&mut self) -> Option<&'static str> {
+        let at = self.0.trailing_zeros() as usize;
+        let code = REASONS.get(at)?;
+        self.0 &= self.0 - 1;
+        Some(code)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Codes {}
+
+impl std::fmt::Debug for Reasons {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl serde::Serialize for Reasons {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+crate::wire::schema_as!(Reasons => Vec<&'static str>);
+
+impl PartialEq<[&str]> for Reasons {
+    fn eq(&self, other: &[&str]) -> bool {
+        self.iter().eq(other.iter().copied())
+    }
+}
+
+impl PartialEq<Vec<&str>> for Reasons {
+    fn eq(&self, other: &Vec<&str>) -> bool {
+        *self == **other
+    }
+}
+
+#[cfg(test)]
+mod reason_tests {
+    use super::{REASONS, Reasons};
+
+    /// Every combination of bits: the codes of the set bits, in output order, each once; as a list, a count, a
+    /// membership test and written out. Bits past the last code are none.
+    #[test]
+    fn reasons_are_the_set_bits_in_output_order() {
+        for mask in 0..1u32 << REASONS.len() {
+            let want: Vec<&str> =
+                REASONS.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, r)| *r).collect();
+            for beyond in [0, 1 << REASONS.len(), 1 << 31] {
+                let r = Reasons::of(mask | beyond);
+                assert_eq!(r.to_vec(), want, "mask {mask:#b}");
+                assert_eq!(r, want, "mask {mask:#b}");
+                assert_eq!((r.len(), r.iter().len(), r.is_empty()), (want.len(), want.len(), want.is_empty()));
+                for code in REASONS {
+                    assert_eq!(r.contains(code), want.contains(code), "{code} in {mask:#b}");
+                }
+                assert!(!r.contains("") && !r.contains("unknown"));
+                assert_eq!(serde_json::to_string(&r).ok(), serde_json::to_string(&want).ok());
+                assert_eq!(format!("{r:?}"), format!("{want:?}"));
+            }
+        }
+    }
+}

@@ -447,7 +447,7 @@ fn a_message_keeps_its_sender_once_registered() {
         let r = e.resolve_reference_target(&req, now).unwrap();
         let best = r.best_match.as_ref().expect("resolved");
         assert_eq!((&*best.object_id, best.created_by_user_id.as_deref()), ("1:message", Some("1")), "{dt}");
-        assert!(r.candidates[0].reasons.contains(&"owned_by_sender"), "registered before: {registered_before}: {r:?}");
+        assert!(r.candidates[0].reasons.contains("owned_by_sender"), "registered before: {registered_before}: {r:?}");
     }
     let registered = |e: &Engine, id: &str| {
         e.objects("telegram", "7").unwrap().into_iter().find(|o| &*o.object_id == id).map(|o| o.created_by_user_id)

@@ -2,9 +2,9 @@
 //! not_found.
 
 use super::pool::{Cand, Of};
-use super::reasons::{reasons_of, round};
-use super::{ResolveReferenceTarget, Status, Tier};
+use super::{ResolveReferenceTarget, Status, Tier, round};
 use crate::kinds::ObjectKind;
+use crate::kinds::Reasons;
 use crate::objects::{Object, short_label_arc, short_label_shared};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
@@ -61,7 +61,7 @@ pub struct Candidate {
     /// Its score (points, two decimals).
     pub score: f64,
     /// Why.
-    pub reasons: Vec<&'static str>,
+    pub reasons: Reasons,
 }
 
 /// Scoring details for logs.
@@ -87,7 +87,7 @@ pub struct Resolution {
     /// In [0, 1]: resolved ≥ 0.5, ambiguous 0.25–0.5, not found < 0.25.
     pub confidence: f64,
     /// The reasons of the best (or top) candidate.
-    pub reasons: Vec<&'static str>,
+    pub reasons: Reasons,
     /// Where the answer was found.
     pub scope_used: Tier,
     /// For logs.
@@ -124,7 +124,7 @@ pub(super) fn decide(
             best_match: None,
             candidates: Vec::new(),
             confidence,
-            reasons: Vec::new(),
+            reasons: Reasons::default(),
             scope_used: widest,
             diagnostics,
             why: None,
@@ -136,9 +136,9 @@ pub(super) fn decide(
     let chat_id: Arc<str> = req.scope.chat_id.as_str().into();
     let describe = |c: &Cand<'_>| describe(c, &chat_id);
     let candidate =
-        |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: reasons_of(c.mask) };
+        |c: &Cand<'_>| Candidate { descriptor: describe(c), score: round(c.score, 2), reasons: Reasons::of(c.mask) };
     let first = pool[0];
-    let reasons = reasons_of(first.mask);
+    let reasons = Reasons::of(first.mask);
     if gap < cfg.ambiguity_gap {
         let close: Vec<Candidate> = pool
             .iter()

@@ -27,11 +27,11 @@ use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
 
 mod answer;
 mod pool;
-mod reasons;
 pub mod refers;
 mod score;
 mod seen;
 
+pub use crate::kinds::Reasons;
 pub use crate::kinds::{Status, Tier};
 pub(crate) use answer::descriptor;
 pub use answer::{Candidate, Descriptor, Diagnostics, Resolution};
@@ -467,8 +467,8 @@ fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
                 object_id,
                 kind: c.kind,
                 tier: c.tier,
-                score: reasons::round(c.score, 2),
-                reasons: reasons::reasons_of(c.mask),
+                score: round(c.score, 2),
+                reasons: crate::kinds::Reasons::of(c.mask),
                 rank: d.eligible(c).then_some(i + 1),
             })
             .collect(),
@@ -500,4 +500,10 @@ fn record_resolved(
     }
     let after = chat.objects.activate(object_id, Activation::Resolved, now, Some(by)).map(state);
     before != after
+}
+
+/// `x` rounded to `places` decimals, as answers show scores.
+fn round(x: f64, places: i32) -> f64 {
+    let f = 10f64.powi(places);
+    (x * f).round() / f
 }

@@ -1,11 +1,11 @@
 //! The candidate pool: bounded whatever the chat's size (reply chain, scope, activations, newest messages,
 //! the chat fallback), each candidate once.
 
-use super::reasons::R;
 use super::seen::Seen;
 use super::{ResolveReferenceTarget, Tier};
 use crate::chat::{Chat, Item, RequestScope};
 use crate::engine::Engine;
+use crate::kinds::R;
 use crate::kinds::{ItemKind, KindSet, ObjectKind};
 use crate::objects::{Live, LivenessAt, Object};
 use crate::time::Timestamp;

@@ -2,9 +2,10 @@
 
 use super::answer::best_few;
 use super::pool::{Cand, Ctx, same_id};
-use super::reasons::{R, REASONS, round};
+use super::round;
 use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
 use crate::kinds::KindSet;
+use crate::kinds::{R, REASONS};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
 
