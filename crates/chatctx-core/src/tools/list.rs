@@ -7,15 +7,18 @@ use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
+use crate::chat::{Chat, RequestScope};
 use crate::engine::{Engine, unknown_chat};
 use crate::error::{Error, ErrorCode};
 use crate::json::{Fields, object};
 use crate::kinds::{Activation, KindName, ObjectKind};
 use crate::objects::{Liveness, Object};
+use crate::settings::Settings;
 use crate::time::Timestamp;
 use crate::tools::request::Id;
 use crate::tools::request::{Request, Scope, ScopeUse, scoped_request};
 use crate::tools::resolve::{Descriptor, Tier, descriptor, kinds_field};
+use crate::tools::seen::Seen;
 
 const RQ: ErrorCode = ErrorCode::InvalidRequest;
 
@@ -136,41 +139,7 @@ impl Engine {
             req.reply_to_message_id.as_deref(),
         );
         let topic = scope.topic;
-        let chain = chat.reply_chain(scope.reply_target, settings.resolver.reply_chain_depth);
-
-        let horizon = settings.objects.horizon();
-        let wanted = |o: &Object| req.kinds.as_ref().is_none_or(|k| k.contains(&o.kind));
-        let active = |o: &Object| match o.liveness(now, &settings.objects) {
-            Liveness::Active { expires_at } => Some(expires_at),
-            _ => None,
-        };
-        let mut found: Vec<(Tier, &Object, Timestamp)> = Vec::new();
-        for (mid, _) in &chain {
-            for o in chat.objects.of_source(mid).filter(|o| wanted(o)) {
-                if let Some(exp) = active(o) {
-                    found.push((Tier::ReplyChain, o, exp));
-                }
-            }
-        }
-        // The topic's own activations, then (in a forum topic) the general conversation's.
-        let scopes: &[(Option<&str>, Tier)] = match topic {
-            Some(t) => &[(Some(t), Tier::Topic), (None, Tier::Chat)],
-            None => &[(None, Tier::Chat)],
-        };
-        for &(scope, tier) in scopes {
-            let Some(idx) = chat.objects.scope(scope) else { continue };
-            let recent =
-                chat.objects.activations(idx).take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)));
-            for o in recent.filter(|o| wanted(o) && o.activated_at.is_some_and(|a| a <= now)) {
-                if let Some(exp) = active(o) {
-                    found.push((tier, o, exp));
-                }
-            }
-        }
-        found.sort_by(|a, b| {
-            a.0.cmp(&b.0).then(b.1.activated_at.cmp(&a.1.activated_at)).then(a.1.object_id.cmp(&b.1.object_id))
-        });
-        found.dedup_by(|later, first| later.1.object_id == first.1.object_id);
+        let found = active_objects(chat, req, &scope, settings, now);
         let truncated = found.len() > req.limit;
         let explain = self.records(&req.scope).then(|| {
             let objects = found.iter().enumerate().filter_map(|(i, (tier, o, expires_at))| {
@@ -194,7 +163,9 @@ impl Engine {
             .into_iter()
             .take(req.limit)
             .filter_map(|(tier, o, expires_at)| {
-                let mut reasons = vec!["currently_active"];
+                // At most three codes: sized once (grown from one, each object's list was allocated twice).
+                let mut reasons = Vec::with_capacity(3);
+                reasons.push("currently_active");
                 match tier {
                     Tier::ReplyChain => reasons.push("in_reply_chain"),
                     Tier::Topic => reasons.push("same_topic"),
@@ -222,4 +193,56 @@ impl Engine {
             explain,
         })
     }
+}
+
+/// The objects active now in the request's scope, each once, ordered as listed: nearest tier first (each object in
+/// the nearest it is found in: one carried by a message of the reply chain is also among its scope's activations),
+/// then latest activation, then id; with when each expires.
+fn active_objects<'a>(
+    chat: &'a Chat,
+    req: &ListActiveContextObjects,
+    scope: &RequestScope<'_>,
+    settings: &Settings,
+    now: Timestamp,
+) -> Vec<(Tier, &'a Object, Timestamp)> {
+    let chain = chat.reply_chain(scope.reply_target, settings.resolver.reply_chain_depth);
+    let horizon = settings.objects.horizon();
+    let wanted = |o: &Object| req.kinds.as_ref().is_none_or(|k| k.contains(&o.kind));
+    let active = |o: &Object| match o.liveness(now, &settings.objects) {
+        Liveness::Active { expires_at } => Some(expires_at),
+        _ => None,
+    };
+    let mut found: Vec<(Tier, &Object, Timestamp)> = Vec::with_capacity(32);
+    let mut seen = Seen::with_capacity(32);
+    let mut first = |o: &Object| seen.insert(o as *const Object as usize);
+    for (mid, _) in &chain {
+        for o in chat.objects.of_source(mid).filter(|o| wanted(o)) {
+            if let Some(exp) = active(o)
+                && first(o)
+            {
+                found.push((Tier::ReplyChain, o, exp));
+            }
+        }
+    }
+    // The topic's own activations, then (in a forum topic) the general conversation's.
+    let scopes: &[(Option<&str>, Tier)] = match scope.topic {
+        Some(t) => &[(Some(t), Tier::Topic), (None, Tier::Chat)],
+        None => &[(None, Tier::Chat)],
+    };
+    for &(scope, tier) in scopes {
+        let Some(idx) = chat.objects.scope(scope) else { continue };
+        let recent =
+            chat.objects.activations(idx).take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)));
+        for o in recent.filter(|o| wanted(o) && o.activated_at.is_some_and(|a| a <= now)) {
+            if let Some(exp) = active(o)
+                && first(o)
+            {
+                found.push((tier, o, exp));
+            }
+        }
+    }
+    found.sort_by(|a, b| {
+        a.0.cmp(&b.0).then(b.1.activated_at.cmp(&a.1.activated_at)).then(a.1.object_id.cmp(&b.1.object_id))
+    });
+    found
 }

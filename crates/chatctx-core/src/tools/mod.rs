@@ -14,6 +14,7 @@ pub mod list;
 pub mod range;
 pub mod request;
 pub mod resolve;
+mod seen;
 pub mod state;
 pub mod summary;
 

@@ -198,6 +198,22 @@ proptest! {
         prop_assert_eq!(calls(&mut all, seed), calls(&mut zero, seed));
     }
 
+    /// `list_active_context_objects` lists an object once, in its nearest tier, however many ways it was found
+    /// (carried by a message of the reply chain and activated in the topic and in the general conversation).
+    #[test]
+    fn a_listed_object_is_listed_once(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
+        let mut e = build(events(&ops));
+        for answer in calls(&mut e, seed) {
+            let Ok(v) = serde_json::from_str::<Value>(&answer) else { continue };
+            let Some(objects) = v["objects"].as_array() else { continue };
+            let ids: Vec<&str> = objects.iter().filter_map(|o| o["object_id"].as_str()).collect();
+            let mut unique = ids.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            prop_assert_eq!(unique.len(), ids.len(), "listed twice: {}", answer);
+        }
+    }
+
     /// Every object returned belongs to the chat asked about, and answers stay compact.
     #[test]
     fn never_another_chats_object_and_bounded(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {

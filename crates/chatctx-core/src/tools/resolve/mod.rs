@@ -29,7 +29,6 @@ mod answer;
 mod pool;
 pub mod refers;
 mod score;
-mod seen;
 
 pub use crate::kinds::Reasons;
 pub use crate::kinds::{Status, Tier};

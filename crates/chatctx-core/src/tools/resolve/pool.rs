@@ -1,7 +1,6 @@
 //! The candidate pool: bounded whatever the chat's size (reply chain, scope, activations, newest messages,
 //! the chat fallback), each candidate once.
 
-use super::seen::Seen;
 use super::{ResolveReferenceTarget, Tier};
 use crate::chat::{Chat, Item, RequestScope};
 use crate::engine::Engine;
@@ -9,6 +8,7 @@ use crate::kinds::R;
 use crate::kinds::{ItemKind, KindSet, ObjectKind};
 use crate::objects::{Live, LivenessAt, Object};
 use crate::time::Timestamp;
+use crate::tools::seen::Seen;
 use std::cmp::Ordering;
 
 /// A candidate's id without allocating: an object's own id, or a message's `"{message_id}:{kind}"`.

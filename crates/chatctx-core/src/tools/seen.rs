@@ -1,8 +1,9 @@
-//! The set of candidates a resolution has seen, so each is built once.
+//! The set of objects (or stored messages) a call has seen, so each is taken once: a resolution's candidates, a
+//! listing's objects.
 
 /// A set of candidate keys (addresses, never 0) for one call: open addressing with linear probing, kept at most
 /// half full, so de-duplication costs a multiply and a probe or two per reference.
-pub(super) struct Seen {
+pub(crate) struct Seen {
     slots: Vec<usize>,
     mask: usize,
     len: usize,
@@ -15,7 +16,7 @@ thread_local! {
 }
 
 impl Seen {
-    pub(super) fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         let size = (2 * n).max(16).next_power_of_two();
         let mut slots = SLOTS.take();
         slots.clear();
@@ -25,7 +26,7 @@ impl Seen {
 
     /// Inserts `key`; false when it was already there.
     #[inline]
-    pub(super) fn insert(&mut self, key: usize) -> bool {
+    pub(crate) fn insert(&mut self, key: usize) -> bool {
         if 2 * (self.len + 1) > self.slots.len() {
             self.grow();
         }
