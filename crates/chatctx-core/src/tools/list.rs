@@ -139,8 +139,9 @@ impl Engine {
             req.reply_to_message_id.as_deref(),
         );
         let topic = scope.topic;
-        let found = active_objects(chat, req, &scope, settings, now);
-        let truncated = found.len() > req.limit;
+        // A record lists every active object; an answer only the first `limit` (found without reading the rest).
+        let (found, active) = active_objects(chat, req, &scope, settings, now, !self.records(&req.scope));
+        let truncated = active > req.limit;
         let explain = self.records(&req.scope).then(|| {
             let objects = found.iter().enumerate().filter_map(|(i, (tier, o, expires_at))| {
                 Some(crate::decision::ObjectLiveness {
@@ -197,14 +198,16 @@ impl Engine {
 
 /// The objects active now in the request's scope, each once, ordered as listed: nearest tier first (each object in
 /// the nearest it is found in: one carried by a message of the reply chain is also among its scope's activations),
-/// then latest activation, then id; with when each expires.
+/// then latest activation, then id; with when each expires. With `first_only`, only the first `req.limit` of them.
+/// And how many were found: all of them, or with `first_only` at least one more than the limit when there are more.
 fn active_objects<'a>(
     chat: &'a Chat,
     req: &ListActiveContextObjects,
     scope: &RequestScope<'_>,
     settings: &Settings,
     now: Timestamp,
-) -> Vec<(Tier, &'a Object, Timestamp)> {
+    first_only: bool,
+) -> (Vec<(Tier, &'a Object, Timestamp)>, usize) {
     let chain = chat.reply_chain(scope.reply_target, settings.resolver.reply_chain_depth);
     let horizon = settings.objects.horizon();
     let wanted = |o: &Object| req.kinds.as_ref().is_none_or(|k| k.contains(&o.kind));
@@ -212,9 +215,13 @@ fn active_objects<'a>(
         Liveness::Active { expires_at } => Some(expires_at),
         _ => None,
     };
-    let mut found: Vec<(Tier, &Object, Timestamp)> = Vec::with_capacity(32);
+    // Found in answer order, and for an answer (no record) only until one more than the limit is found.
+    let enough = if first_only { req.limit.saturating_add(1) } else { usize::MAX };
+    let by_id = |a: &(Tier, &Object, Timestamp), b: &(Tier, &Object, Timestamp)| a.1.object_id.cmp(&b.1.object_id);
+    let mut found: Vec<(Tier, &Object, Timestamp)> = Vec::with_capacity(enough.min(32));
     let mut seen = Seen::with_capacity(32);
     let mut first = |o: &Object| seen.insert(o as *const Object as usize);
+    // The reply chain's few objects, sorted whole.
     for (mid, _) in &chain {
         for o in chat.objects.of_source(mid).filter(|o| wanted(o)) {
             if let Some(exp) = active(o)
@@ -224,25 +231,43 @@ fn active_objects<'a>(
             }
         }
     }
-    // The topic's own activations, then (in a forum topic) the general conversation's.
+    found.sort_by(|a, b| b.1.activated_at.cmp(&a.1.activated_at).then_with(|| by_id(a, b)));
+    // The topic's own activations, then (in a forum topic) the general conversation's. A scope's index gives them
+    // newest activation first, so only those activated at the same time are sorted, by id, among themselves; a
+    // group of such ties is taken whole before reading stops (its first ids may be among the first `limit`).
     let scopes: &[(Option<&str>, Tier)] = match scope.topic {
         Some(t) => &[(Some(t), Tier::Topic), (None, Tier::Chat)],
         None => &[(None, Tier::Chat)],
     };
     for &(scope, tier) in scopes {
-        let Some(idx) = chat.objects.scope(scope) else { continue };
+        let Some(idx) = chat.objects.scope(scope).filter(|_| found.len() < enough) else { continue };
         let recent =
             chat.objects.activations(idx).take_while(|o| o.activated_at.is_some_and(|a| now < a.plus(horizon)));
+        let mut group = found.len();
         for o in recent.filter(|o| wanted(o) && o.activated_at.is_some_and(|a| a <= now)) {
-            if let Some(exp) = active(o)
-                && first(o)
-            {
+            let Some(exp) = active(o) else { continue };
+            if found.get(group).is_some_and(|g| g.1.activated_at != o.activated_at) {
+                found[group..].sort_by(by_id);
+                group = found.len();
+                if found.len() >= enough {
+                    break;
+                }
+            }
+            if first(o) {
                 found.push((tier, o, exp));
             }
         }
+        found[group..].sort_by(by_id);
     }
-    found.sort_by(|a, b| {
-        a.0.cmp(&b.0).then(b.1.activated_at.cmp(&a.1.activated_at)).then(a.1.object_id.cmp(&b.1.object_id))
-    });
-    found
+    debug_assert!(
+        found.is_sorted_by(|a, b| {
+            a.0.cmp(&b.0).then(b.1.activated_at.cmp(&a.1.activated_at)).then_with(|| by_id(a, b)).is_lt()
+        }),
+        "listed out of order"
+    );
+    let counted = found.len();
+    if first_only {
+        found.truncate(req.limit);
+    }
+    (found, counted)
 }

@@ -214,6 +214,36 @@ proptest! {
         }
     }
 
+    /// A listing without its record picks its first `limit` objects without sorting them all; with its record it
+    /// sorts every one. Both answer alike (the record aside), for every limit, and the record lists the answer's
+    /// objects first, marked returned, in the answer's order.
+    #[test]
+    fn a_listing_is_the_same_with_or_without_its_record(
+        ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30, limit in 1u32..6,
+    ) {
+        let mut e = build(events(&ops));
+        // Across the conversation's time, so that more objects are active than the limit lets through.
+        for (i, (topic, at)) in [None, Some("1"), Some("2")].into_iter().flat_map(|t| (1..=4).map(move |q| (t, T0 + q * 2_500))).enumerate() {
+            let cur = (seed as usize + i * 7) % 30;
+            let mut args = json!({"chat_id": "-0", "current_message_id": cur.to_string(), "limit": limit, "now": at});
+            if let Some(t) = topic {
+                args["topic_id"] = json!(t);
+            }
+            let now = Timestamp::from_unix(at).unwrap();
+            let plain = e.call("list_active_context_objects", &args, now).map(|v| serde_json::to_value(v).unwrap());
+            args["explain"] = json!(true);
+            let explained = e.call("list_active_context_objects", &args, now).map(|v| serde_json::to_value(v).unwrap());
+            let (Ok(plain), Ok(mut explained)) = (plain, explained) else { continue };
+            let record = explained.as_object_mut().and_then(|o| o.remove("explain")).unwrap_or_default();
+            prop_assert_eq!(&plain, &explained);
+            let listed: Vec<&Value> = plain["objects"].as_array().map(|a| a.iter().map(|o| &o["object_id"]).collect()).unwrap_or_default();
+            let recorded: Vec<&Value> = record["objects"].as_array().map(|a| a.iter().filter(|o| o["returned"] == true).map(|o| &o["object_id"]).collect()).unwrap_or_default();
+            prop_assert_eq!(listed, recorded);
+            let all = record["objects"].as_array().map_or(0, Vec::len);
+            prop_assert_eq!(plain["truncated"].as_bool(), Some(all > limit as usize));
+        }
+    }
+
     /// Every object returned belongs to the chat asked about, and answers stay compact.
     #[test]
     fn never_another_chats_object_and_bounded(ops in proptest::collection::vec(op(), 0..120), seed in 0u16..30) {
@@ -425,4 +455,27 @@ fn a_repeated_message_id_leaves_the_index_with_its_message() {
     let held: Vec<Option<String>> =
         b.history("telegram", "-0", None).unwrap().into_iter().map(|i| i.message_id).collect();
     assert_eq!(held, [Some("11".to_owned()), Some("12".to_owned())]);
+}
+
+/// Objects activated at the same time are listed by id, also when the limit falls among them: the answer takes
+/// the smallest ids of the tie, not the first the index holds, and says there are more.
+#[test]
+fn a_listing_takes_the_smallest_ids_of_a_tie_at_its_limit() {
+    let evs = ["9", "3", "7", "1", "5"].iter().map(|n| {
+        ev(json!({"type": "object", "op": "upsert", "at": T0 + 100, "activation": "created",
+            "object": {"object_id": format!("obj-{n}"), "kind": "reminder", "chat_id": "-0", "created_by_bot": true}}))
+    });
+    let mut e = build(evs.collect());
+    let now = Timestamp::from_unix(T0 + 200).unwrap();
+    for limit in 1..=6 {
+        for explain in [false, true] {
+            let args = json!({"chat_id": "-0", "limit": limit, "explain": explain});
+            let v = serde_json::to_value(e.call("list_active_context_objects", &args, now).unwrap()).unwrap();
+            let ids: Vec<&str> =
+                v["objects"].as_array().unwrap().iter().filter_map(|o| o["object_id"].as_str()).collect();
+            let want: Vec<&str> = ["obj-1", "obj-3", "obj-5", "obj-7", "obj-9"].into_iter().take(limit).collect();
+            assert_eq!(ids, want, "limit {limit}, explain {explain}");
+            assert_eq!(v["truncated"], limit < 5, "limit {limit}, explain {explain}");
+        }
+    }
 }
