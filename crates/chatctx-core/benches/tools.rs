@@ -4,7 +4,8 @@
 //! Run: `cargo bench -p chatctx-core --bench tools`
 //! With `CHATCTX_PROFILE_RESOLVE=1` it only builds the chats and loops over resolve, for `perf record -D`
 //! (400,000 calls, or `CHATCTX_PROFILE_CALLS`: fewer for callgrind, which runs ~50x slower).
-//! With `EXPLAIN=1` every resolve request also asks for its decision record (`"explain": true`).
+//! With `EXPLAIN=1` every resolve and list request also asks for its decision record (`"explain": true`), as every
+//! request does under the server's default `[decisions] keep = 32`.
 
 // `json!` expands to an internal `unwrap` on serializing plain values, which cannot fail.
 #![allow(clippy::disallowed_methods)]
@@ -219,7 +220,10 @@ fn main() {
     // List, same chat and messages.
     let lists: Vec<ListActiveContextObjects> = (1901..=2000u32)
         .filter_map(|m| {
-            ListActiveContextObjects::decode(&json!({"chat_id": BUSY, "current_message_id": m.to_string()})).ok()
+            ListActiveContextObjects::decode(
+                &json!({"chat_id": BUSY, "current_message_id": m.to_string(), "explain": std::env::var_os("EXPLAIN").is_some()}),
+            )
+            .ok()
         })
         .collect();
     let mut list_us = Vec::with_capacity(N);
