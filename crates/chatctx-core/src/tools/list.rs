@@ -156,7 +156,10 @@ impl Engine {
                     returned: i < req.limit,
                 })
             });
-            Box::new(crate::decision::ListDecision { now, objects: objects.collect() })
+            // One per object found (an active object has an activation): sized once, not grown from nothing.
+            let mut all = Vec::with_capacity(found.len());
+            all.extend(objects);
+            Box::new(crate::decision::ListDecision { now, objects: all })
         });
         // One string for the answer's descriptors, each taking a count.
         let chat_id: Arc<str> = req.scope.chat_id.as_str().into();
