@@ -380,7 +380,7 @@ pub struct ObjectLiveness {
     pub activated_at: Timestamp,
     /// By which message, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub activated_by: Option<String>,
+    pub activated_by: Option<std::sync::Arc<str>>,
     /// When it stops being active.
     pub expires_at: Timestamp,
     /// Seconds of its TTL left at the request's `now`.

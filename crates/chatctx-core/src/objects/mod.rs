@@ -70,9 +70,10 @@ pub struct Object {
     /// The platform's own id (a Telegram poll id).
     #[serde(skip)]
     pub external_id: Option<String>,
-    /// The message whose handling caused the latest activation (for "touched in this interaction").
+    /// The message whose handling caused the latest activation (for "touched in this interaction"). Shared: a
+    /// listing's record takes a count of it, not a copy.
     #[serde(skip)]
-    pub activated_by: Option<String>,
+    pub activated_by: Option<Arc<str>>,
 }
 
 /// Where an object stands at a given time.
@@ -370,7 +371,7 @@ impl Objects {
         o.activated_at = Some(at);
         // The same message again (a repeated resolution) keeps the string it holds.
         if o.activated_by.as_deref() != by {
-            o.activated_by = by.map(str::to_owned);
+            o.activated_by = by.map(Into::into);
         }
         if !same_time {
             // At the same time, its index entry already says (at, r): nothing to add.
