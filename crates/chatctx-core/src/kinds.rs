@@ -349,35 +349,6 @@ pub enum SelectionMethod {
     RecentOnly,
 }
 
-#[cfg(test)]
-#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
-mod tests {
-    use super::*;
-
-    /// Every exact kind is a word of its own, naming exactly that kind in a filter.
-    #[test]
-    fn every_kind_is_a_word() {
-        for kind in ObjectKind::ALL {
-            let word = KindName::parse(kind.as_str()).expect("every kind is a word");
-            assert_eq!(word.kinds(), &[*kind]);
-            assert_eq!(word.hint_kinds()[0], *kind);
-        }
-    }
-
-    /// A kind set holds exactly the kinds it was made of, and with none it lets every kind win.
-    #[test]
-    fn kind_sets_are_their_kinds() {
-        let families = KindName::ALL.iter().map(|w| w.hint_kinds()).chain([&[][..], ObjectKind::ALL]);
-        for family in families {
-            let set = KindSet::of(family);
-            for kind in ObjectKind::ALL {
-                assert_eq!(set.contains(*kind), family.contains(kind), "{family:?} {kind:?}");
-                assert_eq!(set.admits(*kind), family.is_empty() || family.contains(kind), "{family:?} {kind:?}");
-            }
-        }
-    }
-}
-
 /// The resolver's reason codes (each scoring rule's name), in output order.
 pub(crate) const REASONS: &[&str] = &[
     "exact_reply_target",
@@ -498,6 +469,35 @@ impl PartialEq<[&str]> for Reasons {
 impl PartialEq<Vec<&str>> for Reasons {
     fn eq(&self, other: &Vec<&str>) -> bool {
         *self == **other
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests fail loudly on purpose
+mod tests {
+    use super::*;
+
+    /// Every exact kind is a word of its own, naming exactly that kind in a filter.
+    #[test]
+    fn every_kind_is_a_word() {
+        for kind in ObjectKind::ALL {
+            let word = KindName::parse(kind.as_str()).expect("every kind is a word");
+            assert_eq!(word.kinds(), &[*kind]);
+            assert_eq!(word.hint_kinds()[0], *kind);
+        }
+    }
+
+    /// A kind set holds exactly the kinds it was made of, and with none it lets every kind win.
+    #[test]
+    fn kind_sets_are_their_kinds() {
+        let families = KindName::ALL.iter().map(|w| w.hint_kinds()).chain([&[][..], ObjectKind::ALL]);
+        for family in families {
+            let set = KindSet::of(family);
+            for kind in ObjectKind::ALL {
+                assert_eq!(set.contains(*kind), family.contains(kind), "{family:?} {kind:?}");
+                assert_eq!(set.admits(*kind), family.is_empty() || family.contains(kind), "{family:?} {kind:?}");
+            }
+        }
     }
 }
 
