@@ -116,19 +116,20 @@ impl Local {
         every: u64,
     ) -> anyhow::Result<(Self, u64)> {
         let rebuilt = rebuild(&*store, &settings, triage.as_ref())?;
+        let read = rebuilt.read;
+        let (engine, since_snapshot) = rebuilt.into_counts();
         // Chats whose logs grew long over earlier runs wait for their snapshots like any chat past
         // `store.compact_after`: the writes after the start take them a few at a time, so the start does not pay
         // for them (nor does one write). A run without writes leaves the logs as they are, and they do not grow.
-        let mut due: Vec<&ChatKey> =
-            rebuilt.since_snapshot.iter().filter(|(_, n)| **n >= every).map(|(k, _)| k).collect();
+        let mut due: Vec<&ChatKey> = since_snapshot.iter().filter(|(_, n)| **n >= every).map(|(k, _)| k).collect();
         due.sort_unstable();
         let overdue: Overdue = due.into_iter().cloned().collect();
         if !overdue.is_empty() {
             tracing::info!("{} chats' logs are due for compaction; the next writes compact them", overdue.len());
         }
         let inner = Inner {
-            engine: rebuilt.engine,
-            since_snapshot: rebuilt.since_snapshot,
+            engine,
+            since_snapshot,
             pending: Vec::new(),
             waiting: Vec::new(),
             queued: 0,
@@ -146,7 +147,7 @@ impl Local {
             settled: tokio::sync::watch::Sender::new(Commit::default()),
             writing: false.into(),
         };
-        Ok((local, rebuilt.read))
+        Ok((local, read))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {

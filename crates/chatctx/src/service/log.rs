@@ -70,13 +70,31 @@ pub(super) fn new_engine(settings: &Settings, triage: Option<&Arc<Answered>>) ->
     engine
 }
 
-/// What [`rebuild`] makes: the engine, how many operations were read, each chat's newest position, and per
-/// chat how many operations were logged since its last snapshot (so compaction stays due across restarts).
+/// What [`rebuild`] makes: the engine, how many operations were read, and per chat its newest position and how many
+/// operations it logged since its last snapshot (so compaction stays due across restarts).
 pub(super) struct Rebuilt {
     pub(super) engine: Engine,
     pub(super) read: u64,
-    pub(super) heads: HashMap<ChatKey, u64>,
-    pub(super) since_snapshot: Counts,
+    chats: hashbrown::HashMap<ChatKey, (u64, u64)>,
+}
+
+impl Rebuilt {
+    /// The engine, and per chat its newest position and its count since its last snapshot (what instances sharing a
+    /// store keep).
+    pub(super) fn into_parts(self) -> (Engine, HashMap<ChatKey, u64>, Counts) {
+        let heads = self.chats.iter().map(|(k, (head, _))| (k.clone(), *head)).collect();
+        (self.engine, heads, counts_of(self.chats))
+    }
+
+    /// The engine, and per chat its count since its last snapshot (all a single writer keeps).
+    pub(super) fn into_counts(self) -> (Engine, Counts) {
+        (self.engine, counts_of(self.chats))
+    }
+}
+
+/// Per chat, how many operations it logged since its last snapshot.
+fn counts_of(chats: hashbrown::HashMap<ChatKey, (u64, u64)>) -> Counts {
+    chats.into_iter().map(|(k, (_, since))| (k, since)).collect()
 }
 
 /// A logged operation that cannot be applied: startup stops on it rather than lose it quietly
@@ -125,7 +143,7 @@ pub(super) fn rebuild(
 ) -> anyhow::Result<Rebuilt> {
     let mut engine = new_engine(settings, triage);
     // Per chat, its newest position and how many operations it logged since its last snapshot: one lookup an
-    // operation for both (split for `Rebuilt` at the end).
+    // operation for both.
     let mut chats: hashbrown::HashMap<ChatKey, (u64, u64)> = hashbrown::HashMap::new();
     let mut newest = Timestamp::default();
     let mut damaged = None;
@@ -175,13 +193,7 @@ pub(super) fn rebuild(
     if let Some(d) = damaged {
         return Err(d.into());
     }
-    let mut heads = HashMap::with_capacity(chats.len());
-    let mut since_snapshot = Counts::with_capacity(chats.len());
-    for (k, (head, since)) in chats {
-        heads.insert(k.clone(), head);
-        since_snapshot.insert(k, since);
-    }
-    Ok(Rebuilt { engine, read, heads, since_snapshot })
+    Ok(Rebuilt { engine, read, chats })
 }
 
 /// Every operation of `ops` (in the order written) that cannot be applied, replaying them all as a start

@@ -88,14 +88,16 @@ impl Shared {
     ) -> anyhow::Result<(Self, u64)> {
         let rebuilt = rebuild(&*store, &settings, triage.as_ref())?;
         // The counts carry over, so a chat's next write compacts its log when earlier runs made it long.
-        let inner = Inner { engine: rebuilt.engine, since_snapshot: rebuilt.since_snapshot, heads: rebuilt.heads };
+        let read = rebuilt.read;
+        let (engine, heads, since_snapshot) = rebuilt.into_parts();
+        let inner = Inner { engine, since_snapshot, heads };
         let writers = (0..WRITE_LOCKS).map(|_| Mutex::new(())).collect();
         let skipped = Mutex::new((0, None));
         let checks = store.heads_async(Vec::new()).is_some().then(|| {
             let store = store.clone();
             Checks::new(Box::new(move |keys| store.heads_async(keys)))
         });
-        Ok((Self { engine: Mutex::new(inner), store, writers, every, checks, skipped }, rebuilt.read))
+        Ok((Self { engine: Mutex::new(inner), store, writers, every, checks, skipped }, read))
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
