@@ -140,9 +140,10 @@ impl Engine {
         );
         let topic = scope.topic;
         // A record lists every active object; an answer only the first `limit` (found without reading the rest).
-        let (found, active) = active_objects(chat, req, &scope, settings, now, !self.records(&req.scope));
+        let recorded = self.records(&req.scope);
+        let (found, active) = active_objects(chat, req, &scope, settings, now, !recorded);
         let truncated = active > req.limit;
-        let explain = self.records(&req.scope).then(|| {
+        let explain = recorded.then(|| {
             let objects = found.iter().enumerate().filter_map(|(i, (tier, o, expires_at))| {
                 Some(crate::decision::ObjectLiveness {
                     object_id: o.object_id.clone(),
@@ -221,6 +222,10 @@ fn active_objects<'a>(
     // Found in answer order, and for an answer (no record) only until one more than the limit is found.
     let enough = if first_only { req.limit.saturating_add(1) } else { usize::MAX };
     let by_id = |a: &(Tier, &Object, Timestamp), b: &(Tier, &Object, Timestamp)| a.1.object_id.cmp(&b.1.object_id);
+    // Within a tier: latest activation first, then id.
+    let newest_first = |a: &(Tier, &Object, Timestamp), b: &(Tier, &Object, Timestamp)| {
+        b.1.activated_at.cmp(&a.1.activated_at).then_with(|| by_id(a, b))
+    };
     let mut found: Vec<(Tier, &Object, Timestamp)> = Vec::with_capacity(enough.min(32));
     let mut seen = Seen::with_capacity(32);
     let mut first = |o: &Object| seen.insert(o as *const Object as usize);
@@ -234,7 +239,7 @@ fn active_objects<'a>(
             }
         }
     }
-    found.sort_by(|a, b| b.1.activated_at.cmp(&a.1.activated_at).then_with(|| by_id(a, b)));
+    found.sort_by(newest_first);
     // The topic's own activations, then (in a forum topic) the general conversation's. A scope's index gives them
     // newest activation first, so only those activated at the same time are sorted, by id, among themselves; a
     // group of such ties is taken whole before reading stops (its first ids may be among the first `limit`).
@@ -263,9 +268,7 @@ fn active_objects<'a>(
         found[group..].sort_by(by_id);
     }
     debug_assert!(
-        found.is_sorted_by(|a, b| {
-            a.0.cmp(&b.0).then(b.1.activated_at.cmp(&a.1.activated_at)).then_with(|| by_id(a, b)).is_lt()
-        }),
+        found.is_sorted_by(|a, b| a.0.cmp(&b.0).then_with(|| newest_first(a, b)).is_lt()),
         "listed out of order"
     );
     let counted = found.len();

@@ -3,8 +3,7 @@
 
 use super::pool::{Cand, Of};
 use super::{ResolveReferenceTarget, Status, Tier, round};
-use crate::kinds::ObjectKind;
-use crate::kinds::Reasons;
+use crate::kinds::{ObjectKind, Reasons};
 use crate::objects::{Object, short_label_arc, short_label_shared};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;

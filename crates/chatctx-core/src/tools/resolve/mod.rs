@@ -30,8 +30,7 @@ mod pool;
 pub mod refers;
 mod score;
 
-pub use crate::kinds::Reasons;
-pub use crate::kinds::{Status, Tier};
+pub use crate::kinds::{Reasons, Status, Tier};
 pub(crate) use answer::descriptor;
 pub use answer::{Candidate, Descriptor, Diagnostics, Resolution};
 use answer::{best_few, decide};
@@ -467,7 +466,7 @@ fn view(d: &crate::decision::ResolveDecision) -> crate::decision::ResolveView {
                 kind: c.kind,
                 tier: c.tier,
                 score: round(c.score, 2),
-                reasons: crate::kinds::Reasons::of(c.mask),
+                reasons: Reasons::of(c.mask),
                 rank: d.eligible(c).then_some(i + 1),
             })
             .collect(),

@@ -4,8 +4,7 @@ use super::answer::best_few;
 use super::pool::{Cand, Ctx, same_id};
 use super::round;
 use super::{Ordinal, Ownership, Positional, Recency, ResolveReferenceTarget, Tier};
-use crate::kinds::KindSet;
-use crate::kinds::{R, REASONS};
+use crate::kinds::{KindSet, R, REASONS};
 use crate::settings::ResolverSettings;
 use crate::time::Timestamp;
 
