@@ -7,6 +7,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use crate::{Log, Op, SharedLog, Store, StoreError, snapshotted};
 
+mod checkpoint;
 mod repair;
 mod rows;
 mod table;
@@ -75,6 +76,9 @@ pub struct SqliteStore {
     placed: Mutex<Option<Rows>>,
     /// Bytes of superseded rows allowed beyond those of the rows in use ([`SqliteStore::with_superseded_slack`]).
     slack: u64,
+    /// Copies the WAL into the file beside the writer (checkpoint.rs); a served store has one, the store commands'
+    /// ([`SqliteStore::open_unchecked`]) do not.
+    checkpointer: Option<checkpoint::Checkpointer>,
 }
 
 /// Where the integrity check started at open stands.
@@ -107,7 +111,8 @@ impl SqliteStore {
     /// The check runs on a thread of its own while the store is first loaded (see [`SqliteStore`]'s `check`).
     pub fn open_checked(path: &Path, check: Option<std::time::Duration>) -> Result<Self, StoreError> {
         refuse_empty(path)?;
-        let store = Self::open_unchecked(path)?;
+        let mut store = Self::open_unchecked(path)?;
+        store.checkpointer = checkpoint::Checkpointer::start(path);
         if let Some(limit) = check {
             let checker = Self::open_unchecked(path)?;
             let path = path.to_owned();
@@ -169,6 +174,7 @@ impl SqliteStore {
             check: Mutex::new(Check::Passed),
             placed: Mutex::new(None),
             slack: DEFAULT_SUPERSEDED_SLACK,
+            checkpointer: None,
         })
     }
 
@@ -191,8 +197,10 @@ impl SqliteStore {
     /// again from the table when next needed). If another process wrote the file since this one last did
     /// (against docs/deployment.md, but it happens: a command run against a served store), the rows are read
     /// again first, so that its rows are neither numbered over nor deleted.
+    /// `bytes`: about how much the write adds to the WAL (its lines), for the checkpoints beside the writer.
     fn writing<T>(
         &self,
+        bytes: u64,
         f: impl FnOnce(&Transaction<'_>, &mut Rows) -> Result<(T, bool), StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = self.conn()?;
@@ -201,6 +209,9 @@ impl SqliteStore {
         let mut rows = current(placed.take(), &tx)?;
         let (out, erase) = f(&tx, &mut rows)?;
         tx.commit()?;
+        if let Some(c) = &self.checkpointer {
+            c.committed(bytes);
+        }
         *placed = Some(rows);
         // Otherwise the freed pages (zeroed by `secure_delete`) reach the main file at SQLite's next automatic
         // checkpoint, and the old frames are overwritten as the WAL is reused.
@@ -220,7 +231,7 @@ impl SqliteStore {
         make: impl FnOnce() -> S,
         erase: bool,
     ) -> Result<S, StoreError> {
-        self.writing(|tx, placed| {
+        self.writing(lines(ops), |tx, placed| {
             push_all(tx, placed, ops.iter().filter(|o| !named.contains(&chat(o))))?;
             let snapshots = make();
             let made = snapshotted(&snapshots);
@@ -280,6 +291,11 @@ fn refuse_empty(path: &Path) -> Result<(), StoreError> {
         )));
     }
     Ok(())
+}
+
+/// The bytes of `ops`' lines: about what a write of them adds to the WAL.
+fn lines(ops: &[Op]) -> u64 {
+    ops.iter().map(|o| o.line.len() as u64).sum()
 }
 
 /// The chat an operation belongs to, as [`snapshotted`] names it.
@@ -386,7 +402,7 @@ impl Log for SqliteStore {
     }
 
     fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<u64, StoreError> {
-        self.writing(|tx, placed| {
+        self.writing(0, |tx, placed| {
             let n = remove_chat(tx, placed, channel, chat_id)?;
             gather(tx, placed, 0)?;
             Ok((n, true))
@@ -394,7 +410,7 @@ impl Log for SqliteStore {
     }
 
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError> {
-        self.writing(|tx, placed| {
+        self.writing(lines(ops), |tx, placed| {
             remove_chat(tx, placed, channel, chat_id)?;
             let lines: Vec<&str> = ops.iter().map(|o| o.line.as_str()).collect();
             if !lines.is_empty() {
@@ -436,7 +452,7 @@ impl SharedLog for SqliteStore {
         if lines.is_empty() {
             return Ok(Some(at));
         }
-        self.writing(|tx, placed| {
+        self.writing(lines.iter().map(|l| l.len() as u64).sum(), |tx, placed| {
             let mut k = Vec::new();
             key(&mut k, channel, chat_id);
             if placed.head(&k) != at {
