@@ -14,7 +14,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use rusqlite::Connection;
 
-/// Bytes of log lines committed between two checkpoints of the thread. Each checkpoint syncs the database file,
+/// Bytes of operations' log lines committed between two checkpoints of the thread (the snapshots a write makes are
+/// not counted: an estimate of what the WAL took, not its size). Each checkpoint syncs the database file,
 /// and each copies every page changed since the one before: after every commit, the 256-connection mixed load
 /// lost 12-16 % of its requests (its commits are small and touch the same pages); at a mebibyte it gained, as did
 /// in-process ingest (docs/benchmarks-issue-32.md).
@@ -45,7 +46,7 @@ impl Checkpointer {
     /// Starts the thread on its own connection to `path`; `None` when either cannot be had (the writer's
     /// automatic checkpoints then do all the copying, as they would anyway).
     pub(super) fn start(path: &Path) -> Option<Self> {
-        let conn = Connection::open(path).ok()?;
+        let conn = connect(path)?;
         let wake = Arc::new(Wake::default());
         let woken = wake.clone();
         let thread =
@@ -65,6 +66,15 @@ impl Checkpointer {
             }
         }
     }
+}
+
+/// The thread's connection. A checkpoint syncs by its own connection's setting: without the sync of the file after
+/// the copy, the writer could start the WAL over while the copied pages were still only in the page cache, and a
+/// power loss would take acknowledged writes with it.
+fn connect(path: &Path) -> Option<Connection> {
+    let conn = Connection::open(path).ok()?;
+    conn.pragma_update(None, "synchronous", "FULL").ok()?;
+    Some(conn)
 }
 
 fn run(conn: &Connection, wake: &Wake) {
@@ -124,6 +134,17 @@ mod tests {
                 .collect();
             store.write(&ops, &[], false).unwrap();
         }
+    }
+
+    /// The thread's checkpoints sync the file (`synchronous` FULL, 2), whatever SQLite's build defaults to.
+    #[test]
+    fn the_thread_syncs_what_it_copies() {
+        let dir = crate::testing::Scratch::new("sqlite-checkpointer-sync");
+        let path = dir.file("s.db");
+        drop(SqliteStore::open_checked(&path, None).unwrap());
+        let conn = super::connect(&path).unwrap();
+        let level: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
+        assert_eq!(level, 2);
     }
 
     /// Past [`CHECKPOINT_EVERY`] bytes, the thread copies the commits into the database file, where the writer's
