@@ -35,9 +35,7 @@ struct Wake {
 
 #[derive(Default)]
 struct State {
-    /// Enough was committed since the last checkpoint began.
-    due: bool,
-    /// Bytes committed since then.
+    /// Bytes committed since the last checkpoint began: one is due once they reach [`CHECKPOINT_EVERY`].
     pending: u64,
     stop: bool,
 }
@@ -60,8 +58,6 @@ impl Checkpointer {
         if let Ok(mut s) = self.wake.state.lock() {
             s.pending += bytes;
             if s.pending >= CHECKPOINT_EVERY {
-                s.pending = 0;
-                s.due = true;
                 self.wake.ready.notify_one();
             }
         }
@@ -81,7 +77,7 @@ fn run(conn: &Connection, wake: &Wake) {
     loop {
         {
             let Ok(mut s) = wake.state.lock() else { return };
-            while !s.due && !s.stop {
+            while s.pending < CHECKPOINT_EVERY && !s.stop {
                 s = match wake.ready.wait(s) {
                     Ok(s) => s,
                     Err(_) => return,
@@ -90,7 +86,8 @@ fn run(conn: &Connection, wake: &Wake) {
             if s.stop {
                 return;
             }
-            s.due = false;
+            // What was committed until now is copied by this checkpoint.
+            s.pending = 0;
         }
         // PASSIVE: copies what no reader still needs and waits for nobody. A checkpoint lock held elsewhere (the
         // writer's automatic checkpoint, a scrub) skips this one; a failure (a full disk) leaves the copying to
