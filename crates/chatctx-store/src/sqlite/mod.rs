@@ -231,7 +231,7 @@ impl SqliteStore {
         make: impl FnOnce() -> S,
         erase: bool,
     ) -> Result<S, StoreError> {
-        self.writing(lines(ops), |tx, placed| {
+        self.writing(line_bytes(ops.iter().map(|o| o.line.as_str())), |tx, placed| {
             push_all(tx, placed, ops.iter().filter(|o| !named.contains(&chat(o))))?;
             let snapshots = make();
             let made = snapshotted(&snapshots);
@@ -293,9 +293,9 @@ fn refuse_empty(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The bytes of `ops`' lines: about what a write of them adds to the WAL.
-fn lines(ops: &[Op]) -> u64 {
-    ops.iter().map(|o| o.line.len() as u64).sum()
+/// The bytes of `lines`: about what a write of them adds to the WAL.
+fn line_bytes<'a>(lines: impl IntoIterator<Item = &'a str>) -> u64 {
+    lines.into_iter().map(|l| l.len() as u64).sum()
 }
 
 /// The chat an operation belongs to, as [`snapshotted`] names it.
@@ -410,9 +410,9 @@ impl Log for SqliteStore {
     }
 
     fn rewrite_chat(&self, channel: &str, chat_id: &str, ops: &[Op]) -> Result<(), StoreError> {
-        self.writing(lines(ops), |tx, placed| {
+        let lines: Vec<&str> = ops.iter().map(|o| o.line.as_str()).collect();
+        self.writing(line_bytes(lines.iter().copied()), |tx, placed| {
             remove_chat(tx, placed, channel, chat_id)?;
-            let lines: Vec<&str> = ops.iter().map(|o| o.line.as_str()).collect();
             if !lines.is_empty() {
                 push(tx, placed, channel, chat_id, &lines)?;
             }
@@ -452,13 +452,13 @@ impl SharedLog for SqliteStore {
         if lines.is_empty() {
             return Ok(Some(at));
         }
-        self.writing(lines.iter().map(|l| l.len() as u64).sum(), |tx, placed| {
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        self.writing(line_bytes(lines.iter().copied()), |tx, placed| {
             let mut k = Vec::new();
             key(&mut k, channel, chat_id);
             if placed.head(&k) != at {
                 return Ok((None, false));
             }
-            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
             Ok((Some(push(tx, placed, channel, chat_id, &lines)?.0), false))
         })
     }
