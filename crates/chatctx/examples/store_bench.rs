@@ -5,6 +5,8 @@
 //! It also prints the batches' median, p90 and p99 times; with `STORE_BENCH_BATCHES=FILE` each batch's time is
 //! written there too (`messages-so-far microseconds` a line), which shows where compaction waves fall
 //! (docs/benchmarks-issue-32.md, "where `store_bench`'s time goes, batch by batch").
+//! Before the restart it stops as `chatctx serve` does (`Service::snapshot_for_restart`, timed on its own); with
+//! `STORE_BENCH_CRASH=1` it drops the service without that, as a crash would leave the store.
 //! Run: `cargo run --release -p chatctx --example store_bench -- [N] [DB]`
 //! `store_bench restart DB` times only the restart of a store written before, which a profiler or
 //! `valgrind --tool=callgrind` can take alone (a start of a store of this schema writes nothing to it, so one file
@@ -69,7 +71,22 @@ fn main() -> anyhow::Result<()> {
             (mark, mark_done) = (ingest, done);
         }
     }
-    drop(svc);
+    if std::env::var_os("STORE_BENCH_CRASH").is_none() {
+        let t = Instant::now();
+        let stop = svc.snapshot_for_restart(std::time::Duration::from_secs(60)).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let snapshotted = t.elapsed();
+        drop(svc);
+        println!(
+            "stop: {} chats snapshotted ({} operations the start will not replay) in {snapshotted:.2?}, the store closed {:.2?} later",
+            stop.snapshotted,
+            stop.operations,
+            t.elapsed() - snapshotted
+        );
+    } else {
+        let t = Instant::now();
+        drop(svc);
+        println!("stop without snapshots: the store closed in {:.2?}", t.elapsed());
+    }
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
         + std::fs::metadata(format!("{path}-wal")).map(|m| m.len()).unwrap_or(0);
     println!(

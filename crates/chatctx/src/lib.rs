@@ -38,6 +38,7 @@ pub mod replay;
 pub mod revocations;
 pub mod service;
 pub mod slack;
+pub mod stop;
 pub mod summarizer;
 pub mod telemetry;
 pub mod triage;

@@ -382,7 +382,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         );
         connections.max = room;
     }
-    runtime.block_on(async move {
+    let stop = runtime.block_on(async move {
         let listener =
             tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("cannot listen on {listen}"))?;
         let addr = listener.local_addr()?;
@@ -422,11 +422,22 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         if cfg.store.max_age.secs() > 0 {
             tokio::spawn(retention(app.svc.clone(), cfg.store.max_age));
         }
+        let svc = app.svc.clone();
         chatctx::http::run(listener, app, connections, shutdown_signal()).await?;
+        let stop = chatctx::stop::snapshot_before_stop(svc, cfg.store.stop_snapshot_budget(), shutdown_signal()).await;
         tracing::info!("stopped");
-        Ok::<_, anyhow::Error>(())
+        Ok::<_, anyhow::Error>(stop)
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(stopped(stop))
+}
+
+/// The exit code after a stop; an interrupted one ends the process here, without waiting for the snapshot under way
+/// (the runtime would wait for its thread).
+fn stopped(stop: chatctx::stop::Stop) -> ExitCode {
+    if stop == chatctx::stop::Stop::Interrupted {
+        std::process::exit(130);
+    }
+    ExitCode::SUCCESS
 }
 
 fn run_mcp(a: McpArgs) -> Result<ExitCode> {
@@ -435,9 +446,10 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
     tracing::info!("serving MCP on stdio");
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
-    runtime.block_on(async move {
+    let stop = runtime.block_on(async move {
         use rmcp::ServiceExt;
         let service = service.start()?;
+        let svc = service.clone();
         let server = chatctx::mcp::Mcp::local(service)
             .with_max_json_depth(cfg.server.max_json_depth)
             .serve(rmcp::transport::stdio())
@@ -447,9 +459,11 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
             r = server.waiting() => { r.context("the MCP session failed")?; }
             () = shutdown_signal() => {}
         }
-        Ok::<_, anyhow::Error>(())
+        Ok::<_, anyhow::Error>(
+            chatctx::stop::snapshot_before_stop(svc, cfg.store.stop_snapshot_budget(), shutdown_signal()).await,
+        )
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(stopped(stop))
 }
 
 /// Reads the revoked scopes from the store every second, so a scope revoked on another instance stops

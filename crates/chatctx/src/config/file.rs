@@ -268,6 +268,7 @@ struct Store {
     pool_size: Option<usize>,
     check_timeout: Option<Span>,
     compact_after: Option<u64>,
+    stop_snapshot_timeout: Option<Span>,
 }
 
 /// Sets each `$field` of `$into` that the section `$from` names.
@@ -298,7 +299,7 @@ impl File {
         self.resolver.apply(&mut c)?;
         lay!(self.prompt => c.core.prompt; system);
         self.server.apply(&mut c)?;
-        lay!(self.store => c.store; url, max_age, pool_size, check_timeout, compact_after);
+        lay!(self.store => c.store; url, max_age, pool_size, check_timeout, compact_after, stop_snapshot_timeout);
         ensure!(c.store.pool_size >= 1, "store.pool_size: must be at least 1");
         if let Some(url) = self.telemetry.otlp_endpoint.filter(|u| !u.is_empty()) {
             ensure!(

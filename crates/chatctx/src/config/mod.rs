@@ -227,6 +227,9 @@ pub struct StoreSettings {
     /// Operations a chat may log before its log is compacted into one snapshot (`0`: what one of its
     /// conversations holds, at least 200).
     pub compact_after: u64,
+    /// How long a clean stop may spend snapshotting the chats whose logs grew since their last snapshot, so that
+    /// the next start reads one line per chat instead of replaying their tails (`0` turns it off).
+    pub stop_snapshot_timeout: Span,
 }
 
 impl Default for StoreSettings {
@@ -237,11 +240,17 @@ impl Default for StoreSettings {
             pool_size: 16,
             check_timeout: Span::from_secs(10),
             compact_after: 0,
+            stop_snapshot_timeout: Span::from_secs(10),
         }
     }
 }
 
 impl StoreSettings {
+    /// `stop_snapshot_timeout` as a duration.
+    pub fn stop_snapshot_budget(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.stop_snapshot_timeout.secs().unsigned_abs())
+    }
+
     /// How the store is opened.
     pub fn open_options(&self) -> chatctx_store::OpenOptions {
         let secs = self.check_timeout.secs().unsigned_abs();
@@ -277,6 +286,7 @@ impl fmt::Debug for Config {
             .field("store.pool_size", &self.store.pool_size)
             .field("store.check_timeout", &self.store.check_timeout)
             .field("store.compact_after", &self.store.compact_after)
+            .field("store.stop_snapshot_timeout", &self.store.stop_snapshot_timeout)
             .field("telemetry.otlp_endpoint", &self.telemetry.otlp_endpoint.as_deref().map(redact_url))
             .field("telemetry.service_name", &self.telemetry.service_name)
             .field("summary", &self.summary)

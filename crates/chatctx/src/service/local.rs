@@ -25,6 +25,9 @@ use crate::triage::Answered;
 use round::{SNAPSHOTS_ALONGSIDE, snapshots};
 
 mod round;
+mod stop;
+
+pub use stop::StopSnapshots;
 
 /// The engine, per chat how many operations were logged since its last snapshot, and the operations applied
 /// to the engine but not yet written.

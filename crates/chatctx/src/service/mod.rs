@@ -23,6 +23,7 @@ mod overdue;
 mod report;
 mod shared;
 
+pub use local::StopSnapshots;
 pub use log::{Damaged, find_damaged};
 pub use report::{Decision, IngestReport, Rejection};
 
@@ -402,6 +403,18 @@ impl Service {
             })
             .flat_map(|d| d.message_ids.iter().map(move |id| (&*d.channel, &*d.chat_id, id.as_str())));
         self.decisions.forget_messages(messages.chain(deleted));
+    }
+
+    /// Before a clean stop: snapshots the chats whose logs have grown since their last snapshot (longest first,
+    /// those with at least an eighth of `store.compact_after` operations), until `budget` has passed, so that the
+    /// next start reads each of them as one line instead of replaying its tail. The service stays usable; other
+    /// calls wait meanwhile. A store several instances share (PostgreSQL) is left as it is: the other instances
+    /// keep writing to it.
+    pub fn snapshot_for_restart(&self, budget: std::time::Duration) -> Result<StopSnapshots, Error> {
+        match &self.durability {
+            Durability::Local(l) => l.snapshot_for_restart(budget),
+            Durability::Shared(_) => Ok(StopSnapshots::default()),
+        }
     }
 
     /// Forgets a chat completely, in memory and in the store. Whether anything was held.

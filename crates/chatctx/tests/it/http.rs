@@ -19,7 +19,7 @@ impl JsonBody for reqwest::blocking::Response {
 
 #[path = "../support/server.rs"]
 mod server;
-pub use server::{Server, client, spawn, start_with};
+pub use server::{Server, client, spawn, spawn_logged, start_with};
 
 pub(crate) fn start(store: &str) -> Server {
     start_with(store, &[])

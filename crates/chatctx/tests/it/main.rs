@@ -27,6 +27,7 @@ mod reclaim;
 mod scenarios;
 mod service;
 mod shared;
+mod stop;
 mod summary;
 mod takeover;
 mod telemetry;

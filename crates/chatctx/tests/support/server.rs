@@ -24,6 +24,15 @@ pub fn spawn(
     store: &str,
     env: &[(&str, &str)],
 ) -> (Child, std::io::Lines<BufReader<std::process::ChildStderr>>, String) {
+    let (child, _, lines, base) = spawn_logged(store, env);
+    (child, lines, base)
+}
+
+/// [`spawn`], also giving the log lines before the address (what the start said: how much it rebuilt).
+pub fn spawn_logged(
+    store: &str,
+    env: &[(&str, &str)],
+) -> (Child, Vec<String>, std::io::Lines<BufReader<std::process::ChildStderr>>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
         .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
         .env("CHATCTX_LOG", "info")
@@ -36,12 +45,19 @@ pub fn spawn(
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut before = Vec::new();
     let base = lines
         .by_ref()
         .map_while(Result::ok)
-        .find_map(|l| l.find("listening on ").map(|at| format!("http://{}", l[at + 13..].trim())))
+        .find_map(|l| match l.find("listening on ") {
+            Some(at) => Some(format!("http://{}", l[at + 13..].trim())),
+            None => {
+                before.push(l);
+                None
+            }
+        })
         .expect("the server printed its address");
-    (child, lines, base)
+    (child, before, lines, base)
 }
 
 pub fn start_with(store: &str, env: &[(&str, &str)]) -> Server {
