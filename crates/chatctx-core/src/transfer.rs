@@ -141,9 +141,31 @@ pub struct ObjectDoc {
     pub author: Option<std::sync::Arc<str>>,
 }
 
+/// How deep in a document the free-form values of its states may sit: a value of a revision's `delta` is in the
+/// eighth level (`scenarios[].revisions[].delta[][1]`), a patch in the sixth, a state or base is the fourth. Deeper
+/// than anything else in its shape (a quote's or a file's fields are in the fourth), so a document nests at most
+/// this plus its deepest free-form value.
+const SHAPE_DEPTH: usize = 7;
+
 impl ConversationDoc {
     /// Reads a document from JSON (its content is checked when it is imported).
     pub fn from_value(v: &Value) -> Result<Self, Error> {
         Self::deserialize(v).map_err(|e| Error::invalid_request(format!("not a conversation document: {e}")))
+    }
+
+    /// At least how deeply its JSON nests arrays and objects ([`crate::json::nesting`] of it), at most a few levels
+    /// more: its shape's depth plus that of its deepest state, base or patch. Reads only those values, which are
+    /// small, so a writer can tell a document is within a depth limit without scanning its text.
+    pub fn nesting_bound(&self) -> usize {
+        let map =
+            |m: &serde_json::Map<String, Value>| 1 + m.values().map(crate::json::value_nesting).max().unwrap_or(0);
+        let free = self.scenarios.iter().flat_map(|s| {
+            let revisions = s.revisions.iter().flat_map(|r| {
+                let changed = r.delta.iter().filter_map(|(_, v)| v.as_ref());
+                std::iter::once(&r.patch).chain(changed).map(crate::json::value_nesting)
+            });
+            [map(&s.state), map(&s.base)].into_iter().chain(revisions)
+        });
+        SHAPE_DEPTH + free.max().unwrap_or(0)
     }
 }

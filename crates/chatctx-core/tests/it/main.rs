@@ -6,6 +6,7 @@ mod delete;
 mod directory;
 mod engine;
 mod layout;
+mod nesting;
 mod policy;
 mod properties;
 mod range;

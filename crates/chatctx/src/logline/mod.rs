@@ -122,10 +122,13 @@ impl LogLine<'_> {
         let line =
             written.map_err(|e| Error::new(ErrorCode::Internal, format!("a log line could not be written: {e}")))?;
         // Nothing is stored that could not be read back. Events and calls are bounded far below this where they
-        // are accepted (server.max_json_depth, state.max_depth); only an imported document could reach it, so
-        // only those lines pay for the scan.
+        // are accepted (server.max_json_depth, state.max_depth); only an imported document could reach it, and
+        // only through its states, so only a document whose states are deep enough pays for the scan (the line
+        // wraps the document in one more level).
         let depth = match self {
-            LogLine::Import(_) => chatctx_core::json::nesting(line.as_bytes()),
+            LogLine::Import(doc) if 1 + doc.nesting_bound() > READ_DEPTH => {
+                chatctx_core::json::nesting(line.as_bytes())
+            }
             _ => 0,
         };
         if depth > READ_DEPTH {
@@ -293,6 +296,29 @@ mod tests {
         let not_a_doc = r#"{"import": {"format": "nope"}}"#;
         assert!(read_import(not_a_doc).is_none());
         assert_eq!(LogLine::parse(not_a_doc).unwrap_err().error.code, ErrorCode::InvalidRequest);
+    }
+
+    /// A document whose states would nest its line deeper than can be read back is refused, whichever way its
+    /// depth is told (the bound from its states, or the scan when the bound is near the limit), and one just within
+    /// the limit is written.
+    #[test]
+    fn a_snapshot_too_deep_to_read_back_is_refused() {
+        let mut engine = chatctx_core::Engine::new(chatctx_core::Settings::default());
+        let now = chatctx_core::Timestamp::from_unix(1_770_000_000).unwrap();
+        engine.call("update_scenario", &serde_json::json!({"chat_id": "-5", "patch": {"a": 1}}), now).unwrap();
+        let doc = engine.export_conversation("telegram", "-5").unwrap();
+        // The state's value `levels` deep: the line nests it in the state (5 levels with the line's own).
+        let line_of = |levels: usize| {
+            let mut d = doc.clone();
+            let value = (0..levels).fold(serde_json::json!(1), |v, _| serde_json::json!([v]));
+            d.scenarios[0].state.insert("deep".into(), value);
+            LogLine::Import(Cow::Owned(d)).to_line()
+        };
+        let within = line_of(READ_DEPTH - 5).unwrap();
+        assert_eq!(chatctx_core::json::nesting(within.as_bytes()), READ_DEPTH);
+        let refused = line_of(READ_DEPTH - 4).unwrap_err();
+        assert!(refused.message.contains(&format!("nested {} levels deep", READ_DEPTH + 1)), "{}", refused.message);
+        assert!(line_of(3 * READ_DEPTH).is_err());
     }
 
     #[test]
