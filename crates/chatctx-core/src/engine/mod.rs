@@ -5,6 +5,7 @@
 //! - `apply`: applying events (`apply`, `apply_all`), one function per event type;
 //! - `carry`: the objects a message carries (attachments, links) and the message's own candidate object;
 //! - `transfer`: a chat exported as a conversation document, and imported from one;
+//! - `view`: a chat's document with its history borrowed, for writing it out without copying it first;
 //! - `directory`: people directories: their log keys, documents, and the chats that follow them.
 
 mod apply;
@@ -13,10 +14,12 @@ mod directory;
 pub mod glance;
 mod titles;
 mod transfer;
+mod view;
 
 pub(crate) use apply::item_tokens;
 pub(crate) use carry::message_candidate;
 pub use directory::{directory_log_key, directory_of_log_key};
+pub use view::ConversationView;
 
 use hashbrown::HashMap;
 

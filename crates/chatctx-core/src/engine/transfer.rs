@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Engine, unknown_chat};
+use super::Engine;
 use crate::chat::{Chat, Extra, Item};
 use crate::error::Error;
 use crate::objects::Object;
@@ -34,27 +34,12 @@ fn object_doc(o: &Object) -> ObjectDoc {
 impl Engine {
     /// The whole conversation of one chat as a document.
     pub fn export_conversation(&self, channel: &str, chat_id: &str) -> Result<ConversationDoc, Error> {
-        let chat = self.chat(channel, chat_id).ok_or_else(|| unknown_chat(chat_id))?;
-        let mut items: Vec<(&Item, Option<&str>)> =
-            chat.convs.iter().flat_map(|c| c.items.iter().map(move |i| (i, c.topic.as_deref()))).collect();
-        items.sort_by_key(|(i, _)| i.key());
-        let history = items
-            .into_iter()
-            .map(|(i, topic)| ItemDoc {
-                topic_id: topic.map(str::to_owned),
-                kind: i.kind,
-                message_id: i.message_id.as_deref().map(str::to_owned),
-                reply_to_message_id: i.reply_to.as_deref().map(str::to_owned),
-                sent_at: i.sent_at,
-                sender: i.sender,
-                text: i.text.to_string(),
-                quote: i.extra.as_ref().and_then(|x| x.quote.as_ref()).map(|q| (q.0.to_string(), q.1.to_string())),
-                actions: i.extra.as_ref().map(|x| x.actions.clone()).unwrap_or_default(),
-                origin: i.origin,
-                triggered_agent: i.triggered,
-            })
-            .collect();
-        Ok(ConversationDoc {
+        self.conversation_view(channel, chat_id).map(super::view::ConversationView::into_doc)
+    }
+
+    /// Everything of a chat's document but its history ([`Engine::conversation_view`] borrows that).
+    pub(super) fn export_without_history(&self, channel: &str, chat_id: &str, chat: &Chat) -> ConversationDoc {
+        ConversationDoc {
             format: FORMAT.to_owned(),
             channel: channel.to_owned(),
             chat_id: chat_id.to_owned(),
@@ -63,13 +48,13 @@ impl Engine {
             topic_titles: chat.topic_titles(),
             workspace_id: chat.workspace.as_deref().map(str::to_owned),
             people: chat.people.export(),
-            history,
+            history: Vec::new(),
             objects: chat.objects.in_order().map(object_doc).collect(),
             scenarios: chat.scenarios.iter().map(|(t, s)| s.export(t.clone())).collect(),
             summaries: chat.summaries.values().cloned().collect(),
             threads: self.threads_of(channel, chat_id),
             mentions: chat.mentions.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        })
+        }
     }
 
     /// Loads a conversation document, replacing whatever the engine held for that chat. The document is

@@ -4,9 +4,9 @@
 mod budget;
 mod delete;
 mod directory;
+mod documents;
 mod engine;
 mod layout;
-mod nesting;
 mod policy;
 mod properties;
 mod range;

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use chatctx_core::directory::DirectoryDoc;
 use chatctx_core::tools::ToolCall;
-use chatctx_core::transfer::ConversationDoc;
+use chatctx_core::transfer::{ConversationDoc, ConversationView};
 use chatctx_core::{Error, ErrorCode, Event};
 use serde::Serialize;
 use serde_json::Value;
@@ -121,22 +121,36 @@ impl LogLine<'_> {
         };
         let line =
             written.map_err(|e| Error::new(ErrorCode::Internal, format!("a log line could not be written: {e}")))?;
-        // Nothing is stored that could not be read back. Events and calls are bounded far below this where they
-        // are accepted (server.max_json_depth, state.max_depth); only an imported document could reach it, and
-        // only through its states, so only a document whose states are deep enough pays for the scan (the line
-        // wraps the document in one more level).
-        let depth = match self {
-            LogLine::Import(doc) if 1 + doc.nesting_bound() > READ_DEPTH => {
-                chatctx_core::json::nesting(line.as_bytes())
-            }
-            _ => 0,
-        };
-        if depth > READ_DEPTH {
-            let why = format!("it would be stored nested {depth} levels deep; at most {READ_DEPTH} can be read back");
-            return Err(Error::invalid_request(why));
+        match self {
+            LogLine::Import(doc) => readable(line, doc.nesting_bound()),
+            _ => Ok(line),
         }
-        Ok(line)
     }
+
+    /// The import line of a chat's document borrowed from the engine (a snapshot): the bytes
+    /// `LogLine::Import(doc).to_line()` gives for the document it stands for, without copying the history first.
+    pub fn of_view(view: &ConversationView<'_>) -> Result<String, Error> {
+        #[derive(Serialize)]
+        struct Shape<'v, 'a> {
+            import: &'v ConversationView<'a>,
+        }
+        let line = serde_json::to_string(&Shape { import: view })
+            .map_err(|e| Error::new(ErrorCode::Internal, format!("a log line could not be written: {e}")))?;
+        readable(line, view.nesting_bound())
+    }
+}
+
+/// `line`, a document's import line, if it can be read back. Nothing is stored that could not be. Events and calls
+/// are bounded far below [`READ_DEPTH`] where they are accepted (server.max_json_depth, state.max_depth); only an
+/// imported document could reach it, and only through its states, so only a document whose states are deep enough
+/// (`bound`, [`ConversationDoc::nesting_bound`]) pays for a scan of the line (which wraps it in one more level).
+fn readable(line: String, bound: usize) -> Result<String, Error> {
+    let depth = if 1 + bound > READ_DEPTH { chatctx_core::json::nesting(line.as_bytes()) } else { 0 };
+    if depth > READ_DEPTH {
+        let why = format!("it would be stored nested {depth} levels deep; at most {READ_DEPTH} can be read back");
+        return Err(Error::invalid_request(why));
+    }
+    Ok(line)
 }
 
 /// The deepest nesting of arrays and objects a line may have to be read: twice what any input may have

@@ -297,7 +297,7 @@ pub(super) fn snapshot_line(engine: &Engine, channel: &str, key: &str) -> Result
                 .ok_or_else(|| Error::new(ErrorCode::UnknownChat, format!("no people directory {workspace:?}")))?;
             LogLine::People(Cow::Owned(doc)).to_line()
         }
-        None => engine.export_conversation(channel, key).and_then(|doc| import_line(&doc)),
+        None => engine.conversation_view(channel, key).and_then(|view| LogLine::of_view(&view)),
     }
 }
 

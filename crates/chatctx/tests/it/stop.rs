@@ -116,3 +116,38 @@ fn serve_snapshots_when_it_is_stopped() {
     assert_eq!(rebuilt(&said), Some(1), "one snapshot line: {said:?}");
     assert_eq!(history(&running.base), before);
 }
+
+/// Many chats go in several transactions, their snapshots made beside the writes; a store that refuses the writes
+/// leaves every log as it was, and the stop says how many chats it left.
+#[test]
+fn many_chats_are_snapshotted_in_turn_and_a_refused_write_leaves_the_logs() {
+    let inner = std::sync::Arc::new(chatctx_store::MemoryStore::default());
+    let faulty = chatctx_store::testing::Faulty::new(inner.clone());
+    let open = || {
+        let store = chatctx_store::Opened::Local(faulty.clone());
+        Service::open_with(Settings::default(), LlmSettings::default(), store, Options { compact_after: 40 }).unwrap()
+    };
+    let (svc, _) = open();
+    let batch: Vec<Value> = (0..900u32)
+        .map(|i| {
+            let mut m = message(i + 1, "hello", false);
+            m["chat_id"] = json!(format!("-{}", i % 150 + 1));
+            m
+        })
+        .collect();
+    assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 900);
+    faulty.fail(true);
+    assert_eq!(
+        svc.snapshot_for_restart(Duration::from_secs(60)).unwrap(),
+        StopSnapshots { left: 150, ..Default::default() }
+    );
+    faulty.fail(false);
+    assert_eq!(open().1, 900, "every log as it was");
+    let stop = svc.snapshot_for_restart(Duration::from_secs(60)).unwrap();
+    assert_eq!(stop, StopSnapshots { snapshotted: 150, left: 0, operations: 900 });
+    drop(svc);
+    let (again, loaded) = open();
+    assert_eq!(loaded, 150, "one line a chat");
+    let held = (1..=150).map(|c| again.read(|e| e.history("telegram", &format!("-{c}"), None)).unwrap().unwrap().len());
+    assert!(held.clone().all(|n| n == 6), "{:?}", held.collect::<Vec<_>>());
+}

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use chatctx_core::Error;
+use chatctx_store::Op;
 
 use super::Local;
 use crate::service::log::{ChatKey, Counts, key};
@@ -37,34 +38,54 @@ fn tails(since_snapshot: &Counts, every: u64) -> Vec<(u64, ChatKey)> {
 }
 
 impl Local {
-    /// Writes whatever is queued, then snapshots the chats [`tails`] names, in its order, [`CHATS_PER_WRITE`] to a transaction, until `budget` has passed (checked
-    /// between transactions, so one transaction may end past it). Holds the writer and the engine throughout: other
-    /// calls wait. A write that fails stops it; what was written stays (each chat's snapshot stands for its log).
+    /// Writes whatever is queued, then snapshots the chats [`tails`] names, in its order, [`CHATS_PER_WRITE`] to a
+    /// transaction, until `budget` has passed (checked between transactions, so one transaction may end past it).
+    /// A helper thread makes each transaction's snapshots while the one before is written (making and writing took
+    /// about as long as each other). Holds the writer and the engine throughout: other calls wait. A write that
+    /// fails stops it; what was written stays (each chat's snapshot stands for its log).
     pub(crate) fn snapshot_for_restart(&self, budget: Duration) -> Result<StopSnapshots, Error> {
         let started = Instant::now();
         let mut c = self.commit_lock()?;
         let mut inner = self.lock()?;
         self.flush(&mut c, &mut inner)?;
         let tails = tails(&inner.since_snapshot, self.every);
-        let mut done = StopSnapshots::default();
-        for (i, group) in tails.chunks(CHATS_PER_WRITE).enumerate() {
-            if started.elapsed() >= budget {
-                done.left = tails.len() - i * CHATS_PER_WRITE;
-                break;
+        let groups = tails.chunks(CHATS_PER_WRITE).map(|g| g.iter().map(|(_, k)| k.clone()).collect::<Vec<ChatKey>>());
+        let engine = &inner.engine;
+        // The chats written (their lines dropped once written), and how many groups were.
+        let mut written: Vec<Op> = Vec::new();
+        let mut groups_written = 0;
+        std::thread::scope(|s| {
+            let (tx, made) = std::sync::mpsc::sync_channel::<Vec<Op>>(1);
+            let maker = move || {
+                for chats in groups {
+                    if tx.send(super::round::snapshots(engine, chats.iter())).is_err() {
+                        return; // the writer stopped
+                    }
+                }
+            };
+            let helper = std::thread::Builder::new().name("chatctx-stop".into()).spawn_scoped(s, maker);
+            if let Err(e) = &helper {
+                tracing::warn!("no thread to make snapshots beside the writes ({e}); the stop snapshots nothing");
             }
-            let chats: Vec<ChatKey> = group.iter().map(|(_, k)| k.clone()).collect();
-            let snapshots = super::round::snapshots(&inner.engine, chats.iter());
-            if let Err(e) = self.store.write(&[], &snapshots, false) {
-                done.left = tails.len() - i * CHATS_PER_WRITE;
-                tracing::warn!("snapshots before stopping failed ({e}); the next start replays the logs left");
-                break;
+            for snapshots in made.iter() {
+                if started.elapsed() >= budget {
+                    break;
+                }
+                if let Err(e) = self.store.write(&[], &snapshots, false) {
+                    tracing::warn!("snapshots before stopping failed ({e}); the next start replays the logs left");
+                    break;
+                }
+                written.extend(snapshots.into_iter().map(|o| Op { line: String::new(), ..o }));
+                groups_written += 1;
             }
-            done.snapshotted += snapshots.len();
-            done.operations +=
-                snapshots.iter().filter_map(|s| inner.since_snapshot.get(&key(&s.channel, &s.chat_id))).sum::<u64>();
-            inner.snapshotted(&snapshots);
-        }
-        Ok(done)
+            // The helper, told by the closed channel, stops after the group it is making.
+            drop(made);
+        });
+        let left = tails.len().saturating_sub(groups_written * CHATS_PER_WRITE);
+        let operations =
+            written.iter().filter_map(|s| inner.since_snapshot.get(&key(&s.channel, &s.chat_id))).sum::<u64>();
+        inner.snapshotted(&written);
+        Ok(StopSnapshots { snapshotted: written.len(), left, operations })
     }
 }
 

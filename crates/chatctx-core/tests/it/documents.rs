@@ -1,5 +1,7 @@
-//! [`ConversationDoc::nesting_bound`]: never below how deeply the document's JSON nests (a writer trusts it to skip
-//! the scan of a snapshot line), and never more than a few levels above it.
+//! Conversation documents as JSON: [`ConversationDoc::nesting_bound`] is never below how deeply the document's JSON
+//! nests (a writer trusts it to skip the scan of a snapshot line), and never more than a few levels above it; a
+//! chat's document borrowed from the engine ([`chatctx_core::transfer::ConversationView`]) serializes to the bytes of
+//! the document exported.
 
 use chatctx_core::Settings;
 use chatctx_core::json::nesting;
@@ -67,4 +69,53 @@ fn the_bound_holds_for_states_and_patches_of_any_depth() {
     bare.scenarios.clear();
     let actual = nesting(serde_json::to_string(&bare).unwrap().as_bytes());
     assert!(actual <= bare.nesting_bound() && bare.nesting_bound() <= actual + 4);
+}
+
+/// Every part a document may have, each present: a chat type, titles, a workspace, topics, a summary, mentions,
+/// threads; besides `doc()`'s quote, actions, file and state.
+fn full() -> chatctx_core::Engine {
+    let mut v = serde_json::to_value(doc()).unwrap();
+    v["chat_type"] = json!("supergroup");
+    v["title"] = json!("Tea club");
+    v["topic_titles"] = json!({"5": "Cakes"});
+    v["workspace_id"] = json!("W1");
+    v["history"][1]["topic_id"] = json!("5");
+    v["mentions"] = json!({"@ann": "[Ann](tg:@ann)"});
+    v["threads"] = json!(["7:t1"]);
+    v["summaries"] = json!([{"text": "they met", "covers_until_message_id": "1", "covers_until_at": super::T0,
+        "message_count": 1, "written_at": super::T0 + 9, "revision": 1, "source": "bot"}]);
+    let mut e = chatctx_core::Engine::new(Settings::default());
+    e.import_conversation(&v).unwrap();
+    e
+}
+
+#[test]
+fn a_borrowed_document_writes_the_exported_bytes() {
+    let mut busy = chatctx_core::Engine::new(Settings::default());
+    let mut chats = std::collections::BTreeSet::new();
+    for v in super::synth::Synth::new(5, 3).take(3_000) {
+        chats.insert(v["chat_id"].as_str().unwrap().to_owned());
+        busy.apply(super::ev(v)).unwrap();
+    }
+    let engines = [(full(), vec!["7".to_owned()]), (busy, chats.into_iter().collect())];
+    let mut compared = 0;
+    for (e, chats) in &engines {
+        for chat in chats {
+            let exported = e.export_conversation("telegram", &chat).unwrap();
+            let view = e.conversation_view("telegram", &chat).unwrap();
+            assert_eq!(serde_json::to_string(&view).unwrap(), serde_json::to_string(&exported).unwrap(), "chat {chat}");
+            assert_eq!(view.nesting_bound(), exported.nesting_bound());
+            assert_eq!(view.into_doc(), exported);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 6, "{compared} chats");
+    // Every optional part was there to compare.
+    let doc = serde_json::to_value(engines[0].0.export_conversation("telegram", "7").unwrap()).unwrap();
+    for part in ["chat_type", "title", "topic_titles", "workspace_id", "mentions", "threads", "summaries"] {
+        assert!(doc.get(part).is_some(), "{part} missing from {doc}");
+    }
+    assert!(
+        doc["history"].as_array().unwrap().iter().any(|i| i.get("topic_id").is_some() && i.get("actions").is_some())
+    );
 }
