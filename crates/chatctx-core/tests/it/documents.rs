@@ -101,8 +101,8 @@ fn a_borrowed_document_writes_the_exported_bytes() {
     let mut compared = 0;
     for (e, chats) in &engines {
         for chat in chats {
-            let exported = e.export_conversation("telegram", &chat).unwrap();
-            let view = e.conversation_view("telegram", &chat).unwrap();
+            let exported = e.export_conversation("telegram", chat).unwrap();
+            let view = e.conversation_view("telegram", chat).unwrap();
             assert_eq!(serde_json::to_string(&view).unwrap(), serde_json::to_string(&exported).unwrap(), "chat {chat}");
             assert_eq!(view.nesting_bound(), exported.nesting_bound());
             assert_eq!(view.into_doc(), exported);
