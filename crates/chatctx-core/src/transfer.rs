@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::chat::PersonDoc;
-pub use crate::engine::ConversationView;
 use crate::error::Error;
 use crate::kinds::{Activation, ItemKind, ObjectKind, Origin};
 pub use crate::scenario::{RevisionDoc, ScenarioDoc};

@@ -1,6 +1,6 @@
 //! Conversation documents as JSON: [`ConversationDoc::nesting_bound`] is never below how deeply the document's JSON
 //! nests (a writer trusts it to skip the scan of a snapshot line), and never more than a few levels above it; a
-//! chat's document borrowed from the engine ([`chatctx_core::transfer::ConversationView`]) serializes to the bytes of
+//! chat's document borrowed from the engine ([`chatctx_core::engine::ConversationView`]) serializes to the bytes of
 //! the document exported.
 
 use chatctx_core::Settings;

@@ -18,8 +18,9 @@ pub use apply::{Applied, decode_events, load_events};
 use std::borrow::Cow;
 
 use chatctx_core::directory::DirectoryDoc;
+use chatctx_core::engine::ConversationView;
 use chatctx_core::tools::ToolCall;
-use chatctx_core::transfer::{ConversationDoc, ConversationView};
+use chatctx_core::transfer::ConversationDoc;
 use chatctx_core::{Error, ErrorCode, Event};
 use serde::Serialize;
 use serde_json::Value;
