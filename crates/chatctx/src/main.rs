@@ -422,9 +422,9 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         if cfg.store.max_age.secs() > 0 {
             tokio::spawn(retention(app.svc.clone(), cfg.store.max_age));
         }
-        let svc = app.svc.clone();
-        chatctx::http::run(listener, app, connections, shutdown_signal()).await?;
-        let stop = chatctx::stop::snapshot_before_stop(svc, cfg.store.stop_snapshot_budget(), shutdown_signal()).await;
+        let stopping = chatctx::stop::Stopping::new(app.svc.clone(), cfg.store.stop_snapshot_budget());
+        chatctx::http::run(listener, app, connections, stopping.signal(shutdown_signal)).await?;
+        let stop = stopping.finish(shutdown_signal()).await;
         tracing::info!("stopped");
         Ok::<_, anyhow::Error>(stop)
     })?;
@@ -459,9 +459,8 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
             r = server.waiting() => { r.context("the MCP session failed")?; }
             () = shutdown_signal() => {}
         }
-        Ok::<_, anyhow::Error>(
-            chatctx::stop::snapshot_before_stop(svc, cfg.store.stop_snapshot_budget(), shutdown_signal()).await,
-        )
+        let budget = cfg.store.stop_snapshot_budget();
+        Ok::<_, anyhow::Error>(chatctx::stop::snapshot_before_stop(svc, budget, "stopping", shutdown_signal()).await)
     })?;
     Ok(stopped(stop))
 }

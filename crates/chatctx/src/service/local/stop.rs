@@ -4,14 +4,13 @@
 use std::time::{Duration, Instant};
 
 use chatctx_core::Error;
-use chatctx_store::Op;
 
 use super::Local;
-use crate::service::log::{ChatKey, Counts, key};
+use crate::service::log::{ChatKey, Counts};
 
-/// Chats snapshotted in one transaction (one sync each): a few megabytes of lines at the sizes a busy chat's
-/// state reaches, so a stop that runs out of time leaves little half done, and the syncs stay few.
-const CHATS_PER_WRITE: usize = 64;
+/// Chats snapshotted in one write: with a busy chat's state at ~70 KB, about a megabyte of lines, whose making holds
+/// the engine for ~5 ms (the requests a server still answers meanwhile wait that long) and whose write is one sync.
+const CHATS_PER_WRITE: usize = 16;
 
 /// What [`Local::snapshot_for_restart`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,54 +37,51 @@ fn tails(since_snapshot: &Counts, every: u64) -> Vec<(u64, ChatKey)> {
 }
 
 impl Local {
-    /// Writes whatever is queued, then snapshots the chats [`tails`] names, in its order, [`CHATS_PER_WRITE`] to a
-    /// transaction, until `budget` has passed (checked between transactions, so one transaction may end past it).
-    /// A helper thread makes each transaction's snapshots while the one before is written (making and writing took
-    /// about as long as each other). Holds the writer and the engine throughout: other calls wait. A write that
-    /// fails stops it; what was written stays (each chat's snapshot stands for its log).
+    /// Snapshots the chats [`tails`] names, in its order, [`CHATS_PER_WRITE`] to a write, until `budget` has passed
+    /// (checked between writes, so one may end past it). Each write is a round of the group commit that also takes
+    /// whatever is queued ([`Local::take_round`]), its snapshots made in the same hold of the engine: so the service
+    /// keeps answering meanwhile (a server runs this while it still serves, docs/operations.md), and a chat written
+    /// to meanwhile is snapshotted with what it holds then. A chat deleted, or snapshotted by a routine compaction,
+    /// meanwhile is passed over. A write that fails stops it (its queued changes are refused as any failed write's
+    /// are); what was written stays.
     pub(crate) fn snapshot_for_restart(&self, budget: Duration) -> Result<StopSnapshots, Error> {
         let started = Instant::now();
-        let mut c = self.commit_lock()?;
-        let mut inner = self.lock()?;
-        self.flush(&mut c, &mut inner)?;
-        let tails = tails(&inner.since_snapshot, self.every);
-        let groups = tails.chunks(CHATS_PER_WRITE).map(|g| g.iter().map(|(_, k)| k.clone()).collect::<Vec<ChatKey>>());
-        let engine = &inner.engine;
-        // The chats written (their lines dropped once written), and how many groups were.
-        let mut written: Vec<Op> = Vec::new();
-        let mut groups_written = 0;
-        std::thread::scope(|s| {
-            let (tx, made) = std::sync::mpsc::sync_channel::<Vec<Op>>(1);
-            let maker = move || {
-                for chats in groups {
-                    if tx.send(super::round::snapshots(engine, chats.iter())).is_err() {
-                        return; // the writer stopped
-                    }
-                }
-            };
-            let helper = std::thread::Builder::new().name("chatctx-stop".into()).spawn_scoped(s, maker);
-            if let Err(e) = &helper {
-                tracing::warn!("no thread to make snapshots beside the writes ({e}); the stop snapshots nothing");
+        let tails = tails(&self.lock()?.since_snapshot, self.every);
+        let mut done = StopSnapshots::default();
+        for (i, group) in tails.chunks(CHATS_PER_WRITE).enumerate() {
+            if started.elapsed() >= budget {
+                done.left = tails.len() - i * CHATS_PER_WRITE;
+                break;
             }
-            for snapshots in made.iter() {
-                if started.elapsed() >= budget {
-                    break;
+            let mut c = self.commit_lock()?;
+            let mut inner = self.lock()?;
+            let mut round = self.take_round(&mut inner);
+            let mut operations = 0;
+            for (_, chat) in group {
+                let since = inner.since_snapshot.get(chat).copied().unwrap_or(0);
+                if since > 0 && !round.taken.contains(chat) {
+                    round.taken.push(chat.clone());
+                    operations += since;
                 }
-                if let Err(e) = self.store.write(&[], &snapshots, false) {
-                    tracing::warn!("snapshots before stopping failed ({e}); the next start replays the logs left");
-                    break;
-                }
-                written.extend(snapshots.into_iter().map(|o| Op { line: String::new(), ..o }));
-                groups_written += 1;
             }
-            // The helper, told by the closed channel, stops after the group it is making.
-            drop(made);
-        });
-        let left = tails.len().saturating_sub(groups_written * CHATS_PER_WRITE);
-        let operations =
-            written.iter().filter_map(|s| inner.since_snapshot.get(&key(&s.channel, &s.chat_id))).sum::<u64>();
-        inner.snapshotted(&written);
-        Ok(StopSnapshots { snapshotted: written.len(), left, operations })
+            round.snapshots = super::round::snapshots(&inner.engine, round.taken.iter());
+            drop(inner);
+            let written = self.store.write(&round.batch, &round.snapshots, round.erase);
+            let made =
+                round.snapshots.iter().filter(|s| group.iter().any(|(_, k)| k.0 == s.channel && k.1 == s.chat_id));
+            let made = made.count();
+            let failed = written.as_ref().err().map(ToString::to_string);
+            let _told_through_tickets = self.settle_round(&mut c, &mut *self.lock()?, round, written);
+            self.publish(&c);
+            if let Some(e) = failed {
+                tracing::warn!("snapshots before stopping failed ({e}); the next start replays the logs left");
+                done.left = tails.len() - i * CHATS_PER_WRITE;
+                break;
+            }
+            done.snapshotted += made;
+            done.operations += operations;
+        }
+        Ok(done)
     }
 }
 
