@@ -88,6 +88,7 @@ impl Local {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::log::key;
 
     #[test]
     fn the_longest_tails_go_first_and_short_ones_stay() {
