@@ -160,7 +160,7 @@ fn writes_during_the_stop_snapshots_are_kept_exactly() {
     let (_dir, path) = db("stop-busy");
     let (svc, _) = open(&path);
     let to = |chat: u32, id: u32| {
-        let mut m = message(id, &format!("{chat}/{id}"), id % 5 == 0);
+        let mut m = message(id, &format!("{chat}/{id}"), id.is_multiple_of(5));
         m["chat_id"] = json!(format!("-{chat}"));
         m
     };
