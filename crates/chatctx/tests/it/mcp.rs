@@ -208,3 +208,46 @@ fn openapi_document_is_valid_and_complete() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `chatctx mcp` on SQLite snapshots the chats whose logs grew when its client goes away, and the next start reads
+/// one line for the chat instead of its thirty state updates.
+#[test]
+fn stdio_snapshots_when_the_client_goes_away() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let dir = chatctx_store::testing::Scratch::new("mcp-stop");
+    let store = format!("sqlite://{}", dir.file("chatctx.db").display());
+    let run = |calls: u32| -> String {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chatctx"))
+            .args(["mcp", "--store", &store])
+            .env("CHATCTX_LOG", "info")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut ask = |msg: serde_json::Value| {
+            writeln!(stdin, "{msg}").unwrap();
+            if msg.get("id").is_some() {
+                lines.next().unwrap().unwrap();
+            }
+        };
+        ask(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}));
+        ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        for i in 0..calls {
+            ask(json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": "update_scenario",
+                "arguments": {"chat_id": "-1", "patch": {"step": i}}}}));
+        }
+        drop(stdin);
+        let mut log = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+        assert!(child.wait().unwrap().success(), "{log}");
+        log
+    };
+    let first = run(30);
+    assert!(first.contains("snapshotted 1 chats") && first.contains("30 fewer logged operations"), "{first}");
+    let second = run(0);
+    assert!(second.contains("rebuilt 1 logged operations"), "{second}");
+}
