@@ -73,7 +73,9 @@ fn main() -> anyhow::Result<()> {
     }
     if std::env::var_os("STORE_BENCH_CRASH").is_none() {
         let t = Instant::now();
-        let stop = svc.snapshot_for_restart(std::time::Duration::from_secs(60)).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let stop = svc
+            .snapshot_for_restart(std::time::Duration::from_secs(60), &Default::default())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         let snapshotted = t.elapsed();
         drop(svc);
         println!(

@@ -14,14 +14,15 @@ use crate::service::Service;
 pub enum Stop {
     /// Done, or nothing to do: the process may end as usual.
     Done,
-    /// A second signal came while snapshots were being written: the process should end at once (each write is one
-    /// transaction, so it is either whole at the next start or not there).
+    /// A second signal came while snapshots were being written: the rest were skipped, and the process should end
+    /// without waiting for anything more (each write is one transaction, so it is either whole at the next start
+    /// or not there).
     Interrupted,
 }
 
 /// Snapshots, on a blocking thread, the chats whose logs grew since their last snapshot, for at most `budget`
 /// (zero does nothing), saying in the log what it did (`what` names the pass). `again` (a second stop signal)
-/// ends the wait at once.
+/// ends the wait at once, and the snapshots stop before their next write.
 pub async fn snapshot_before_stop(
     svc: Arc<Service>,
     budget: Duration,
@@ -32,7 +33,9 @@ pub async fn snapshot_before_stop(
         return Stop::Done;
     }
     let started = Instant::now();
-    let work = tokio::task::spawn_blocking(move || svc.snapshot_for_restart(budget));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let cancelled = cancel.clone();
+    let work = tokio::task::spawn_blocking(move || svc.snapshot_for_restart(budget, &cancelled));
     tokio::select! {
         done = work => {
             match done {
@@ -55,7 +58,8 @@ pub async fn snapshot_before_stop(
             Stop::Done
         }
         () = again => {
-            tracing::warn!("stopping at once: the chats not yet snapshotted replay their logs at the next start");
+            cancel.store(true, Ordering::Relaxed);
+            tracing::warn!("a second signal: the rest of the snapshots are skipped (those chats replay their logs at the next start)");
             Stop::Interrupted
         }
     }
@@ -91,7 +95,7 @@ impl Stopping {
             if !budget.is_zero() {
                 tracing::info!(
                     "stopping: snapshotting the chats whose logs grew, while still serving, so the next start is quick \
-                     (at most {budget:.0?}; a second signal stops at once)"
+                     (at most {budget:.0?}; a second signal skips them)"
                 );
             }
             if snapshot_before_stop(svc, budget, "while serving", signal()).await == Stop::Interrupted {

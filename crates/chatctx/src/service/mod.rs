@@ -407,12 +407,17 @@ impl Service {
 
     /// Before a clean stop: snapshots the chats whose logs have grown since their last snapshot (longest first,
     /// those with at least an eighth of `store.compact_after` operations), until `budget` has passed, so that the
-    /// next start reads each of them as one line instead of replaying its tail. The service stays usable; other
-    /// calls wait meanwhile. A store several instances share (PostgreSQL) is left as it is: the other instances
-    /// keep writing to it.
-    pub fn snapshot_for_restart(&self, budget: std::time::Duration) -> Result<StopSnapshots, Error> {
+    /// next start reads each of them as one line instead of replaying its tail. It may run while other threads use
+    /// the service (a write at a time, 16 chats to it, holds the engine while it makes their snapshots). Setting
+    /// `cancel` (another thread may) stops it before its next write. A store several instances share (PostgreSQL) is
+    /// left as it is: the other instances keep writing to it.
+    pub fn snapshot_for_restart(
+        &self,
+        budget: std::time::Duration,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<StopSnapshots, Error> {
         match &self.durability {
-            Durability::Local(l) => l.snapshot_for_restart(budget),
+            Durability::Local(l) => l.snapshot_for_restart(budget, cancel),
             Durability::Shared(_) => Ok(StopSnapshots::default()),
         }
     }

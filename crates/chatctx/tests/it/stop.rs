@@ -11,6 +11,9 @@ use chatctx::service::{Options, Service, StopSnapshots};
 use chatctx_core::Settings;
 use serde_json::{Value, json};
 
+/// Never set: the stops of these tests are not cut short.
+static GO: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// The service on `path`, compacting every 40 operations (so a stop snapshots chats with at least 5).
 fn open(path: &std::path::Path) -> (Service, u64) {
     let store = chatctx_store::open(&format!("sqlite://{}", path.display()), &Default::default()).unwrap();
@@ -60,12 +63,12 @@ fn a_clean_stop_snapshots_the_grown_chats_and_changes_no_answer() {
     let (svc, _) = open(&path);
     fill(&svc);
     let before = seen(&svc);
-    let stop = svc.snapshot_for_restart(Duration::from_secs(60)).unwrap();
+    let stop = svc.snapshot_for_restart(Duration::from_secs(60), &GO).unwrap();
     // -1 (30) and -2 (13) have at least an eighth of 40 operations since their last snapshot; -3 (3) does not.
     assert_eq!(stop, StopSnapshots { snapshotted: 2, left: 0, operations: 43 });
     // The service goes on as before, and a second stop finds nothing that grew.
     assert_eq!(seen(&svc), before);
-    assert_eq!(svc.snapshot_for_restart(Duration::from_secs(60)).unwrap(), StopSnapshots::default());
+    assert_eq!(svc.snapshot_for_restart(Duration::from_secs(60), &GO).unwrap(), StopSnapshots::default());
     drop(svc);
     assert_eq!(lines(&path), BTreeMap::from([("-1".into(), 1), ("-2".into(), 1), ("-3".into(), 3)]));
     let (svc, loaded) = open(&path);
@@ -74,15 +77,18 @@ fn a_clean_stop_snapshots_the_grown_chats_and_changes_no_answer() {
 }
 
 #[test]
-fn a_stop_without_time_snapshots_nothing() {
+fn a_stop_without_time_or_cut_short_snapshots_nothing() {
     let (_dir, path) = db("stop-none");
     let (svc, _) = open(&path);
     fill(&svc);
     let before = lines(&path);
     assert_eq!(
-        svc.snapshot_for_restart(Duration::ZERO).unwrap(),
+        svc.snapshot_for_restart(Duration::ZERO, &GO).unwrap(),
         StopSnapshots { snapshotted: 0, left: 2, operations: 0 }
     );
+    // Cut short before its first write, as a second signal does: the same.
+    let cut = std::sync::atomic::AtomicBool::new(true);
+    assert_eq!(svc.snapshot_for_restart(Duration::from_secs(60), &cut).unwrap().left, 2);
     drop(svc);
     assert_eq!(lines(&path), before);
     assert_eq!(open(&path).1, 46);
@@ -138,12 +144,12 @@ fn many_chats_are_snapshotted_in_turn_and_a_refused_write_leaves_the_logs() {
     assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 900);
     faulty.fail(true);
     assert_eq!(
-        svc.snapshot_for_restart(Duration::from_secs(60)).unwrap(),
+        svc.snapshot_for_restart(Duration::from_secs(60), &GO).unwrap(),
         StopSnapshots { left: 150, ..Default::default() }
     );
     faulty.fail(false);
     assert_eq!(open().1, 900, "every log as it was");
-    let stop = svc.snapshot_for_restart(Duration::from_secs(60)).unwrap();
+    let stop = svc.snapshot_for_restart(Duration::from_secs(60), &GO).unwrap();
     assert_eq!(stop, StopSnapshots { snapshotted: 150, left: 0, operations: 900 });
     drop(svc);
     let (again, loaded) = open();
@@ -178,7 +184,7 @@ fn writes_during_the_stop_snapshots_are_kept_exactly() {
             }
         })
     };
-    let stop = svc.snapshot_for_restart(Duration::from_secs(60)).unwrap();
+    let stop = svc.snapshot_for_restart(Duration::from_secs(60), &GO).unwrap();
     writer.join().unwrap();
     assert_eq!(stop.left, 0);
     assert!(stop.snapshotted >= 100, "{stop:?}");

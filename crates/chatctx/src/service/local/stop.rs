@@ -1,6 +1,7 @@
 //! Snapshots at a clean stop ([`Local::snapshot_for_restart`]): the chats whose logs have operations since their last
 //! snapshot get one, so that the next start reads one line per chat instead of replaying each chat's tail.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use chatctx_core::Error;
@@ -17,8 +18,8 @@ const CHATS_PER_WRITE: usize = 16;
 pub struct StopSnapshots {
     /// Chats snapshotted.
     pub snapshotted: usize,
-    /// Chats whose tails were long enough but which the time budget left as they were (their tails are replayed
-    /// at the next start, as without this).
+    /// Chats whose tails were long enough but which were left as they were (the time given ran out, the stop was cut
+    /// short, or a write failed): their tails are replayed at the next start, as without this.
     pub left: usize,
     /// Operations the next start will not replay.
     pub operations: u64,
@@ -43,13 +44,13 @@ impl Local {
     /// keeps answering meanwhile (a server runs this while it still serves, docs/operations.md), and a chat written
     /// to meanwhile is snapshotted with what it holds then. A chat deleted, or snapshotted by a routine compaction,
     /// meanwhile is passed over. A write that fails stops it (its queued changes are refused as any failed write's
-    /// are); what was written stays.
-    pub(crate) fn snapshot_for_restart(&self, budget: Duration) -> Result<StopSnapshots, Error> {
+    /// are), as does `cancel` set (looked at between writes); what was written stays.
+    pub(crate) fn snapshot_for_restart(&self, budget: Duration, cancel: &AtomicBool) -> Result<StopSnapshots, Error> {
         let started = Instant::now();
         let tails = tails(&self.lock()?.since_snapshot, self.every);
         let mut done = StopSnapshots::default();
         for (i, group) in tails.chunks(CHATS_PER_WRITE).enumerate() {
-            if started.elapsed() >= budget {
+            if started.elapsed() >= budget || cancel.load(Ordering::Relaxed) {
                 done.left = tails.len() - i * CHATS_PER_WRITE;
                 break;
             }
