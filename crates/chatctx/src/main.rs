@@ -459,7 +459,7 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
             r = server.waiting() => { r.context("the MCP session failed")?; }
             () = shutdown_signal() => {}
         }
-        let budget = cfg.store.stop_snapshot_budget();
+        let budget = if svc.snapshots_at_stop() { cfg.store.stop_snapshot_budget() } else { Default::default() };
         Ok::<_, anyhow::Error>(chatctx::stop::snapshot_before_stop(svc, budget, "stopping", shutdown_signal()).await)
     })?;
     Ok(stopped(stop))

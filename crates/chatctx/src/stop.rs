@@ -77,8 +77,9 @@ pub struct Stopping {
 }
 
 impl Stopping {
-    /// For `svc`, with `budget` for both passes.
+    /// For `svc`, with `budget` for both passes (none on a shared store, which the stop leaves as it is).
     pub fn new(svc: Arc<Service>, budget: Duration) -> Self {
+        let budget = if svc.snapshots_at_stop() { budget } else { Duration::ZERO };
         Self { svc, budget, began: Arc::default(), interrupted: Arc::default() }
     }
 
@@ -98,7 +99,9 @@ impl Stopping {
                      (at most {budget:.0?}; a second signal skips them)"
                 );
             }
-            if snapshot_before_stop(svc, budget, "while serving", signal()).await == Stop::Interrupted {
+            if !budget.is_zero()
+                && snapshot_before_stop(svc, budget, "while serving", signal()).await == Stop::Interrupted
+            {
                 interrupted.store(true, Ordering::SeqCst);
             }
         }

@@ -422,6 +422,11 @@ impl Service {
         }
     }
 
+    /// Whether [`Service::snapshot_for_restart`] does anything: a store this process alone writes (SQLite, memory).
+    pub fn snapshots_at_stop(&self) -> bool {
+        matches!(self.durability, Durability::Local(_))
+    }
+
     /// Forgets a chat completely, in memory and in the store. Whether anything was held.
     pub fn delete_chat(&self, channel: &str, chat_id: &str) -> Result<bool, Error> {
         let deleted = match &self.durability {
