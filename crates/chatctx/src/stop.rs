@@ -93,15 +93,14 @@ impl Stopping {
         async move {
             signal().await;
             let _ = began.set(Instant::now());
-            if !budget.is_zero() {
-                tracing::info!(
-                    "stopping: snapshotting the chats whose logs grew, while still serving, so the next start is quick \
-                     (at most {budget:.0?}; a second signal skips them)"
-                );
+            if budget.is_zero() {
+                return;
             }
-            if !budget.is_zero()
-                && snapshot_before_stop(svc, budget, "while serving", signal()).await == Stop::Interrupted
-            {
+            tracing::info!(
+                "stopping: snapshotting the chats whose logs grew, while still serving, so the next start is quick \
+                 (at most {budget:.0?}; a second signal skips them)"
+            );
+            if snapshot_before_stop(svc, budget, "while serving", signal()).await == Stop::Interrupted {
                 interrupted.store(true, Ordering::SeqCst);
             }
         }
