@@ -13,7 +13,7 @@ use crate::service::log::{ChatKey, Counts};
 /// the engine for ~5 ms (the requests a server still answers meanwhile wait that long) and whose write is one sync.
 const CHATS_PER_WRITE: usize = 16;
 
-/// What [`Local::snapshot_for_restart`] did.
+/// What [`Service::snapshot_for_restart`](crate::service::Service::snapshot_for_restart) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StopSnapshots {
     /// Chats snapshotted.
