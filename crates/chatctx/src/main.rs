@@ -383,6 +383,7 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
         connections.max = room;
     }
     let stop = runtime.block_on(async move {
+        let signals = chatctx::stop::Signals::install().context("cannot listen for stop signals")?;
         let listener =
             tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("cannot listen on {listen}"))?;
         let addr = listener.local_addr()?;
@@ -423,8 +424,8 @@ fn run_serve(a: ServeArgs) -> Result<ExitCode> {
             tokio::spawn(retention(app.svc.clone(), cfg.store.max_age));
         }
         let stopping = chatctx::stop::Stopping::new(app.svc.clone(), cfg.store.stop_snapshot_budget());
-        chatctx::http::run(listener, app, connections, stopping.signal(shutdown_signal)).await?;
-        let stop = stopping.finish(shutdown_signal()).await;
+        chatctx::http::run(listener, app, connections, stopping.signal(&signals)).await?;
+        let stop = stopping.finish(&signals).await;
         tracing::info!("stopped");
         Ok::<_, anyhow::Error>(stop)
     })?;
@@ -448,6 +449,7 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the runtime")?;
     let stop = runtime.block_on(async move {
         use rmcp::ServiceExt;
+        let signals = chatctx::stop::Signals::install().context("cannot listen for stop signals")?;
         let service = service.start()?;
         let svc = service.clone();
         let server = chatctx::mcp::Mcp::local(service)
@@ -457,10 +459,10 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
             .context("MCP initialization failed")?;
         tokio::select! {
             r = server.waiting() => { r.context("the MCP session failed")?; }
-            () = shutdown_signal() => {}
+            () = signals.count(1) => {}
         }
         let budget = if svc.snapshots_at_stop() { cfg.store.stop_snapshot_budget() } else { Default::default() };
-        Ok::<_, anyhow::Error>(chatctx::stop::snapshot_before_stop(svc, budget, "stopping", shutdown_signal()).await)
+        Ok::<_, anyhow::Error>(chatctx::stop::snapshot_before_stop(svc, budget, "stopping", signals.count(2)).await)
     })?;
     Ok(stopped(stop))
 }
@@ -483,28 +485,6 @@ async fn retention(svc: std::sync::Arc<chatctx::service::Service>, max_age: chat
             Ok(Err(e)) => tracing::warn!("retention failed: {}", e.message),
             Err(e) => tracing::warn!("retention failed: {e}"),
         }
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
     }
 }
 

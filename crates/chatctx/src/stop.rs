@@ -9,6 +9,52 @@ use std::time::{Duration, Instant};
 
 use crate::service::Service;
 
+/// The stop signals (SIGTERM, and SIGINT: Ctrl-C) counted from the moment they are installed, so that none is lost:
+/// one that comes before anything waits for it counts all the same. (Listened for only once the server was running,
+/// a SIGTERM just after it started found no handler and ended the process at once, without its stop.)
+#[derive(Clone)]
+pub struct Signals(tokio::sync::watch::Receiver<u32>);
+
+impl Signals {
+    /// Installs the handlers; within a Tokio runtime, before the process takes requests.
+    pub fn install() -> std::io::Result<Self> {
+        let (count, signals) = tokio::sync::watch::channel(0u32);
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (mut term, mut int) = (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?);
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        Some(()) = term.recv() => {}
+                        Some(()) = int.recv() => {}
+                        else => return,
+                    }
+                    count.send_modify(|n| *n += 1);
+                }
+            });
+        }
+        #[cfg(not(unix))]
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                count.send_modify(|n| *n += 1);
+            }
+        });
+        Ok(Self(signals))
+    }
+
+    /// Resolves once `n` signals have come since [`Signals::install`] (at once if they already have).
+    pub fn count(&self, n: u32) -> impl Future<Output = ()> + Send + 'static {
+        let mut signals = self.0.clone();
+        async move {
+            if signals.wait_for(|c| *c >= n).await.is_err() {
+                // No more signals can come.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
 /// How a stop's snapshots ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -83,15 +129,13 @@ impl Stopping {
         Self { svc, budget, began: Arc::default(), interrupted: Arc::default() }
     }
 
-    /// Resolves once `signal()` has resolved and the first pass is over (or cut short by a second `signal()`).
-    pub fn signal<F: Future<Output = ()> + Send + 'static>(
-        &self,
-        signal: impl Fn() -> F + Send + 'static,
-    ) -> impl Future<Output = ()> + Send + 'static {
+    /// Resolves once the first of `signals` has come and the first pass is over (or cut short by a second).
+    pub fn signal(&self, signals: &Signals) -> impl Future<Output = ()> + Send + 'static {
         let (svc, budget, began, interrupted) =
             (self.svc.clone(), self.budget, self.began.clone(), self.interrupted.clone());
+        let (first, second) = (signals.count(1), signals.count(2));
         async move {
-            signal().await;
+            first.await;
             let _ = began.set(Instant::now());
             if budget.is_zero() {
                 return;
@@ -100,14 +144,16 @@ impl Stopping {
                 "stopping: snapshotting the chats whose logs grew, while still serving, so the next start is quick \
                  (at most {budget:.0?}; a second signal skips them)"
             );
-            if snapshot_before_stop(svc, budget, "while serving", signal()).await == Stop::Interrupted {
+            if snapshot_before_stop(svc, budget, "while serving", second).await == Stop::Interrupted {
                 interrupted.store(true, Ordering::SeqCst);
             }
         }
     }
 
-    /// After the server stopped: the chats that grew during the first pass, within what is left of the budget.
-    pub async fn finish(self, again: impl Future<Output = ()>) -> Stop {
+    /// After the server stopped: the chats that grew during the first pass, within what is left of the budget; a
+    /// second of `signals` skips them.
+    pub async fn finish(self, signals: &Signals) -> Stop {
+        let again = signals.count(2);
         if self.interrupted.load(Ordering::SeqCst) {
             return Stop::Interrupted;
         }

@@ -199,3 +199,20 @@ fn writes_during_the_stop_snapshots_are_kept_exactly() {
     let (again, _) = open(&path);
     assert_eq!(export(&again), before);
 }
+
+/// A stop signal that comes as soon as the server says where it listens is not lost: the server stops as it
+/// should (and exits 0), rather than being ended by the signal's default action or ignoring it. Several times,
+/// since it is about timing.
+#[test]
+fn a_stop_signal_right_after_the_start_is_honoured() {
+    for round in 0..5 {
+        let (_dir, store) = crate::http::db(&format!("stop-early-{round}"));
+        let (mut child, _, log, _) = crate::http::spawn_logged(&store, &[]);
+        let term = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+        assert!(term.success());
+        let said: Vec<String> = log.map_while(Result::ok).collect();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "round {round}: {status:?}, {said:?}");
+        assert!(said.iter().any(|l| l.contains("stopped")), "round {round}: {said:?}");
+    }
+}
