@@ -197,7 +197,7 @@ impl Local {
         let (round, written) = match alongside {
             Some(done) => done?,
             None => {
-                let round = self.take_round_whole(&mut *self.lock()?);
+                let round = self.take_round_whole(&mut *self.lock()?, &[]);
                 let written = self.store.write(&round.batch, &round.snapshots, round.erase);
                 (round, written)
             }
@@ -313,7 +313,7 @@ impl Local {
         if inner.pending.is_empty() {
             return Ok(());
         }
-        let round = self.take_round_whole(inner);
+        let round = self.take_round_whole(inner, &[]);
         let written = self.store.write(&round.batch, &round.snapshots, round.erase);
         let settled = self.settle_round(c, inner, round, written);
         self.publish(c);

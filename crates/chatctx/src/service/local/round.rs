@@ -74,7 +74,7 @@ impl Local {
                 .name("chatctx-snapshots".into())
                 .spawn_scoped(s, move || {
                     let Ok(mut inner) = self.lock() else { return Vec::new() };
-                    let round = self.take_round(&mut inner);
+                    let round = self.take_round(&mut inner, &[]);
                     let chats = round.taken.clone();
                     if tx.send(round).is_err() {
                         return Vec::new();
@@ -95,17 +95,17 @@ impl Local {
     }
 
     /// [`Local::take_round`] with its snapshots, made in the same hold of the engine.
-    pub(super) fn take_round_whole(&self, inner: &mut Inner) -> Round {
-        let mut round = self.take_round(inner);
+    pub(super) fn take_round_whole(&self, inner: &mut Inner, also: &[ChatKey]) -> Round {
+        let mut round = self.take_round(inner, also);
         round.snapshots = snapshots(&inner.engine, round.taken.iter());
         round
     }
 
     /// Takes everything queued, and the chats it makes due for a snapshot (past `store.compact_after`, or
-    /// edited), for one transaction; their snapshots are to be made before the engine is released. The engine
-    /// holds exactly what was written before and what is queued, so a snapshot taken then stands for the chat's
-    /// log with this batch and nothing after it.
-    pub(super) fn take_round(&self, inner: &mut Inner) -> Round {
+    /// edited) with `also` (a stop's, [`Local::snapshot_for_restart`]), for one transaction; their snapshots are to
+    /// be made before the engine is released. The engine holds exactly what was written before and what is queued,
+    /// so a snapshot taken then stands for the chat's log with this batch and nothing after it.
+    pub(super) fn take_round(&self, inner: &mut Inner, also: &[ChatKey]) -> Round {
         let batch = std::mem::take(&mut inner.pending);
         // By borrowed keys: a write's thousand chats cost no allocation here or when counted after it.
         let mut per_chat: hashbrown::HashMap<ChatRef<'_>, (usize, u64)> = hashbrown::HashMap::new();
@@ -128,6 +128,7 @@ impl Local {
         due.extend(routine);
         // Chats whose old operations keep the store from giving back the space of superseded ones.
         due.extend(self.store.reclaim(RECLAIMS_PER_WRITE).iter().map(|(channel, chat)| key(channel, chat)));
+        due.extend(also.iter().cloned());
         let fates = std::mem::take(&mut inner.waiting);
         Round {
             fates,

@@ -39,8 +39,8 @@ fn tails(since_snapshot: &Counts, every: u64) -> Vec<(u64, ChatKey)> {
 
 impl Local {
     /// Snapshots the chats [`tails`] names, in its order, [`CHATS_PER_WRITE`] to a write, until `budget` has passed
-    /// (checked between writes, so one may end past it). Each write is a round of the group commit that also takes
-    /// whatever is queued ([`Local::take_round`]), its snapshots made in the same hold of the engine: so the service
+    /// (checked between writes, so one may end past it). Each write is a round of the group commit, these chats
+    /// added to those it snapshots ([`Local::take_round`]), with whatever is queued: so the service
     /// keeps answering meanwhile (a server runs this while it still serves, docs/operations.md), and a chat written
     /// to meanwhile is snapshotted with what it holds then. A chat deleted, or snapshotted by a routine compaction,
     /// meanwhile is passed over. A write that fails stops it (its queued changes are refused as any failed write's
@@ -55,21 +55,15 @@ impl Local {
                 break;
             }
             let mut c = self.commit_lock()?;
-            let mut inner = self.lock()?;
-            let mut round = self.take_round(&mut inner);
-            let mut operations = 0;
-            for (_, chat) in group {
-                let since = inner.since_snapshot.get(chat).copied().unwrap_or(0);
-                if since > 0 && !round.taken.contains(chat) {
-                    round.taken.push(chat.clone());
-                    operations += since;
-                }
-            }
-            round.snapshots = super::round::snapshots(&inner.engine, round.taken.iter());
-            drop(inner);
+            let (round, wanted, operations) = {
+                let mut inner = self.lock()?;
+                let since = |k: &ChatKey| inner.since_snapshot.get(k).copied().unwrap_or(0);
+                let wanted: Vec<ChatKey> = group.iter().map(|(_, k)| k).filter(|k| since(k) > 0).cloned().collect();
+                let operations: u64 = wanted.iter().map(since).sum();
+                (self.take_round_whole(&mut inner, &wanted), wanted, operations)
+            };
             let written = self.store.write(&round.batch, &round.snapshots, round.erase);
-            let made =
-                round.snapshots.iter().filter(|s| group.iter().any(|(_, k)| k.0 == s.channel && k.1 == s.chat_id));
+            let made = round.snapshots.iter().filter(|s| wanted.iter().any(|k| k.0 == s.channel && k.1 == s.chat_id));
             let made = made.count();
             let failed = written.as_ref().err().map(ToString::to_string);
             let _told_through_tickets = self.settle_round(&mut c, &mut *self.lock()?, round, written);
