@@ -2,7 +2,7 @@
 //! (or at a start) spread over later writes, a failed write's snapshots kept due, every chat's turn under load.
 
 use crate::call;
-use crate::service::{db, message, now, open, value};
+use crate::service::{db, message, message_in, now, open, value};
 use chatctx::config::LlmSettings;
 use chatctx::service::Service;
 use chatctx_core::Settings;
@@ -49,22 +49,15 @@ fn compaction_of_many_chats_at_once_is_spread_over_later_writes() {
         log.load(&mut |_, op| *n.entry(op.chat_id).or_default() += 1).unwrap();
         n
     };
-    let batch: Vec<Value> = (0..100u32)
-        .map(|i| {
-            let mut m = message(i + 1, "hello", false);
-            m["chat_id"] = json!(format!("-{}", i % 20 + 1));
-            m
-        })
-        .collect();
+    let batch: Vec<Value> =
+        (0..100u32).map(|i| message_in(&format!("-{}", i % 20 + 1), i + 1, "hello", false)).collect();
     assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 100);
     let compacted =
         |n: &std::collections::BTreeMap<String, usize>| n.iter().filter(|(c, l)| *c != "-99" && **l == 1).count();
     let first = compacted(&lines_per_chat());
     assert!((1..20).contains(&first), "one write snapshots a few of the twenty due chats, not all: {first}");
     for i in 0..20u32 {
-        let mut m = message(1000 + i, "later", false);
-        m["chat_id"] = json!("-99");
-        svc.ingest(&[m], now()).unwrap();
+        svc.ingest(&[message_in("-99", 1000 + i, "later", false)], now()).unwrap();
     }
     let after = lines_per_chat();
     assert_eq!(compacted(&after), 20, "the rest followed with later writes: {after:?}");
@@ -95,11 +88,7 @@ fn logs_due_at_a_start_are_compacted_by_the_writes_after_it() {
         log.load(&mut |_, op| *n.entry(op.chat_id).or_default() += 1).unwrap();
         n
     };
-    let to = |chat: String, id: u32| {
-        let mut m = message(id, "hello", false);
-        m["chat_id"] = json!(chat);
-        m
-    };
+    let to = |chat: String, id: u32| message_in(&chat, id, "hello", false);
     let (svc, _) = open_with(1000);
     let batch: Vec<Value> = (0..400u32).map(|i| to(format!("-{}", i % 40 + 1), i + 1)).collect();
     assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 400);
@@ -143,11 +132,7 @@ fn snapshots_of_a_failed_write_stay_due() {
         let store = chatctx_store::Opened::Local(faulty.clone());
         Service::open_with(Settings::default(), LlmSettings::default(), store, options).unwrap().0
     };
-    let to = |chat: &str, id: u32| {
-        let mut m = message(id, "hello", false);
-        m["chat_id"] = json!(chat);
-        m
-    };
+    let to = |chat: &str, id: u32| message_in(chat, id, "hello", false);
     let svc = open_with(1000);
     let batch: Vec<Value> = (0..400u32).map(|i| to(&format!("-{}", i % 40 + 1), i + 1)).collect();
     assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 400);
@@ -182,13 +167,8 @@ fn every_chat_gets_its_turn_at_compaction_under_steady_load() {
     // Twenty chats, one message each per write: four come due per write, and a write takes about three.
     let mut longest = 0;
     for w in 0..150u32 {
-        let batch: Vec<Value> = (0..20u32)
-            .map(|c| {
-                let mut m = message(w * 20 + c + 1, "hello", false);
-                m["chat_id"] = json!(format!("-{}", c + 1));
-                m
-            })
-            .collect();
+        let batch: Vec<Value> =
+            (0..20u32).map(|c| message_in(&format!("-{}", c + 1), w * 20 + c + 1, "hello", false)).collect();
         assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 20);
         longest = longest.max(lines().into_values().max().unwrap_or(0));
     }

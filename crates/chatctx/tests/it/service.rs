@@ -37,6 +37,13 @@ pub(crate) fn message(id: u32, text: &str, att: bool) -> Value {
     v
 }
 
+/// [`message`] in chat `chat`.
+pub(crate) fn message_in(chat: &str, id: u32, text: &str, att: bool) -> Value {
+    let mut m = message(id, text, att);
+    m["chat_id"] = json!(chat);
+    m
+}
+
 pub(crate) fn now() -> Timestamp {
     Timestamp::from_unix(1_770_000_100).unwrap()
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::call;
-use crate::service::{db, message, now, value};
+use crate::service::{db, message_in, now, value};
 use chatctx::config::LlmSettings;
 use chatctx::service::{Options, Service, StopSnapshots};
 use chatctx_core::Settings;
@@ -32,13 +32,8 @@ fn lines(path: &std::path::Path) -> BTreeMap<String, usize> {
 /// Chats -1, -2 and -3 with 30, 12 (and a state update) and 3 messages.
 fn fill(svc: &Service) {
     for (chat, count) in [("-1", 30u32), ("-2", 12), ("-3", 3)] {
-        let batch: Vec<Value> = (1..=count)
-            .map(|i| {
-                let mut m = message(i, &format!("{chat} says {i}"), i % 4 == 0);
-                m["chat_id"] = json!(chat);
-                m
-            })
-            .collect();
+        let batch: Vec<Value> =
+            (1..=count).map(|i| message_in(chat, i, &format!("{chat} says {i}"), i % 4 == 0)).collect();
         assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, count as usize);
     }
     call(svc, "update_scenario", &json!({"chat_id": "-2", "patch": {"plan": "tea"}}), now()).unwrap();
@@ -134,13 +129,8 @@ fn many_chats_are_snapshotted_in_turn_and_a_refused_write_leaves_the_logs() {
         Service::open_with(Settings::default(), LlmSettings::default(), store, Options { compact_after: 40 }).unwrap()
     };
     let (svc, _) = open();
-    let batch: Vec<Value> = (0..900u32)
-        .map(|i| {
-            let mut m = message(i + 1, "hello", false);
-            m["chat_id"] = json!(format!("-{}", i % 150 + 1));
-            m
-        })
-        .collect();
+    let batch: Vec<Value> =
+        (0..900u32).map(|i| message_in(&format!("-{}", i % 150 + 1), i + 1, "hello", false)).collect();
     assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 900);
     faulty.fail(true);
     assert_eq!(
@@ -165,11 +155,7 @@ fn many_chats_are_snapshotted_in_turn_and_a_refused_write_leaves_the_logs() {
 fn writes_during_the_stop_snapshots_are_kept_exactly() {
     let (_dir, path) = db("stop-busy");
     let (svc, _) = open(&path);
-    let to = |chat: u32, id: u32| {
-        let mut m = message(id, &format!("{chat}/{id}"), id.is_multiple_of(5));
-        m["chat_id"] = json!(format!("-{chat}"));
-        m
-    };
+    let to = |chat: u32, id: u32| message_in(&format!("-{chat}"), id, &format!("{chat}/{id}"), id.is_multiple_of(5));
     let batch: Vec<Value> = (0..3_000u32).map(|i| to(i % 100 + 1, i + 1)).collect();
     assert_eq!(svc.ingest(&batch, now()).unwrap().accepted, 3_000);
     let svc = std::sync::Arc::new(svc);
