@@ -451,7 +451,7 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
         use rmcp::ServiceExt;
         let signals = chatctx::stop::Signals::install().context("cannot listen for stop signals")?;
         let service = service.start()?;
-        let svc = service.clone();
+        let stopping = chatctx::stop::Stopping::new(service.clone(), cfg.store.stop_snapshot_budget());
         let server = chatctx::mcp::Mcp::local(service)
             .with_max_json_depth(cfg.server.max_json_depth)
             .serve(rmcp::transport::stdio())
@@ -461,8 +461,7 @@ fn run_mcp(a: McpArgs) -> Result<ExitCode> {
             r = server.waiting() => { r.context("the MCP session failed")?; }
             () = signals.count(1) => {}
         }
-        let budget = if svc.snapshots_at_stop() { cfg.store.stop_snapshot_budget() } else { Default::default() };
-        Ok::<_, anyhow::Error>(chatctx::stop::snapshot_before_stop(svc, budget, "stopping", signals.count(2)).await)
+        Ok::<_, anyhow::Error>(stopping.finish(&signals).await)
     })?;
     Ok(stopped(stop))
 }

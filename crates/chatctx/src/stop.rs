@@ -69,7 +69,7 @@ pub enum Stop {
 /// Snapshots, on a blocking thread, the chats whose logs grew since their last snapshot, for at most `budget`
 /// (zero does nothing), saying in the log what it did (`what` names the pass). `again` (a second stop signal)
 /// ends the wait at once, and the snapshots stop before their next write.
-pub async fn snapshot_before_stop(
+async fn snapshot_before_stop(
     svc: Arc<Service>,
     budget: Duration,
     what: &str,
@@ -111,9 +111,10 @@ pub async fn snapshot_before_stop(
     }
 }
 
-/// A server's stop in two passes within one budget (`store.stop_snapshot_timeout`): on the stop signal, the grown
-/// chats are snapshotted while the server still answers ([`Stopping::signal`], the future the server stops on);
-/// then, once it has stopped, the few that grew meanwhile ([`Stopping::finish`]).
+/// A stop's snapshots within one budget (`store.stop_snapshot_timeout`), none on a shared store: for a server, in
+/// two passes: on the stop signal, the grown chats are snapshotted while it still answers ([`Stopping::signal`],
+/// the future the server stops on); then, once it has stopped, the few that grew meanwhile ([`Stopping::finish`]).
+/// `chatctx mcp`, which answers one client, takes only the second once the session is over.
 pub struct Stopping {
     svc: Arc<Service>,
     budget: Duration,
