@@ -43,6 +43,11 @@ impl Signals {
         Ok(Self(signals))
     }
 
+    /// How many signals have come since [`Signals::install`].
+    pub fn received(&self) -> u32 {
+        *self.0.borrow()
+    }
+
     /// Resolves once `n` signals have come since [`Signals::install`] (at once if they already have).
     pub fn count(&self, n: u32) -> impl Future<Output = ()> + Send + 'static {
         let mut signals = self.0.clone();
@@ -120,20 +125,18 @@ pub struct Stopping {
     budget: Duration,
     /// When the stop signal came.
     began: Arc<std::sync::OnceLock<Instant>>,
-    interrupted: Arc<AtomicBool>,
 }
 
 impl Stopping {
     /// For `svc`, with `budget` for both passes (none on a shared store, which the stop leaves as it is).
     pub fn new(svc: Arc<Service>, budget: Duration) -> Self {
         let budget = if svc.snapshots_at_stop() { budget } else { Duration::ZERO };
-        Self { svc, budget, began: Arc::default(), interrupted: Arc::default() }
+        Self { svc, budget, began: Arc::default() }
     }
 
     /// Resolves once the first of `signals` has come and the first pass is over (or cut short by a second).
     pub fn signal(&self, signals: &Signals) -> impl Future<Output = ()> + Send + 'static {
-        let (svc, budget, began, interrupted) =
-            (self.svc.clone(), self.budget, self.began.clone(), self.interrupted.clone());
+        let (svc, budget, began) = (self.svc.clone(), self.budget, self.began.clone());
         let (first, second) = (signals.count(1), signals.count(2));
         async move {
             first.await;
@@ -145,19 +148,18 @@ impl Stopping {
                 "stopping: snapshotting the chats whose logs grew, while still serving, so the next start is quick \
                  (at most {budget:.0?}; a second signal skips them)"
             );
-            if snapshot_before_stop(svc, budget, "while serving", second).await == Stop::Interrupted {
-                interrupted.store(true, Ordering::SeqCst);
-            }
+            snapshot_before_stop(svc, budget, "while serving", second).await;
         }
     }
 
     /// After the server stopped: the chats that grew during the first pass, within what is left of the budget; a
     /// second of `signals` skips them.
     pub async fn finish(self, signals: &Signals) -> Stop {
-        let again = signals.count(2);
-        if self.interrupted.load(Ordering::SeqCst) {
+        // A second signal, during the first pass or the drain after it, skips the rest.
+        if signals.received() >= 2 {
             return Stop::Interrupted;
         }
+        let again = signals.count(2);
         let spent = self.began.get().map_or(Duration::ZERO, Instant::elapsed);
         snapshot_before_stop(self.svc, self.budget.saturating_sub(spent), "after the last request", again).await
     }
